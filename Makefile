@@ -1,0 +1,63 @@
+# Two commands for readers (see README.md):
+#   make book   build the whole book, executing every chapter
+#   make test   run every test: unit tests, strict nbval on every chapter,
+#               the book build with warnings as errors, and a headless-browser check
+# Helpers for authors:
+#   make notebooks           re-execute every chapter in place (commit the outputs)
+#   make execute NB=book/x.ipynb     re-execute one chapter in place
+#   make chapter NB=book/x.ipynb     build a one-chapter book into _build_chapter/
+#   make bench               run the benchmarks (prints ratios)
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+NOTEBOOKS := $(sort $(wildcard book/*.ipynb))
+export PYTHONHASHSEED := 0
+export OMP_NUM_THREADS ?= 1
+export OPENBLAS_NUM_THREADS ?= 1
+
+.PHONY: book test unit nbval build-book check-pages notebooks execute chapter bench clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . -W --keep-going --all
+	@echo "Open $(CURDIR)/_build/html/index.html in a browser."
+
+test: unit nbval build-book check-pages
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests
+
+nbval: $(STAMP)
+	$(BIN)/python -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg book
+
+build-book: $(STAMP)
+	$(BIN)/jupyter-book build . -W --keep-going --all
+
+check-pages: $(STAMP)
+	$(BIN)/python tests/check_pages.py _build/html
+
+notebooks: $(STAMP)
+	for nb in $(NOTEBOOKS); do $(BIN)/jupyter-execute --inplace --timeout=600 $$nb || exit 1; done
+
+execute: $(STAMP)
+	$(BIN)/jupyter-execute --inplace --timeout=600 $(NB)
+
+CHAPTER_OUT = _build_chapter/$(notdir $(basename $(NB)))
+chapter: $(STAMP)
+	rm -rf $(CHAPTER_OUT) && mkdir -p $(CHAPTER_OUT)
+	printf 'format: jb-book\nroot: %s\n' "$(basename $(NB))" > $(CHAPTER_OUT)/_toc.yml
+	$(BIN)/jupyter-book build . -W --keep-going --all --toc $(CHAPTER_OUT)/_toc.yml --path-output $(CHAPTER_OUT)
+	@echo "Open $(CURDIR)/$(CHAPTER_OUT)/_build/html/$(basename $(NB)).html"
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf _build _build_chapter .pytest_cache

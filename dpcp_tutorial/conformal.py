@@ -1,0 +1,365 @@
+"""Split conformal prediction (chapter 1, *Conformal prediction*).
+
+The one formula everything else builds on: with calibration scores
+:math:`s_1, \\dots, s_n` and miscoverage :math:`\\alpha`, the conformal quantile is
+the :math:`k`-th smallest score with :math:`k = \\lceil (n+1)(1-\\alpha) \\rceil`,
+and :math:`+\\infty` when :math:`k > n`. The prediction set
+:math:`C(x) = \\{y : s(x, y) \\le \\hat q\\}` then covers a fresh exchangeable point
+with probability at least :math:`1 - \\alpha`.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import check_1d, check_2d, check_alpha, check_positive_int, check_same_length
+
+__all__ = [
+    "conformal_rank",
+    "conformal_quantile",
+    "absolute_residual_score",
+    "lac_score",
+    "aps_score",
+    "lac_prediction_set",
+    "aps_prediction_set",
+    "SplitConformalRegressor",
+    "SplitConformalClassifier",
+    "interval_coverage",
+    "interval_width",
+    "set_coverage",
+    "set_size",
+]
+
+
+def _exact_level(alpha: float) -> Fraction:
+    """``alpha`` as the simplest fraction within 1e-12 (so 0.7 is exactly 7/10)."""
+    return Fraction(alpha).limit_denominator(10**12)
+
+
+def conformal_rank(n: int, alpha: float) -> int:
+    """Rank :math:`k = \\lceil (n+1)(1-\\alpha) \\rceil` of the conformal quantile.
+
+    Computed in exact rational arithmetic, so that levels such as
+    ``alpha=0.7`` (where ``1 - 0.7 == 0.30000000000000004`` in floating point)
+    give the intended integer rank: ``conformal_rank(9, 0.7) == 3``.
+
+    Parameters
+    ----------
+    n : int
+        Number of calibration scores (at least 1).
+    alpha : float
+        Miscoverage level in (0, 1).
+
+    Returns
+    -------
+    int
+        The rank, between 1 and n + 1; a value of n + 1 means the quantile is
+        infinite.
+    """
+    n = check_positive_int(n, "n")
+    alpha = check_alpha(alpha)
+    return math.ceil((n + 1) * (1 - _exact_level(alpha)))
+
+
+def conformal_quantile(scores, alpha: float) -> float:
+    """Finite-sample conformal quantile of calibration scores (chapter 1).
+
+    .. math:: \\hat q = s_{(k)}, \\qquad k = \\lceil (n+1)(1-\\alpha) \\rceil,
+
+    the :math:`k`-th smallest score, and :math:`\\hat q = +\\infty` when
+    :math:`k > n` (too few scores for the requested level). Runs in
+    :math:`O(n)` with :func:`numpy.partition`.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        Non-conformity scores of the calibration points (no NaN).
+    alpha : float
+        Miscoverage level in (0, 1).
+
+    Returns
+    -------
+    float
+        The quantile, or ``numpy.inf``.
+
+    Examples
+    --------
+    >>> conformal_quantile([0.3, 0.1, 0.2, 0.5], alpha=0.5)
+    0.3
+    >>> conformal_quantile([0.3, 0.1], alpha=0.1)
+    inf
+    """
+    scores = check_1d(scores, "scores")
+    k = conformal_rank(scores.size, alpha)
+    if k > scores.size:
+        return math.inf
+    return float(np.partition(scores, k - 1)[k - 1])
+
+
+# ---------------------------------------------------------------------------
+# score functions
+# ---------------------------------------------------------------------------
+
+def absolute_residual_score(y_true, y_pred) -> np.ndarray:
+    """Regression score :math:`s(x, y) = |y - \\hat\\mu(x)|`."""
+    y_true = check_1d(y_true, "y_true")
+    y_pred = check_1d(y_pred, "y_pred")
+    check_same_length(("y_true", y_true), ("y_pred", y_pred))
+    return np.abs(y_true - y_pred)
+
+
+def _check_proba(proba) -> np.ndarray:
+    proba = check_2d(proba, "proba")
+    if proba.min() < 0 or not np.allclose(proba.sum(axis=1), 1.0, atol=1e-6):
+        raise ValueError("proba must hold class probabilities: non-negative rows that sum to 1 "
+                         "(use estimator.predict_proba)")
+    return proba
+
+
+def _check_labels(y, n_classes: int, n: int) -> np.ndarray:
+    y = np.asarray(y)
+    if y.ndim != 1 or y.size != n:
+        raise ValueError(f"y must be a 1-D array of {n} labels, got shape {y.shape}")
+    if not np.issubdtype(y.dtype, np.integer):
+        raise TypeError("y must hold integer class indices 0..n_classes-1; encode labels with "
+                        "sklearn.preprocessing.LabelEncoder first")
+    if y.min() < 0 or y.max() >= n_classes:
+        raise ValueError(f"labels must lie in 0..{n_classes - 1}, got range [{y.min()}, {y.max()}]")
+    return y
+
+
+def lac_score(proba, y) -> np.ndarray:
+    """Least-ambiguous-set (LAC) score :math:`s(x, y) = 1 - \\hat p_y(x)`.
+
+    Parameters
+    ----------
+    proba : array of shape (n, K)
+        Predicted class probabilities.
+    y : array of shape (n,)
+        Integer class indices.
+    """
+    proba = _check_proba(proba)
+    y = _check_labels(y, proba.shape[1], proba.shape[0])
+    return 1.0 - proba[np.arange(proba.shape[0]), y]
+
+
+def _aps_all_scores(proba: np.ndarray) -> np.ndarray:
+    """APS score of every class: mass of the classes ranked at or above it.
+
+    Classes are ranked by decreasing probability; ties are broken by class
+    index (a stable sort), the same rule at calibration and prediction time.
+    """
+    order = np.argsort(-proba, axis=1, kind="stable")
+    cumulative = np.cumsum(np.take_along_axis(proba, order, axis=1), axis=1)
+    scores = np.empty_like(proba)
+    np.put_along_axis(scores, order, cumulative, axis=1)
+    return scores
+
+
+def aps_score(proba, y) -> np.ndarray:
+    """Adaptive prediction sets (APS) score, non-randomised.
+
+    .. math:: s(x, y) = \\sum_{y' : \\pi(y') \\le \\pi(y)} \\hat p_{y'}(x),
+
+    the total probability of the classes ranked at or above ``y`` when classes
+    are sorted by decreasing :math:`\\hat p` (ties broken by class index).
+    """
+    proba = _check_proba(proba)
+    y = _check_labels(y, proba.shape[1], proba.shape[0])
+    return _aps_all_scores(proba)[np.arange(proba.shape[0]), y]
+
+
+def lac_prediction_set(proba, qhat: float) -> np.ndarray:
+    """Boolean matrix of LAC sets :math:`\\{y : 1 - \\hat p_y(x) \\le \\hat q\\}`."""
+    proba = _check_proba(proba)
+    return (1.0 - proba) <= qhat
+
+
+def aps_prediction_set(proba, qhat: float) -> np.ndarray:
+    """Boolean matrix of APS sets :math:`\\{y : s_{APS}(x, y) \\le \\hat q\\}`.
+
+    Uses the same score as :func:`aps_score`, so calibration and prediction
+    agree (a set built by a different rule loses the guarantee).
+    """
+    proba = _check_proba(proba)
+    return _aps_all_scores(proba) <= qhat
+
+
+# ---------------------------------------------------------------------------
+# evaluation helpers
+# ---------------------------------------------------------------------------
+
+def _check_intervals(intervals) -> np.ndarray:
+    intervals = np.asarray(intervals, dtype=float)
+    if intervals.ndim != 2 or intervals.shape[1] != 2:
+        raise ValueError(f"intervals must have shape (n, 2), got {intervals.shape}")
+    if np.isnan(intervals).any():
+        raise ValueError("intervals contain NaN")
+    return intervals
+
+
+def interval_coverage(y, intervals) -> float:
+    """Fraction of ``y`` inside the closed intervals ``[lower, upper]``."""
+    y = check_1d(y, "y")
+    intervals = _check_intervals(intervals)
+    check_same_length(("y", y), ("intervals", intervals))
+    return float(np.mean((intervals[:, 0] <= y) & (y <= intervals[:, 1])))
+
+
+def interval_width(intervals) -> np.ndarray:
+    """Width ``upper - lower`` of each interval (``inf`` for unbounded ones)."""
+    intervals = _check_intervals(intervals)
+    return intervals[:, 1] - intervals[:, 0]
+
+
+def set_coverage(y, sets) -> float:
+    """Fraction of labels ``y`` contained in boolean prediction sets of shape (n, K)."""
+    sets = np.asarray(sets, dtype=bool)
+    y = _check_labels(y, sets.shape[1], sets.shape[0])
+    return float(np.mean(sets[np.arange(sets.shape[0]), y]))
+
+
+def set_size(sets) -> np.ndarray:
+    """Number of labels in each boolean prediction set."""
+    sets = np.asarray(sets, dtype=bool)
+    if sets.ndim != 2:
+        raise ValueError(f"sets must have shape (n, K), got {sets.shape}")
+    return sets.sum(axis=1)
+
+
+# ---------------------------------------------------------------------------
+# estimators
+# ---------------------------------------------------------------------------
+
+class _SplitConformalBase(BaseEstimator):
+    """Shared fit/calibrate plumbing of the split-conformal wrappers."""
+
+    def __init__(self, estimator, alpha: float = 0.1, prefit: bool = False):
+        self.estimator = estimator
+        self.alpha = alpha
+        self.prefit = prefit
+
+    def fit(self, X, y):
+        """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``)."""
+        if self.prefit:
+            raise ValueError("prefit=True: the estimator is already fitted; call calibrate(X_cal, y_cal) directly")
+        X = check_2d(X, "X")
+        self.estimator_ = clone(self.estimator).fit(X, y)
+        return self
+
+    def _fitted_estimator(self):
+        if self.prefit:
+            check_is_fitted(self.estimator)
+            return self.estimator
+        if not hasattr(self, "estimator_"):
+            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X_train, y_train) first, "
+                             "or pass prefit=True with an already fitted estimator")
+        return self.estimator_
+
+    def calibrate(self, X, y):
+        """Compute calibration scores and the conformal quantile ``qhat_``."""
+        check_alpha(self.alpha)
+        X = check_2d(X, "X")
+        self.calibration_scores_ = self._scores(self._fitted_estimator(), X, y)
+        self.qhat_ = conformal_quantile(self.calibration_scores_, self.alpha)
+        return self
+
+    def _check_calibrated(self):
+        if not hasattr(self, "qhat_"):
+            raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
+
+
+class SplitConformalRegressor(_SplitConformalBase):
+    """Split conformal intervals :math:`\\hat\\mu(x) \\pm \\hat q` (chapter 1).
+
+    Parameters
+    ----------
+    estimator : scikit-learn regressor
+        Fitted (with ``prefit=True``) or unfitted; an unfitted one is cloned
+        and fitted by :meth:`fit`.
+    alpha : float
+        Miscoverage level; intervals cover with probability at least 1 - alpha.
+    prefit : bool
+        Whether ``estimator`` is already fitted.
+
+    Attributes
+    ----------
+    qhat_ : float
+        The conformal quantile of the absolute residuals (``inf`` when the
+        calibration set is too small for ``alpha``).
+    calibration_scores_ : ndarray
+        Absolute residuals on the calibration set.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> scr = SplitConformalRegressor(LinearRegression(), alpha=0.1)
+    >>> scr.fit(X_train, y_train).calibrate(X_cal, y_cal)          # doctest: +SKIP
+    >>> scr.predict_interval(X_test)                                # doctest: +SKIP
+    """
+
+    def _scores(self, model, X, y):
+        y = check_1d(y, "y")
+        check_same_length(("X", X), ("y", y))
+        return absolute_residual_score(y, model.predict(X))
+
+    def predict(self, X) -> np.ndarray:
+        """Point predictions of the underlying model."""
+        return self._fitted_estimator().predict(check_2d(X, "X"))
+
+    def predict_interval(self, X) -> np.ndarray:
+        """Intervals of shape (n, 2): ``[mu(x) - qhat, mu(x) + qhat]``."""
+        self._check_calibrated()
+        mu = self.predict(X)
+        return np.column_stack([mu - self.qhat_, mu + self.qhat_])
+
+
+class SplitConformalClassifier(_SplitConformalBase):
+    """Split conformal prediction sets with the LAC or APS score (chapter 1).
+
+    Parameters
+    ----------
+    estimator : scikit-learn classifier with ``predict_proba``
+        Labels must be the integers 0..K-1.
+    alpha : float
+        Miscoverage level.
+    score : {"lac", "aps"}
+        ``"lac"``: :math:`1 - \\hat p_y(x)`; ``"aps"``: cumulative sorted mass.
+    prefit : bool
+        Whether ``estimator`` is already fitted.
+
+    Attributes
+    ----------
+    qhat_ : float
+        The conformal quantile of the calibration scores.
+    """
+
+    _SCORES = {"lac": (lac_score, lac_prediction_set), "aps": (aps_score, aps_prediction_set)}
+
+    def __init__(self, estimator, alpha: float = 0.1, score: str = "lac", prefit: bool = False):
+        super().__init__(estimator, alpha=alpha, prefit=prefit)
+        self.score = score
+
+    def _score_functions(self):
+        if self.score not in self._SCORES:
+            raise ValueError(f"score={self.score!r} is not supported; choose 'lac' or 'aps'")
+        return self._SCORES[self.score]
+
+    def _scores(self, model, X, y):
+        score_fn, _ = self._score_functions()
+        return score_fn(model.predict_proba(X), y)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities of the underlying model."""
+        return self._fitted_estimator().predict_proba(check_2d(X, "X"))
+
+    def predict_set(self, X) -> np.ndarray:
+        """Boolean matrix of shape (n, K): entry (i, y) says whether y is in C(x_i)."""
+        self._check_calibrated()
+        _, set_fn = self._score_functions()
+        return set_fn(self.predict_proba(X), self.qhat_)

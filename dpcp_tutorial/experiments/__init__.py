@@ -1,0 +1,28 @@
+"""Full-size experiment runners behind the book's figures and tables.
+
+Run ``python -m dpcp_tutorial.experiments --list`` to see them and
+``python -m dpcp_tutorial.experiments NAME --help`` for the options of one.
+Each runner is a module of this package that defines
+
+* ``DESCRIPTION`` (one line),
+* ``add_arguments(parser)`` (its command-line options, with full-size defaults),
+* ``run(args) -> dict`` (runs with a progress bar on stderr and returns a JSON-able result).
+
+Results are written to ``--output`` (default: the package's ``data/`` folder,
+where the committed full-size results live and the chapters load them).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from types import ModuleType
+
+
+def available() -> dict[str, ModuleType]:
+    """Map runner name (module name) to its module."""
+    runners = {}
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            runners[info.name] = importlib.import_module(f"{__name__}.{info.name}")
+    return runners

@@ -1,0 +1,129 @@
+"""Check the built book in headless Chromium.
+
+For every chapter page under ``<html>/book/``:
+
+* load it with Chromium (offline flags, fresh profile, 15 s virtual-time budget)
+  and dump the rendered DOM;
+* if the page source contains math, require at least one typeset
+  ``<mjx-container>`` element (MathJax is served locally; with the CDN default
+  the count is 0 offline);
+* require every ``<img>`` to resolve: a local file that exists and is a
+  decodable image, or an embedded ``data:`` image;
+* save a screenshot under ``<html>/../screenshots/``.
+
+Usage: ``python tests/check_pages.py _build/html`` (part of ``make test``).
+Exits non-zero and lists every failing page.
+"""
+
+from __future__ import annotations
+
+import base64
+import concurrent.futures
+import html.parser
+import io
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+
+from PIL import Image
+
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+    "--hide-scrollbars", "--virtual-time-budget=15000", "--window-size=1280,1600",
+]
+MATH_MARKERS = ('class="math', "\\(", "\\[")
+
+
+class _ImgCollector(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.sources: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.sources.append(dict(attrs).get("src") or "")
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    sys.exit("check_pages: Chromium not found; install it with `apt-get install -y chromium`")
+
+
+def _run_chromium(browser: str, page: pathlib.Path, *extra: str) -> str:
+    with tempfile.TemporaryDirectory() as profile:
+        result = subprocess.run(
+            [browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *extra, page.resolve().as_uri()],
+            capture_output=True, text=True, timeout=180,
+        )
+    return result.stdout
+
+
+def _broken_images(page: pathlib.Path, source: str) -> list[str]:
+    parser = _ImgCollector()
+    parser.feed(source)
+    broken = []
+    for src in parser.sources:
+        try:
+            if src.startswith("data:"):
+                payload = base64.b64decode(src.split(",", 1)[1])
+                Image.open(io.BytesIO(payload)).verify()
+                continue
+            if urllib.parse.urlparse(src).scheme in ("http", "https"):
+                broken.append(f"{src} (remote image; the book must work offline)")
+                continue
+            target = (page.parent / urllib.parse.unquote(src.split("#")[0])).resolve()
+            if target.suffix.lower() == ".svg":
+                if not target.is_file() or b"<svg" not in target.read_bytes()[:4096]:
+                    broken.append(src)
+                continue
+            Image.open(target).verify()
+        except Exception as exc:  # any failure to resolve or decode is a broken image
+            broken.append(f"{src} ({type(exc).__name__})")
+    return broken
+
+
+def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path) -> list[str]:
+    """Return a list of problems found on one page (empty when it is fine)."""
+    source = page.read_text(encoding="utf-8")
+    problems = [f"broken image {b}" for b in _broken_images(page, source)]
+    body = source.split('<main', 1)[-1]
+    if any(marker in body for marker in MATH_MARKERS):
+        dom = _run_chromium(browser, page, "--dump-dom")
+        typeset = dom.count("<mjx-container")
+        if typeset == 0:
+            problems.append("page has math but Chromium rendered no <mjx-container> (MathJax not typeset)")
+    _run_chromium(browser, page, f"--screenshot={shots / (page.stem + '.png')}")
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    html_dir = pathlib.Path(argv[1] if len(argv) > 1 else "_build/html")
+    pages = sorted((html_dir / "book").glob("*.html"))
+    if not pages:
+        print(f"check_pages: no pages under {html_dir / 'book'}; build the book first (make book)")
+        return 1
+    shots = html_dir.parent / "screenshots"
+    shots.mkdir(exist_ok=True)
+    browser = _chromium()
+    failures = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        results = pool.map(lambda p: (p, check_page(browser, p, shots)), pages)
+        for page, problems in results:
+            status = "ok" if not problems else "FAIL"
+            print(f"{status:4s} {page.relative_to(html_dir)}")
+            for problem in problems:
+                print(f"     - {problem}")
+            failures += bool(problems)
+    print(f"check_pages: {len(pages) - failures} passed, {failures} failed; screenshots in {shots}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
