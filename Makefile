@@ -52,7 +52,7 @@ execute: $(STAMP)
 CHAPTER_OUT = _build_chapter/$(notdir $(basename $(NB)))
 chapter: $(STAMP)
 	rm -rf $(CHAPTER_OUT) && mkdir -p $(CHAPTER_OUT)
-	printf 'format: jb-book\nroot: %s\n' "$(basename $(NB))" > $(CHAPTER_OUT)/_toc.yml
+	printf 'format: jb-book\nroot: %s\nchapters:\n  - file: book/bibliography\n' "$(basename $(NB))" > $(CHAPTER_OUT)/_toc.yml
 	$(BIN)/jupyter-book build . -W --keep-going --all --toc $(CHAPTER_OUT)/_toc.yml --path-output $(CHAPTER_OUT)
 	@echo "Open $(CURDIR)/$(CHAPTER_OUT)/_build/html/$(basename $(NB)).html"
 

@@ -24,6 +24,7 @@ from .conformal import (
     aps_score,
     conformal_quantile,
     conformal_rank,
+    full_conformal_interval,
     interval_coverage,
     interval_width,
     lac_prediction_set,

@@ -27,6 +27,7 @@ __all__ = [
     "aps_score",
     "lac_prediction_set",
     "aps_prediction_set",
+    "full_conformal_interval",
     "SplitConformalRegressor",
     "SplitConformalClassifier",
     "interval_coverage",
@@ -188,6 +189,60 @@ def aps_prediction_set(proba, qhat: float) -> np.ndarray:
     """
     proba = _check_proba(proba)
     return _aps_all_scores(proba) <= qhat
+
+
+def full_conformal_interval(estimator, X, y, x_new, alpha: float, y_grid) -> tuple[float, float]:
+    """Full (transductive) conformal interval for one test point, on a grid (chapter 1).
+
+    For each candidate :math:`y` in ``y_grid`` the model is refitted on the
+    :math:`n+1` points :math:`(X, y) \\cup \\{(x_{new}, y)\\}` and :math:`y` is kept when
+    its own absolute residual is at most the
+    :math:`\\lceil (n+1)(1-\\alpha) \\rceil`-th smallest of all :math:`n+1` residuals.
+    Every point both trains and calibrates, at the price of one fit per
+    candidate; coverage is :math:`\\ge 1-\\alpha` for a symmetric fitting procedure.
+
+    Parameters
+    ----------
+    estimator : scikit-learn regressor
+        Cloned and refitted for every grid value (must be symmetric in its
+        training points).
+    X, y : arrays of shape (n, p) and (n,)
+        The data.
+    x_new : array of shape (p,)
+        The test covariate.
+    alpha : float
+        Miscoverage level.
+    y_grid : array-like
+        Candidate responses, increasing.
+
+    Returns
+    -------
+    (lower, upper) : tuple of float
+        The smallest and largest kept grid value (the set is reported as its
+        hull). A kept end of the grid is reported as ``-inf``/``inf``, since
+        the set may extend beyond it; an empty set raises ``ValueError``.
+    """
+    X = check_2d(X, "X")
+    y = check_1d(y, "y")
+    check_same_length(("X", X), ("y", y))
+    x_new = np.asarray(x_new, dtype=float).reshape(1, -1)
+    if x_new.shape[1] != X.shape[1]:
+        raise ValueError(f"x_new has {x_new.shape[1]} features, X has {X.shape[1]}")
+    grid = check_1d(y_grid, "y_grid")
+    if grid.size < 2 or np.any(np.diff(grid) <= 0):
+        raise ValueError("y_grid must be strictly increasing with at least two values")
+    k = conformal_rank(len(y), alpha)
+    X_aug = np.vstack([X, x_new])
+    kept = np.zeros(grid.size, dtype=bool)
+    for j, candidate in enumerate(grid):
+        y_aug = np.append(y, candidate)
+        residuals = np.abs(y_aug - clone(estimator).fit(X_aug, y_aug).predict(X_aug))
+        kept[j] = k > len(y) or residuals[-1] <= np.partition(residuals, k - 1)[k - 1]
+    if not kept.any():
+        raise ValueError("no grid value was kept; widen or refine y_grid")
+    lower = -math.inf if kept[0] else float(grid[kept.argmax()])
+    upper = math.inf if kept[-1] else float(grid[len(kept) - 1 - kept[::-1].argmax()])
+    return lower, upper
 
 
 # ---------------------------------------------------------------------------

@@ -9,3 +9,4 @@ chapter::
 """
 
 from ._common import ExerciseResult  # noqa: F401
+from .ch01 import check_aps_prediction_set, check_conformal_quantile  # noqa: F401

@@ -1,0 +1,79 @@
+"""The chapter-1 checkers accept a correct solution and diagnose typical wrong ones."""
+
+import math
+
+import numpy as np
+
+from dpcp_tutorial.exercises import check_aps_prediction_set, check_conformal_quantile
+
+
+def correct_quantile(scores, alpha):
+    n = len(scores)
+    k = math.ceil(round((n + 1) * (1 - alpha), 9))
+    return math.inf if k > n else float(np.sort(scores)[k - 1])
+
+
+def rank_without_plus_one(scores, alpha):
+    n = len(scores)
+    k = math.ceil(n * (1 - alpha))
+    return float(np.sort(scores)[k - 1])
+
+
+def float_trap(scores, alpha):
+    n = len(scores)
+    k = math.ceil((n + 1) * (1 - alpha))
+    return math.inf if k > n else float(np.sort(scores)[k - 1])
+
+
+def interpolating(scores, alpha):
+    return float(np.quantile(scores, 1 - alpha))
+
+
+def test_quantile_checker(capsys):
+    assert check_conformal_quantile(correct_quantile)
+    assert "all checks passed" in capsys.readouterr().out
+    assert not check_conformal_quantile(rank_without_plus_one)
+    assert "ceil(n(1-alpha))" in capsys.readouterr().out
+    assert not check_conformal_quantile(float_trap)
+    assert "floating point" in capsys.readouterr().out
+    assert not check_conformal_quantile(interpolating)
+    out = capsys.readouterr().out
+    assert "interpolate" in out or "infinite" in out
+
+
+def test_quantile_checker_reports_exceptions(capsys):
+    def broken(scores, alpha):
+        raise RuntimeError("oops")
+
+    assert not check_conformal_quantile(broken)
+    assert "RuntimeError: oops" in capsys.readouterr().out
+
+
+def correct_aps(proba, qhat):
+    order = np.argsort(-proba, axis=1, kind="stable")
+    cum = np.cumsum(np.take_along_axis(proba, order, axis=1), axis=1)
+    out = np.zeros(proba.shape, dtype=bool)
+    np.put_along_axis(out, order, cum <= qhat, axis=1)
+    return out
+
+
+def aps_one_too_many(proba, qhat):
+    order = np.argsort(-proba, axis=1, kind="stable")
+    cum = np.cumsum(np.take_along_axis(proba, order, axis=1), axis=1)
+    keep = np.concatenate([np.ones((len(proba), 1), bool), cum[:, :-1] <= qhat], axis=1)
+    out = np.zeros(proba.shape, dtype=bool)
+    np.put_along_axis(out, order, keep, axis=1)
+    return out
+
+
+def lac_instead(proba, qhat):
+    return 1 - proba <= qhat
+
+
+def test_aps_checker(capsys):
+    assert check_aps_prediction_set(correct_aps)
+    capsys.readouterr()
+    assert not check_aps_prediction_set(aps_one_too_many)
+    assert "one class too many" in capsys.readouterr().out
+    assert not check_aps_prediction_set(lac_instead)
+    assert "LAC" in capsys.readouterr().out
