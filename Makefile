@@ -41,6 +41,8 @@ build-book: $(STAMP)
 	$(BIN)/jupyter-book build . -W --keep-going --all
 
 check-pages: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || { echo "Installing Debian's chromium for the page check"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	$(BIN)/python tests/check_pages.py _build/html
 
 notebooks: $(STAMP)

@@ -119,10 +119,11 @@ def check_1d(values, name: str = "scores", *, unit_interval: bool = False, allow
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}; use .ravel() if that is intended")
     if arr.size == 0:
         raise ValueError(f"{name} is empty; at least one value is needed")
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} contains {int(np.isnan(arr).sum())} NaN value(s); remove or impute them first")
-    if not allow_inf and np.isinf(arr).any():
-        raise ValueError(f"{name} contains infinite values")
+    if not np.isfinite(arr).all():  # one pass in the common case; diagnose only on failure
+        if np.isnan(arr).any():
+            raise ValueError(f"{name} contains {int(np.isnan(arr).sum())} NaN value(s); remove or impute them first")
+        if not allow_inf:
+            raise ValueError(f"{name} contains infinite values")
     if unit_interval and (arr.min() < 0.0 or arr.max() > 1.0):
         raise ValueError(
             f"{name} must lie in [0, 1], got range [{arr.min():.4g}, {arr.max():.4g}]; "

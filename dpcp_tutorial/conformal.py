@@ -37,17 +37,25 @@ __all__ = [
 ]
 
 
-def _exact_level(alpha: float) -> Fraction:
-    """``alpha`` as the simplest fraction within 1e-12 (so 0.7 is exactly 7/10)."""
-    return Fraction(alpha).limit_denominator(10**12)
+def _rank(n: int, alpha: float) -> int:
+    """:math:`\\lceil (n+1)(1-\\alpha) \\rceil` for validated inputs.
+
+    Floating point is used when the product is clearly not an integer; near an
+    integer the product is recomputed exactly with ``alpha`` read as the
+    simplest fraction within 1e-12 (so 0.7 is 7/10 and 1 - 0.7 is exactly 3/10).
+    """
+    product = (n + 1) * (1.0 - alpha)
+    if abs(product - round(product)) > 1e-6 + 1e-12 * (n + 1):  # far beyond floating error
+        return math.ceil(product)
+    return math.ceil((n + 1) * (1 - Fraction(alpha).limit_denominator(10**12)))
 
 
 def conformal_rank(n: int, alpha: float) -> int:
     """Rank :math:`k = \\lceil (n+1)(1-\\alpha) \\rceil` of the conformal quantile.
 
-    Computed in exact rational arithmetic, so that levels such as
-    ``alpha=0.7`` (where ``1 - 0.7 == 0.30000000000000004`` in floating point)
-    give the intended integer rank: ``conformal_rank(9, 0.7) == 3``.
+    Computed so that levels such as ``alpha=0.7`` (where
+    ``1 - 0.7 == 0.30000000000000004`` in floating point) give the intended
+    integer rank: ``conformal_rank(9, 0.7) == 3``.
 
     Parameters
     ----------
@@ -62,9 +70,7 @@ def conformal_rank(n: int, alpha: float) -> int:
         The rank, between 1 and n + 1; a value of n + 1 means the quantile is
         infinite.
     """
-    n = check_positive_int(n, "n")
-    alpha = check_alpha(alpha)
-    return math.ceil((n + 1) * (1 - _exact_level(alpha)))
+    return _rank(check_positive_int(n, "n"), check_alpha(alpha))
 
 
 def conformal_quantile(scores, alpha: float) -> float:
@@ -96,7 +102,7 @@ def conformal_quantile(scores, alpha: float) -> float:
     inf
     """
     scores = check_1d(scores, "scores")
-    k = conformal_rank(scores.size, alpha)
+    k = _rank(scores.size, check_alpha(alpha))
     if k > scores.size:
         return math.inf
     return float(np.partition(scores, k - 1)[k - 1])

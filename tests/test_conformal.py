@@ -18,6 +18,7 @@ from dpcp_tutorial import (
     aps_score,
     conformal_quantile,
     conformal_rank,
+    full_conformal_interval,
     interval_coverage,
     interval_width,
     lac_prediction_set,
@@ -281,3 +282,42 @@ def test_unfitted_and_uncalibrated_estimators():
     with pytest.raises(ValueError, match="score="):
         Xd, yd = load_digits(return_X_y=True)
         SplitConformalClassifier(LogisticRegression(), score="raps").fit(Xd[:50], yd[:50]).calibrate(Xd[50:99], yd[50:99])
+
+
+def test_full_conformal_matches_direct_definition_and_covers():
+    """Full conformal with a mean-only model has a closed form check, and covers in Monte Carlo.
+
+    150 repetitions at alpha = 0.2: SE = sqrt(0.16/150) = 0.033; we require >= 0.8 - 3 SE.
+    """
+    from sklearn.dummy import DummyRegressor
+
+    rng = np.random.default_rng(11)
+    grid = np.linspace(-6, 6, 241)
+    X = np.zeros((19, 1))
+    y = rng.standard_normal(19)
+    lo, hi = full_conformal_interval(DummyRegressor(), X, y, [0.0], 0.2, grid)
+    # direct definition on the grid
+    k = conformal_rank(19, 0.2)
+    kept = []
+    for cand in grid:
+        aug = np.append(y, cand)
+        r = np.abs(aug - aug.mean())
+        kept.append(r[-1] <= np.sort(r)[k - 1])
+    kept = np.array(kept)
+    assert lo == grid[kept][0] and hi == grid[kept][-1]
+    hits = 0
+    coarse = np.linspace(-6, 6, 81)
+    for _ in range(150):
+        y = rng.standard_normal(20)
+        lo, hi = full_conformal_interval(DummyRegressor(), np.zeros((19, 1)), y[:19], [0.0], 0.2, coarse)
+        hits += lo <= y[19] <= hi
+    assert hits / 150 >= 0.8 - 3 * 0.033
+
+
+def test_full_conformal_bad_grid():
+    from sklearn.dummy import DummyRegressor
+
+    with pytest.raises(ValueError, match="strictly increasing"):
+        full_conformal_interval(DummyRegressor(), np.zeros((5, 1)), np.zeros(5), [0.0], 0.2, [1.0, 0.0])
+    with pytest.raises(ValueError, match="features"):
+        full_conformal_interval(DummyRegressor(), np.zeros((5, 1)), np.zeros(5), [0.0, 1.0], 0.2, [0.0, 1.0])
