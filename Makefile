@@ -29,7 +29,12 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . -W --keep-going --all
 	@echo "Open $(CURDIR)/_build/html/index.html in a browser."
 
-test: unit nbval build-book check-pages
+# unit tests first; then strict nbval and the book build side by side (each executes
+# every chapter on one core); then the browser check of the built pages
+test: $(STAMP)
+	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory -j2 --output-sync=target nbval build-book
+	$(MAKE) --no-print-directory check-pages
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests

@@ -121,7 +121,8 @@ def main(argv: list[str]) -> int:
             for problem in problems:
                 print(f"     - {problem}")
             failures += bool(problems)
-    print(f"check_pages: {len(pages) - failures} passed, {failures} failed; screenshots in {shots}")
+    print(f"screenshots of every chapter page: {shots}")
+    print(f"check_pages: {len(pages) - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 
