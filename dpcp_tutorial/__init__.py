@@ -10,6 +10,13 @@ module                        topic                                        chapt
 ``mechanisms``                Laplace, Gaussian, exponential mechanisms    2, 3
 ``accounting``                privacy budget ledger                        2
 ``quantile``                  private quantile (Algorithm 1)               3
+``private_split``             private split conformal (Angelopoulos)       4
+``dpcp``                      Differential CP and DPCP (Algorithm 2)       5, 6
+``training``                  DP training: ridge, logistic, DP-SGD         7
+``depth``                     halfspace, spatial, integrated dual depth    9
+``median``                    private and non-private depth medians        10
+``baselines``                 coordinate-wise private median, CoinPress    10
+``aggregation``               robust private aggregation of updates        13
 ``datasets``                  simulated data sets                          all
 ``experiments``               full-size runners (``python -m ...``)        4–13
 ``exercises``                 checkers for the coding exercises            all
@@ -34,7 +41,91 @@ from .conformal import (
 )
 from .accounting import PrivacyBudget, Spend
 from .datasets import make_cauchy, make_contaminated_gaussian, make_heteroscedastic_regression
-from .mechanisms import exponential_mechanism, exponential_mechanism_probabilities, gumbel_max_sample
-from .quantile import algorithm1_level, private_quantile, private_quantile_probabilities, quantile_edges
+from .mechanisms import (
+    exponential_mechanism,
+    exponential_mechanism_probabilities,
+    gaussian_mechanism,
+    gaussian_sigma,
+    gumbel_max_sample,
+    laplace_mechanism,
+    laplace_scale,
+)
+from .quantile import (
+    algorithm1_add_remove_loss,
+    algorithm1_level,
+    private_quantile,
+    private_quantile_probabilities,
+    quantile_edges,
+)
+from .private_split import (
+    PrivateSplitConformalClassifier,
+    PrivateSplitConformalRegressor,
+    bounded_interval,
+    normalised_residual_score,
+    pps_choose_m,
+    pps_corrected_level,
+    pps_grid,
+    pps_optimal_gamma,
+    pps_private_quantile,
+    pps_quantile_probabilities,
+    pps_round_up,
+)
+from .dpcp import (
+    DPCPClassifier,
+    DPCPRegressor,
+    DPRegressogram,
+    check_dp_trainer,
+    differential_cp_coverage_floor,
+    differential_cp_interval,
+    differential_cp_level,
+    differential_cp_quantile,
+    differential_cp_set,
+    dpcp_interval,
+    dpcp_levels,
+    dpcp_quantile,
+    dpcp_set,
+)
+from .training import (
+    DPLogisticRegression,
+    DPRidgeRegression,
+    DPSGDClassifier,
+    DPSGDRegressor,
+    dp_sgd_epsilon,
+    dp_sgd_noise_multiplier,
+    output_perturbation_sensitivity,
+    private_sufficient_statistics,
+    ssp_sensitivity,
+)
+from .depth import (
+    HALFSPACE_SENSITIVITY,
+    IDD_SENSITIVITY,
+    SPATIAL_SENSITIVITY,
+    depth_sensitivity,
+    halfspace_depth,
+    integrated_dual_depth,
+    integrated_dual_depth_gradient,
+    random_directions,
+    spatial_depth,
+)
+from .median import (
+    GaussianPrior,
+    depth_median,
+    depth_median_log_probabilities,
+    langevin_step_size,
+    mechanism_beta,
+    private_depth_median,
+    public_grid,
+    spatial_median,
+)
+from .baselines import coinpress_mean, coordinatewise_private_median, pure_dp_to_zcdp, zcdp_to_approx_dp
+from .aggregation import (
+    aggregation_log_probabilities,
+    ball_candidates,
+    byzantine_updates,
+    clipped_mean_sensitivity,
+    dp_clipped_mean_aggregate,
+    private_median_aggregate,
+    robust_aggregate,
+)
 
 __version__ = "0.1.0"

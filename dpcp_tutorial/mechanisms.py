@@ -1,30 +1,240 @@
 """Basic differentially private mechanisms (chapters 2 and 3).
 
-All samplers work in log space: the exponential mechanism never exponentiates
-a large number, so utilities of size 1e9 with epsilon up to 1e3 are handled
-exactly (chapter 3, *The naive formula underflows*).
+* Additive noise for numeric queries: the Laplace mechanism (pure
+  :math:`\\varepsilon`-DP) and the Gaussian mechanism (:math:`(\\varepsilon, \\delta)`-DP),
+  the latter with the classical calibration and with the exact *analytic*
+  calibration of Balle & Wang (2018) (chapter 2).
+* Selection from a finite candidate set: the exponential mechanism
+  (chapter 3). All its samplers work in log space: no large number is ever
+  exponentiated, so utilities of size 1e9 with epsilon up to 1e3 are handled
+  exactly (chapter 3, *The naive formula underflows*).
 """
 
 from __future__ import annotations
 
-import numpy as np
-from scipy.special import log_softmax
+import math
 
-from ._validation import RandomLike, check_1d, check_epsilon, check_random_state, check_scalar
+import numpy as np
+from scipy.special import log_ndtr, log_softmax
+
+from ._validation import RandomLike, check_1d, check_delta, check_epsilon, check_random_state, check_scalar
 
 __all__ = [
+    "laplace_scale",
+    "laplace_mechanism",
+    "gaussian_sigma",
+    "gaussian_mechanism",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "gumbel_max_sample",
 ]
 
 
+# ---------------------------------------------------------------------------
+# additive noise: Laplace and Gaussian
+# ---------------------------------------------------------------------------
+
+def _check_sensitivity(sensitivity) -> float:
+    return check_scalar(sensitivity, "sensitivity", low=0.0,
+                        hint="the sensitivity is the largest change of the query between neighbours; it must be > 0")
+
+
+def _check_value(value) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"value must be a real number or an array of real numbers ({exc})") from None
+    if not np.isfinite(arr).all():
+        raise ValueError("value contains NaN or infinite entries; a private release needs a finite query answer")
+    return arr
+
+
+def _add_noise(value, noise_fn) -> float | np.ndarray:
+    arr = _check_value(value)
+    noisy = arr + noise_fn(arr.shape)
+    return float(noisy) if noisy.ndim == 0 else noisy
+
+
+def laplace_scale(sensitivity: float, epsilon: float) -> float:
+    """Scale :math:`b = \\Delta_1 / \\varepsilon` of the Laplace mechanism (chapter 2).
+
+    Parameters
+    ----------
+    sensitivity : float
+        :math:`\\Delta_1`, the largest :math:`\\ell_1` change of the query between neighbouring data sets.
+    epsilon : float
+        Privacy parameter (positive).
+    """
+    return _check_sensitivity(sensitivity) / check_epsilon(epsilon)
+
+
+def laplace_mechanism(value, sensitivity: float, epsilon: float, rng: RandomLike = None):
+    """Release ``value`` plus Laplace noise: pure :math:`\\varepsilon`-DP (chapter 2).
+
+    .. math:: M(D) = f(D) + Z, \\qquad Z_i \\overset{iid}{\\sim} \\mathrm{Laplace}(0, \\Delta_1/\\varepsilon),
+
+    where :math:`\\Delta_1 = \\max_{D \\simeq D'} \\lVert f(D) - f(D') \\rVert_1`.
+
+    Parameters
+    ----------
+    value : float or array-like
+        The exact query answer :math:`f(D)` (a vector query gets independent noise per entry).
+    sensitivity : float
+        :math:`\\Delta_1` under the neighbouring relation you want to protect.
+    epsilon : float
+        Privacy parameter (positive).
+    rng : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    float or ndarray
+        The noisy answer, of the same shape as ``value``.
+    """
+    b = laplace_scale(sensitivity, epsilon)
+    gen = check_random_state(rng)
+    return _add_noise(value, lambda shape: gen.laplace(0.0, b, size=shape))
+
+
+def _log_sub_exp(log_a, log_b):
+    """:math:`\\log(e^a - e^b)` for :math:`a > b` without cancellation (``-inf`` when ``a <= b``)."""
+    if log_b >= log_a:
+        return -math.inf
+    return log_a + math.log(-math.expm1(log_b - log_a))
+
+
+def _analytic_gaussian_alpha(epsilon: float, delta: float) -> float:
+    """Noise multiplier of Balle & Wang (2018), Algorithm 1, for sensitivity 1.
+
+    Returns :math:`\\alpha` such that :math:`\\sigma = \\alpha / \\sqrt{2\\varepsilon}`.
+    Works with logarithms of the Gaussian tail (``scipy.special.log_ndtr``),
+    so :math:`e^{\\varepsilon}` is never formed.
+    """
+    log_delta = math.log(delta)
+
+    def log_term(y):  # log( e^eps * Phi(-y) )
+        return epsilon + float(log_ndtr(-y))
+
+    # delta_0 = Phi(0) - e^eps Phi(-sqrt(2 eps)): the privacy profile at sigma = 1/sqrt(2 eps)
+    log_delta0 = _log_sub_exp(math.log(0.5), log_term(math.sqrt(2.0 * epsilon)))
+    if log_delta >= log_delta0:
+        # B+(v) = Phi(sqrt(eps v)) - e^eps Phi(-sqrt(eps (v + 2))), increasing; v* = sup{v : B+(v) <= delta}
+        def log_b(v):
+            return _log_sub_exp(float(log_ndtr(math.sqrt(epsilon * v))), log_term(math.sqrt(epsilon * (v + 2.0))))
+        increasing = True
+    else:
+        # B-(u) = Phi(-sqrt(eps u)) - e^eps Phi(-sqrt(eps (u + 2))), decreasing; u* = inf{u : B-(u) <= delta}
+        def log_b(u):
+            return _log_sub_exp(float(log_ndtr(-math.sqrt(epsilon * u))), log_term(math.sqrt(epsilon * (u + 2.0))))
+        increasing = False
+
+    def below(x):  # is B(x) <= delta ?
+        return log_b(x) <= log_delta
+
+    # bracket [lo, hi] with below(lo) == increasing and below(hi) != increasing, then bisect
+    lo, hi = 0.0, 1.0
+    while below(hi) == increasing:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e300:  # B+ tends to 1 > delta and B- to 0 < delta, so this cannot happen
+            raise RuntimeError("analytic Gaussian calibration failed to bracket the solution")
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if below(mid) == increasing:
+            lo = mid
+        else:
+            hi = mid
+    x = lo if increasing else hi
+    root = math.sqrt(1.0 + x / 2.0)
+    return root - math.sqrt(x / 2.0) if increasing else root + math.sqrt(x / 2.0)
+
+
+def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, analytic: bool = True) -> float:
+    """Noise standard deviation of the Gaussian mechanism (chapter 2).
+
+    * ``analytic=True`` (default): the smallest :math:`\\sigma` for which adding
+      :math:`N(0, \\sigma^2 I)` is :math:`(\\varepsilon, \\delta)`-DP, i.e. the solution of
+
+      .. math:: \\Phi\\Big(\\frac{\\Delta_2}{2\\sigma} - \\frac{\\varepsilon\\sigma}{\\Delta_2}\\Big)
+                - e^{\\varepsilon}\\,\\Phi\\Big(-\\frac{\\Delta_2}{2\\sigma} - \\frac{\\varepsilon\\sigma}{\\Delta_2}\\Big)
+                = \\delta,
+
+      found by the binary search of Balle & Wang (2018, Algorithm 1). Valid for every :math:`\\varepsilon > 0`.
+    * ``analytic=False``: the classical :math:`\\sigma = \\Delta_2\\sqrt{2\\log(1.25/\\delta)}/\\varepsilon`
+      (Dwork & Roth 2014, Theorem A.1), proved only for :math:`\\varepsilon < 1`.
+
+    Parameters
+    ----------
+    sensitivity : float
+        :math:`\\Delta_2`, the largest :math:`\\ell_2` change of the query between neighbours.
+    epsilon : float
+        Privacy parameter (positive; below 1 for the classical calibration).
+    delta : float
+        Privacy parameter in (0, 1).
+    analytic : bool
+        Use the exact analytic calibration (default) or the classical formula.
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is 0 (no Gaussian noise is pure DP), or if ``analytic=False`` with ``epsilon >= 1``.
+    """
+    sensitivity = _check_sensitivity(sensitivity)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if delta == 0.0:
+        raise ValueError("the Gaussian mechanism needs delta > 0 (no amount of Gaussian noise gives pure "
+                         "epsilon-DP); use laplace_mechanism for delta = 0")
+    if analytic:
+        return sensitivity * _analytic_gaussian_alpha(epsilon, delta) / math.sqrt(2.0 * epsilon)
+    if epsilon >= 1.0:
+        raise ValueError(f"the classical Gaussian calibration is only proved for epsilon < 1, got epsilon={epsilon:g}; "
+                         "use analytic=True, which is exact for every epsilon")
+    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+def gaussian_mechanism(value, sensitivity: float, epsilon: float, delta: float, rng: RandomLike = None,
+                       analytic: bool = True):
+    """Release ``value`` plus Gaussian noise: :math:`(\\varepsilon, \\delta)`-DP (chapter 2).
+
+    .. math:: M(D) = f(D) + Z, \\qquad Z \\sim N(0, \\sigma^2 I),
+
+    with :math:`\\sigma` from :func:`gaussian_sigma` (analytic calibration by
+    default) and :math:`\\Delta_2 = \\max_{D \\simeq D'} \\lVert f(D) - f(D') \\rVert_2`.
+
+    Parameters
+    ----------
+    value : float or array-like
+        The exact query answer :math:`f(D)`.
+    sensitivity : float
+        :math:`\\Delta_2` under the neighbouring relation you want to protect.
+    epsilon, delta : float
+        Privacy parameters.
+    rng : None, int or numpy.random.Generator
+        Source of randomness.
+    analytic : bool
+        Calibrate :math:`\\sigma` exactly (default) or with the classical formula.
+
+    Returns
+    -------
+    float or ndarray
+        The noisy answer, of the same shape as ``value``.
+    """
+    sigma = gaussian_sigma(sensitivity, epsilon, delta, analytic=analytic)
+    gen = check_random_state(rng)
+    return _add_noise(value, lambda shape: gen.normal(0.0, sigma, size=shape))
+
+
+# ---------------------------------------------------------------------------
+# exponential mechanism
+# ---------------------------------------------------------------------------
+
 def _exponential_logits(utilities, sensitivity: float, epsilon: float) -> np.ndarray:
     """Logits :math:`\\varepsilon u_j / (2\\Delta)`, shifted so the largest is 0."""
     u = check_1d(utilities, "utilities")
     epsilon = check_epsilon(epsilon)
-    sensitivity = check_scalar(sensitivity, "sensitivity", low=0.0,
-                               hint="the utility's sensitivity must be positive")
+    sensitivity = _check_sensitivity(sensitivity)
     # subtract the max *before* scaling so huge utilities keep their differences
     return (epsilon / (2.0 * sensitivity)) * (u - u.max())
 
@@ -48,7 +258,7 @@ def gumbel_max_sample(logits: np.ndarray, rng: RandomLike = None) -> int:
 
 def exponential_mechanism_probabilities(utilities, sensitivity: float, epsilon: float,
                                         log: bool = False) -> np.ndarray:
-    """Exact output law of the exponential mechanism over a finite candidate set.
+    """Exact output law of the exponential mechanism over a finite candidate set (chapter 3).
 
     .. math:: P(J = j) = \\frac{\\exp(\\varepsilon u_j / (2\\Delta))}
                                 {\\sum_k \\exp(\\varepsilon u_k / (2\\Delta))},

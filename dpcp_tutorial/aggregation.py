@@ -1,0 +1,301 @@
+"""Robust aggregation of client updates with a private depth median (chapter 13).
+
+In federated learning a server combines the update vectors :math:`g_1, \\dots, g_n \\in \\mathbb R^d`
+sent by :math:`n` clients. The mean is what FedAvg uses; one client can move it
+arbitrarily far. This module provides
+
+* :func:`private_median_aggregate` -- the **exact** exponential mechanism over
+  public candidates with a depth of the updates as utility, i.e. the private
+  depth median of chapter 10 applied to client updates. Privacy unit: **one
+  client's update** (replace-one neighbours; the number of clients is public).
+  It is :math:`\\varepsilon`-DP for that unit in one round, whatever the other
+  clients -- honest or Byzantine -- send;
+* :func:`aggregation_log_probabilities` -- its exact output law (for audits);
+* :func:`ball_candidates` -- public candidates, uniform in a public ball;
+* :func:`dp_clipped_mean_aggregate` -- the usual private baseline (clip every
+  update to norm :math:`C`, average, add Gaussian noise), :math:`(\\varepsilon, \\delta)`-DP;
+* :func:`robust_aggregate` -- the non-private aggregators (mean, coordinate-wise
+  median, spatial median, Tukey median) for comparison;
+* :func:`byzantine_updates` -- simulated attacks.
+
+Over :math:`T` rounds in which a client takes part, its guarantee composes to
+:math:`T\\varepsilon` (basic adaptive composition).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import (
+    RandomLike,
+    check_2d,
+    check_delta,
+    check_epsilon,
+    check_positive_int,
+    check_random_state,
+    check_scalar,
+)
+from .depth import check_depth_name
+from .mechanisms import gaussian_mechanism
+from .median import depth_median, depth_median_log_probabilities, private_depth_median, spatial_median
+
+__all__ = [
+    "ball_candidates",
+    "aggregation_log_probabilities",
+    "private_median_aggregate",
+    "dp_clipped_mean_aggregate",
+    "clipped_mean_sensitivity",
+    "robust_aggregate",
+    "byzantine_updates",
+    "AGGREGATORS",
+    "ATTACKS",
+]
+
+AGGREGATORS = ("mean", "coordinate_median", "spatial_median", "tukey_median")
+"""Names accepted by :func:`robust_aggregate`."""
+
+ATTACKS = ("collude", "sign_flip", "noise")
+"""Names accepted by :func:`byzantine_updates`."""
+
+
+def _check_updates(updates) -> np.ndarray:
+    return check_2d(updates, "updates", min_rows=2)
+
+
+def _check_center(center, d: int) -> np.ndarray:
+    c = np.asarray(center, dtype=float)
+    c = np.full(d, float(c)) if c.ndim == 0 else c
+    if c.shape != (d,) or not np.all(np.isfinite(c)):
+        raise ValueError(f"center must be a finite scalar or an array of length d={d}, got shape {c.shape}")
+    return c.copy()
+
+
+def ball_candidates(n_candidates: int, d: int, radius: float, center=0.0, rng: RandomLike = None) -> np.ndarray:
+    """``n_candidates`` i.i.d. points, uniform in the public ball :math:`B(c, R)` (chapter 13).
+
+    A point is :math:`c + R\\,U^{1/d} Z/\\|Z\\|` with :math:`Z \\sim N(0, I_d)` and
+    :math:`U \\sim U(0, 1)`. The candidates are public because they are drawn
+    from ``rng`` only; :math:`R` and :math:`c` must come from public knowledge
+    (e.g. a norm bound on the updates), never from the updates themselves.
+
+    Returns
+    -------
+    ndarray of shape (n_candidates, d)
+    """
+    k = check_positive_int(n_candidates, "n_candidates")
+    d = check_positive_int(d, "d")
+    radius = check_scalar(radius, "radius", low=0.0, hint="it is a public bound on the norm of an update")
+    c = _check_center(center, d)
+    rng = check_random_state(rng)
+    z = rng.standard_normal((k, d))
+    norms = np.linalg.norm(z, axis=1)
+    while np.any(norms == 0):  # probability zero; keeps every direction well defined
+        bad = norms == 0
+        z[bad] = rng.standard_normal((int(bad.sum()), d))
+        norms = np.linalg.norm(z, axis=1)
+    r = radius * rng.uniform(size=k) ** (1.0 / d)
+    return c + z * (r / norms)[:, None]
+
+
+def aggregation_log_probabilities(updates, epsilon: float, candidates, depth: str = "halfspace",
+                                  directions=None) -> np.ndarray:
+    """Exact output law of :func:`private_median_aggregate`, in log space (chapter 13).
+
+    .. math:: \\log P(\\text{release } c_k) = \\beta D(c_k; g_{1:n}) - \\log\\sum_l e^{\\beta D(c_l; g_{1:n})},
+              \\qquad \\beta = \\frac{\\varepsilon}{2\\,GS_n(D)}.
+
+    Parameters
+    ----------
+    updates : array-like of shape (n_clients, d)
+        One row per client.
+    epsilon : float
+        Budget of this round for one client's update.
+    candidates : array-like of shape (K, d)
+        Public candidates (e.g. :func:`ball_candidates`).
+    depth : {"halfspace", "spatial", "idd"}
+        The utility; ``"halfspace"`` is exact for ``d <= 2`` and uses the public
+        ``directions`` otherwise.
+    directions : array-like of shape (m, d), optional
+        Public directions; required for ``"idd"`` and for ``"halfspace"`` when ``d > 2``.
+
+    Returns
+    -------
+    ndarray of shape (K,)
+    """
+    updates = _check_updates(updates)
+    depth = _check_aggregation_depth(depth)
+    return depth_median_log_probabilities(updates, epsilon, candidates, depth=depth, directions=directions)
+
+
+def _check_aggregation_depth(depth) -> str:
+    depth = check_depth_name(depth)
+    if depth == "smoothed_idd":
+        raise ValueError("depth='smoothed_idd' is meant for the Langevin sampler, which is only approximately "
+                         "private; the aggregator uses the exact candidate mechanism: choose 'halfspace', "
+                         "'spatial' or 'idd'")
+    return depth
+
+
+def private_median_aggregate(updates, epsilon: float, candidates, depth: str = "halfspace", directions=None,
+                             rng: RandomLike = None) -> np.ndarray:
+    """:math:`\\varepsilon`-DP depth median of the clients' updates (chapter 13).
+
+    Releases candidate :math:`c_k` with probability proportional to
+    :math:`\\exp(\\beta D(c_k; g_{1:n}))`, :math:`\\beta = \\varepsilon/(2\\,GS_n)`
+    (:math:`\\varepsilon n/2` for halfspace and integrated dual depth,
+    :math:`\\varepsilon n/4` for spatial depth), by the Gumbel-max trick: the
+    exact finite exponential mechanism with base measure the empirical law of the
+    public candidates.
+
+    Privacy unit: **one client's update**. If any single row of ``updates`` is
+    replaced by any other vector (the number of clients stays the same), the
+    law of the output changes by a factor in :math:`[e^{-\\varepsilon}, e^{\\varepsilon}]`.
+    This holds whatever the other rows are, so Byzantine clients cannot weaken the
+    guarantee of the honest ones. A client that takes part in :math:`T` rounds has
+    :math:`T\\varepsilon` in total (basic composition).
+
+    Robustness: if fewer than a fraction :math:`1/(d+1)` of the rows are
+    adversarial, the Tukey depth of every point outside the convex hull of the
+    honest rows is below the largest depth (chapter 13), so the output
+    concentrates inside that hull as :math:`\\varepsilon n` grows.
+
+    Parameters
+    ----------
+    updates : array-like of shape (n_clients, d)
+    epsilon : float
+    candidates : array-like of shape (K, d)
+        Public candidates, chosen without looking at the updates (:func:`ball_candidates`).
+    depth : {"halfspace", "spatial", "idd"}
+    directions : array-like of shape (m, d), optional
+        Public directions (see :func:`aggregation_log_probabilities`).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        One of the candidates.
+    """
+    updates = _check_updates(updates)
+    depth = _check_aggregation_depth(depth)
+    needs = depth == "idd" or (depth == "halfspace" and updates.shape[1] > 2)
+    if needs and directions is None:
+        raise ValueError(f"depth={depth!r} in d={updates.shape[1]} needs public `directions` "
+                         "(e.g. dpcp_tutorial.depth.random_directions(500, d, rng))")
+    return private_depth_median(updates, epsilon, depth=depth, sampler="candidates", candidates=candidates,
+                                directions=directions, rng=rng)
+
+
+def clipped_mean_sensitivity(n_clients: int, clip_norm: float) -> float:
+    """Replace-one :math:`L_2` sensitivity :math:`2C/n` of the mean of updates clipped to norm :math:`C` (chapter 13)."""
+    n = check_positive_int(n_clients, "n_clients")
+    clip_norm = check_scalar(clip_norm, "clip_norm", low=0.0)
+    return 2.0 * clip_norm / n
+
+
+def dp_clipped_mean_aggregate(updates, clip_norm: float, epsilon: float, delta: float,
+                              rng: RandomLike = None) -> np.ndarray:
+    """Clipped mean plus Gaussian noise (DP-FedAvg style), :math:`(\\varepsilon, \\delta)`-DP per client (chapter 13).
+
+    .. math:: \\tilde g = \\frac1n \\sum_i g_i \\min\\Big(1, \\frac{C}{\\|g_i\\|}\\Big) + N(0, \\sigma^2 I_d),
+
+    with :math:`\\sigma` calibrated to the replace-one sensitivity :math:`2C/n`
+    by the analytic Gaussian mechanism (chapter 2). Privacy unit: one client's update.
+
+    Parameters
+    ----------
+    updates : array-like of shape (n_clients, d)
+    clip_norm : float
+        Public clipping norm :math:`C`.
+    epsilon, delta : float
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    updates = _check_updates(updates)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    sensitivity = clipped_mean_sensitivity(updates.shape[0], clip_norm)
+    norms = np.linalg.norm(updates, axis=1)
+    scale = np.minimum(1.0, np.divide(clip_norm, norms, out=np.ones_like(norms), where=norms > 0))
+    clipped_mean = (updates * scale[:, None]).mean(axis=0)
+    return np.asarray(gaussian_mechanism(clipped_mean, sensitivity, epsilon, delta, rng=rng))
+
+
+def robust_aggregate(updates, method: str = "spatial_median", directions=None) -> np.ndarray:
+    """Non-private aggregation of client updates (chapter 13).
+
+    Parameters
+    ----------
+    updates : array-like of shape (n_clients, d)
+    method : {"mean", "coordinate_median", "spatial_median", "tukey_median"}
+        ``"mean"``: FedAvg's average (breakdown point :math:`1/n`).
+        ``"coordinate_median"``: the median of every coordinate.
+        ``"spatial_median"``: :math:`\\arg\\min_\\theta\\sum_i\\|g_i - \\theta\\|` (breakdown point 1/2).
+        ``"tukey_median"``: the deepest update in halfspace depth (exact for
+        ``d <= 2``, public ``directions`` otherwise).
+    directions : array-like of shape (m, d), optional
+        Public directions for ``"tukey_median"`` in ``d > 2``.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    updates = _check_updates(updates)
+    if method == "mean":
+        return updates.mean(axis=0)
+    if method == "coordinate_median":
+        return np.median(updates, axis=0)
+    if method == "spatial_median":
+        return spatial_median(updates)
+    if method == "tukey_median":
+        if updates.shape[1] > 2 and directions is None:
+            raise ValueError("method='tukey_median' in d > 2 needs public `directions`; exact halfspace depth "
+                             "is implemented for d <= 2 only")
+        return depth_median(updates, "halfspace", directions=directions)
+    raise ValueError(f"method={method!r} must be one of {AGGREGATORS}")
+
+
+def byzantine_updates(honest, n_byzantine: int, attack: str = "collude", scale: float = 10.0,
+                      rng: RandomLike = None) -> np.ndarray:
+    """Append ``n_byzantine`` malicious updates to the honest ones (chapter 13).
+
+    Attacks (the attackers know the honest updates, the usual worst case):
+
+    * ``"collude"``: every attacker sends the same vector
+      :math:`-\\text{scale}\\cdot\\bar g`, where :math:`\\bar g` is the honest mean
+      (it pulls the mean backwards);
+    * ``"sign_flip"``: attacker :math:`j` sends :math:`-\\text{scale}\\cdot g_j`
+      for a randomly chosen honest update :math:`g_j`;
+    * ``"noise"``: independent :math:`N(0, \\text{scale}^2 I_d)` vectors.
+
+    Parameters
+    ----------
+    honest : array-like of shape (n_honest, d)
+    n_byzantine : int
+        Number of attackers (0 allowed).
+    attack : {"collude", "sign_flip", "noise"}
+    scale : float
+        Size of the attack (positive).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n_honest + n_byzantine, d)
+        The honest rows first, then the attackers.
+    """
+    honest = check_2d(honest, "honest")
+    m = check_positive_int(n_byzantine, "n_byzantine", minimum=0)
+    scale = check_scalar(scale, "scale", low=0.0)
+    rng = check_random_state(rng)
+    d = honest.shape[1]
+    if attack == "collude":
+        bad = np.tile(-scale * honest.mean(axis=0), (m, 1))
+    elif attack == "sign_flip":
+        bad = -scale * honest[rng.integers(0, honest.shape[0], size=m)]
+    elif attack == "noise":
+        bad = scale * rng.standard_normal((m, d))
+    else:
+        raise ValueError(f"attack={attack!r} must be one of {ATTACKS}")
+    return np.vstack([honest, bad])

@@ -1,0 +1,181 @@
+"""Private location baselines for the depth medians (chapter 10).
+
+* :func:`coordinatewise_private_median` -- one private median per coordinate
+  (the private quantile of chapter 3 at level 1/2), the budget split evenly
+  over the :math:`d` coordinates: :math:`\\varepsilon`-DP by basic composition.
+* :func:`coinpress_mean` -- CoinPress (Biswas, Dong, Kamath & Ullman, 2020):
+  iteratively shrink a public ball around the mean, clip to it, and add
+  Gaussian noise; :math:`\\rho`-zCDP.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import RandomLike, check_2d, check_epsilon, check_positive_int, check_random_state, check_scalar
+from .quantile import private_quantile
+
+__all__ = ["coordinatewise_private_median", "coinpress_mean", "pure_dp_to_zcdp", "zcdp_to_approx_dp"]
+
+
+def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, float], bins: int = 1000,
+                                  rng: RandomLike = None) -> np.ndarray:
+    """:math:`\\varepsilon`-DP coordinate-wise median (chapter 10).
+
+    Coordinate :math:`k` is rescaled to [0, 1] with the **public** bounds,
+    :math:`R_i = \\mathrm{clip}((X_{ik} - a)/(b - a), 0, 1)`, and released by
+    :func:`~dpcp_tutorial.private_quantile` with budget :math:`\\varepsilon/d`
+    at level :math:`\\beta = 1/2 + 2d/(n\\varepsilon)`, so that its shifted
+    level is :math:`\\alpha_0 = 1/2`: the exponential mechanism with utility
+    :math:`-\\max(\\#\\{R_i < e_j\\}, \\#\\{R_i > e_j\\})` (sensitivity 1) over the
+    bin edges :math:`e_j = j/M`. Basic composition over the :math:`d`
+    coordinates gives :math:`\\varepsilon`-DP (replace-one neighbours).
+
+    Parameters
+    ----------
+    data : array-like of shape (n, d)
+    epsilon : float
+        Total budget; each coordinate gets ``epsilon / d``.
+    bounds : (float, float)
+        Public range :math:`[a, b]` of every coordinate; values outside are clipped.
+    bins : int
+        Number of bins :math:`M` per coordinate (resolution :math:`(b - a)/M`).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    data = check_2d(data, "data", min_rows=2)
+    epsilon = check_epsilon(epsilon)
+    lower, upper = _check_bounds(bounds)
+    bins = check_positive_int(bins, "bins", minimum=2)
+    rng = check_random_state(rng)
+    n, d = data.shape
+    eps_k = epsilon / d
+    if n * eps_k <= 4.0:
+        raise ValueError(f"n * epsilon / d = {n * eps_k:.4g} must exceed 4 for the median level to be valid; "
+                         "use more data or a larger epsilon")
+    level = 0.5 + 2.0 / (n * eps_k)
+    scaled = np.clip((data - lower) / (upper - lower), 0.0, 1.0)
+    out = np.empty(d)
+    for k in range(d):
+        out[k] = lower + (upper - lower) * private_quantile(scaled[:, k], level, eps_k, bins=bins, rng=rng)
+    return out
+
+
+def _check_bounds(bounds) -> tuple[float, float]:
+    try:
+        lower, upper = bounds
+    except (TypeError, ValueError):
+        raise TypeError("bounds must be a pair (lower, upper) of public numbers") from None
+    lower = check_scalar(lower, "lower bound")
+    upper = check_scalar(upper, "upper bound")
+    if upper <= lower:
+        raise ValueError(f"bounds=({lower}, {upper}): the upper bound must exceed the lower bound")
+    return lower, upper
+
+
+def _gaussian_tail_radius(d: int, failure_prob: float) -> float:
+    """:math:`\\gamma = \\sqrt{d + 2\\sqrt{d\\log(1/b)} + 2\\log(1/b)}`: a :math:`N(0, I_d)` vector is shorter w.p. :math:`\\ge 1 - b`."""
+    log_b = np.log(1.0 / failure_prob)
+    return float(np.sqrt(d + 2.0 * np.sqrt(d * log_b) + 2.0 * log_b))
+
+
+def _clipped_mean(data: np.ndarray, center: np.ndarray, clip: float) -> np.ndarray:
+    """Mean of the points projected onto the ball :math:`B(c, R)`; moves by at most :math:`2R/n` between neighbours."""
+    diff = data - center
+    norms = np.linalg.norm(diff, axis=1)
+    factor = np.minimum(1.0, np.divide(clip, norms, out=np.ones_like(norms), where=norms > 0))
+    return center + (diff * factor[:, None]).mean(axis=0)
+
+
+def _coinpress_step(data: np.ndarray, center: np.ndarray, radius: float, rho: float, gamma: float,
+                    rng: np.random.Generator) -> tuple[np.ndarray, float, float, float]:
+    """One CoinPress step; returns (new centre, new radius, clipping radius R, noise scale sigma)."""
+    n = data.shape[0]
+    clip = min(np.sqrt(radius ** 2 + 6.0 * radius + gamma ** 2), radius + gamma)
+    clipped_mean = _clipped_mean(data, center, clip)
+    sigma = (2.0 * clip / n) / np.sqrt(2.0 * rho)
+    new_center = clipped_mean + sigma * rng.standard_normal(data.shape[1])
+    new_radius = gamma * np.sqrt(1.0 / n + sigma ** 2)
+    return new_center, new_radius, clip, sigma
+
+
+def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4, split=None,
+                   failure_prob: float = 0.01, rng: RandomLike = None) -> np.ndarray:
+    """CoinPress private mean for data with covariance :math:`\\preceq I_d` (Biswas et al., 2020; chapter 10).
+
+    Starting from a **public** ball :math:`B(c, r)` believed to contain the
+    mean, each of the ``n_iter`` steps, with budget :math:`\\rho_t`:
+
+    1. :math:`\\gamma = \\sqrt{d + 2\\sqrt{d\\log(1/b)} + 2\\log(1/b)}`;
+    2. clipping radius :math:`R = \\min(\\sqrt{r^2 + 6r + \\gamma^2},\\, r + \\gamma)`;
+    3. project every point onto :math:`B(c, R)`;
+    4. :math:`c \\leftarrow` mean of the projected points :math:`+ N(0, \\sigma^2 I)`,
+       :math:`\\sigma = (2R/n)/\\sqrt{2\\rho_t}`;
+    5. :math:`r \\leftarrow \\gamma\\sqrt{1/n + \\sigma^2}`.
+
+    Step 4 is the Gaussian mechanism with :math:`L_2` sensitivity :math:`2R/n`,
+    so it is :math:`\\rho_t`-zCDP; the steps compose to
+    :math:`\\rho = \\sum_t \\rho_t`-zCDP (replace-one neighbours). Every step
+    projects the original data.
+
+    Parameters
+    ----------
+    data : array-like of shape (n, d)
+    rho : float
+        Total zCDP budget (e.g. :math:`\\varepsilon^2/2` to match an
+        :math:`\\varepsilon`-DP estimator, see :func:`pure_dp_to_zcdp`).
+    radius : float
+        Public radius :math:`r` of the initial ball (the authors use :math:`10\\sqrt d`).
+    center : float or array-like of shape (d,)
+        Public centre of the initial ball.
+    n_iter : int
+        Number of steps :math:`t`.
+    split : array-like of shape (n_iter,), optional
+        Fractions of :math:`\\rho` per step (positive, summing to 1). Default:
+        the first :math:`t-1` steps share 1/4 and the last gets 3/4 (for
+        :math:`t = 4`: [1/12, 1/12, 1/12, 3/4], the authors' choice).
+    failure_prob : float
+        :math:`b` in :math:`\\gamma` (accuracy only; privacy does not depend on it).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    data = check_2d(data, "data", min_rows=2)
+    n, d = data.shape
+    rho = check_scalar(rho, "rho", low=0.0, hint="rho is the zCDP budget")
+    radius = check_scalar(radius, "radius", low=0.0)
+    n_iter = check_positive_int(n_iter, "n_iter")
+    failure_prob = check_scalar(failure_prob, "failure_prob", low=0.0, high=1.0)
+    c = np.asarray(center, dtype=float)
+    c = np.full(d, float(c)) if c.ndim == 0 else c.copy()
+    if c.shape != (d,) or not np.all(np.isfinite(c)):
+        raise ValueError(f"center must be a finite scalar or an array of length d={d}")
+    if split is None:
+        fractions = np.array([1.0]) if n_iter == 1 else np.r_[np.full(n_iter - 1, 0.25 / (n_iter - 1)), 0.75]
+    else:
+        fractions = np.asarray(split, dtype=float)
+        if fractions.shape != (n_iter,) or np.any(fractions <= 0) or abs(fractions.sum() - 1.0) > 1e-9:
+            raise ValueError(f"split must be {n_iter} positive fractions summing to 1, got {split}")
+    rng = check_random_state(rng)
+    gamma = _gaussian_tail_radius(d, failure_prob)
+    r = radius
+    for frac in fractions:
+        c, r, _, _ = _coinpress_step(data, c, r, rho * frac, gamma, rng)
+    return c
+
+
+def pure_dp_to_zcdp(epsilon: float) -> float:
+    """:math:`\\varepsilon`-DP implies :math:`\\tfrac12\\varepsilon^2`-zCDP (Bun & Steinke, 2016)."""
+    return 0.5 * check_epsilon(epsilon) ** 2
+
+
+def zcdp_to_approx_dp(rho: float, delta: float) -> float:
+    """:math:`\\rho`-zCDP implies :math:`(\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}, \\delta)`-DP (Bun & Steinke, 2016)."""
+    rho = check_scalar(rho, "rho", low=0.0)
+    delta = check_scalar(delta, "delta", low=0.0, high=1.0)
+    return rho + 2.0 * np.sqrt(rho * np.log(1.0 / delta))

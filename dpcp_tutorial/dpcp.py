@@ -1,0 +1,601 @@
+"""Differential CP and DPCP: conformal prediction without a data split (chapters 5 and 6).
+
+*Differential CP* (not private) fits an :math:`(\\varepsilon, \\delta)`-DP model
+:math:`\\mu_n` on **all** :math:`n` points and calibrates on the same points at the
+shifted level
+
+.. math:: \\alpha_1 = e^{-\\varepsilon}(\\alpha - \\delta).
+
+If the trainer is DP under *add/remove* neighbours and symmetric, then
+:math:`\\mu_n = A(D_n)` and the oracle :math:`\\mu_{n+1} = A(D_n \\cup \\{Z_{n+1}\\})`
+miscover with probabilities that differ by at most the DP factor, which gives
+coverage :math:`\\ge 1 - \\alpha` at level :math:`\\alpha_1` and only
+:math:`\\ge 1 - e^{\\varepsilon}\\alpha - \\delta` without the shift (chapter 5).
+
+*DPCP* (the seed's Algorithm 2) replaces the exact in-sample quantile by the
+private quantile of Algorithm 1 (:func:`dpcp_tutorial.private_quantile`) with
+budget :math:`\\varepsilon_2`, so that the release is
+:math:`(\\varepsilon_1 + \\varepsilon_2, \\delta)`-DP by basic composition. Its
+coverage claim rests on the seed's Assumptions 1-2 and is **not verified
+against the paper** (chapter 6).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import (
+    RandomLike,
+    check_1d,
+    check_2d,
+    check_alpha,
+    check_delta,
+    check_epsilon,
+    check_positive_int,
+    check_random_state,
+    check_same_length,
+    check_scalar,
+)
+from .accounting import PrivacyBudget
+from .conformal import aps_prediction_set, aps_score, conformal_quantile, lac_prediction_set, lac_score
+from .private_split import _check_bound, bounded_interval, normalised_residual_score
+from .quantile import private_quantile, quantile_edges
+
+__all__ = [
+    "check_dp_trainer",
+    "differential_cp_level",
+    "differential_cp_coverage_floor",
+    "differential_cp_quantile",
+    "differential_cp_interval",
+    "differential_cp_set",
+    "dpcp_levels",
+    "dpcp_quantile",
+    "dpcp_interval",
+    "dpcp_set",
+    "DPCPRegressor",
+    "DPCPClassifier",
+    "DPRegressogram",
+]
+
+
+# ---------------------------------------------------------------------------
+# the trainer contract (seed error S8)
+# ---------------------------------------------------------------------------
+
+def check_dp_trainer(trainer) -> None:
+    """Refuse trainers that the no-split argument does not cover (chapter 5, seed error S8).
+
+    Differential CP and DPCP compare the model fitted on :math:`D_n` with the one
+    fitted on :math:`D_n` plus the test point: an *add/remove* pair. The trainer
+    must therefore
+
+    * be a scikit-learn estimator with constructor parameters ``epsilon`` and
+      ``delta`` (the procedures set them), and
+    * declare ``neighbouring = "add/remove"`` (a class attribute). A
+      replace-one guarantee says nothing about data sets of different sizes.
+
+    It must also be symmetric (its output law invariant to the order of the
+    records); that cannot be checked in code and is the trainer's promise.
+
+    Raises
+    ------
+    TypeError
+        If ``trainer`` lacks ``get_params`` or the ``epsilon``/``delta`` parameters.
+    ValueError
+        If it does not declare add/remove neighbours.
+    """
+    if not hasattr(trainer, "get_params") or not hasattr(trainer, "fit"):
+        raise TypeError(f"trainer must be a scikit-learn estimator, got {type(trainer).__name__}")
+    missing = {"epsilon", "delta"} - set(trainer.get_params(deep=False))
+    if missing:
+        raise TypeError(
+            f"{type(trainer).__name__} has no constructor parameter(s) {sorted(missing)}; Differential CP and DPCP "
+            "need a DP trainer whose (epsilon, delta) they can set, e.g. dpcp_tutorial.training.DPRidgeRegression"
+        )
+    neighbouring = getattr(trainer, "neighbouring", None)
+    if neighbouring != "add/remove":
+        raise ValueError(
+            f"{type(trainer).__name__} declares neighbouring={neighbouring!r}, but the no-split argument compares "
+            "D_n with D_n plus one point, so the trainer must be (epsilon, delta)-DP under add/remove neighbours "
+            "(seed error S8: not every DP trainer works). Use an add/remove trainer (e.g. Poisson-subsampled DP-SGD) "
+            "or re-derive the trainer's guarantee for add/remove and set neighbouring = 'add/remove'"
+        )
+    if "expected_batch_size" in trainer.get_params(deep=False) and trainer.expected_batch_size is None:
+        raise ValueError(
+            f"{type(trainer).__name__}(expected_batch_size=None) divides its gradients by sampling_rate * n, so its "
+            "output depends on the private size n and its add/remove guarantee does not hold for the model fitted "
+            "on n and on n + 1 points; pass a public constant, e.g. expected_batch_size=sampling_rate * n0 for a "
+            "planned size n0"
+        )
+
+
+def _fit_trainer(trainer, X, y, epsilon: float, delta: float, rng: np.random.Generator):
+    """Clone ``trainer``, set its privacy (and seed) and fit it on all the data."""
+    check_dp_trainer(trainer)
+    model = clone(trainer)
+    params = {"epsilon": epsilon, "delta": delta}
+    if "rng" in model.get_params(deep=False):
+        params["rng"] = np.random.default_rng(rng.integers(2**63))
+    return model.set_params(**params).fit(X, y)
+
+
+def _trainer_privacy(trainer) -> tuple[float, float]:
+    check_dp_trainer(trainer)
+    params = trainer.get_params(deep=False)
+    return check_epsilon(params["epsilon"], "trainer epsilon"), check_delta(params["delta"], "trainer delta")
+
+
+# ---------------------------------------------------------------------------
+# Differential CP (not private)
+# ---------------------------------------------------------------------------
+
+def differential_cp_level(alpha: float, epsilon: float, delta: float) -> float:
+    """The Differential-CP level :math:`\\alpha_1 = e^{-\\varepsilon}(\\alpha - \\delta)` (chapter 5).
+
+    Calibrating in-sample at :math:`\\alpha_1` with an :math:`(\\varepsilon, \\delta)`-DP
+    add/remove trainer gives miscoverage at most
+    :math:`e^{\\varepsilon}\\alpha_1 + \\delta = \\alpha`.
+
+    Raises
+    ------
+    ValueError
+        If :math:`\\alpha \\le \\delta` (no level works).
+    """
+    alpha = check_alpha(alpha)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if alpha <= delta:
+        raise ValueError(
+            f"alpha={alpha:.6g} must exceed delta={delta:.3g}: the guarantee is miscoverage <= e^eps * alpha1 + delta, "
+            f"so no level alpha1 > 0 reaches alpha. Use delta far below both alpha and 1/n (e.g. delta=1e-6)"
+        )
+    return math.exp(-epsilon) * (alpha - delta)
+
+
+def differential_cp_coverage_floor(alpha: float, epsilon: float, delta: float) -> float:
+    """Coverage floor :math:`1 - e^{\\varepsilon}\\alpha - \\delta` of Differential CP *without* the shift (chapter 5).
+
+    The stability argument applied at level :math:`\\alpha` itself; it can be
+    negative (vacuous) for large :math:`\\varepsilon`.
+    """
+    alpha = check_alpha(alpha)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    return 1.0 - math.exp(epsilon) * alpha - delta
+
+
+def differential_cp_quantile(scores, alpha: float, epsilon: float, delta: float, corrected: bool = True) -> float:
+    """In-sample conformal quantile of Differential CP (chapter 5).
+
+    .. math:: q = s_{(k)}, \\quad k = \\lceil (n+1)(1-\\alpha_1) \\rceil,
+              \\quad \\alpha_1 = e^{-\\varepsilon}(\\alpha - \\delta),
+
+    with ``inf`` when :math:`k > n`. The scores are those of the model fitted on
+    the *same* :math:`n` points. ``corrected=False`` uses :math:`\\alpha` itself
+    (coverage only :math:`\\ge 1 - e^{\\varepsilon}\\alpha - \\delta`).
+    """
+    level = differential_cp_level(alpha, epsilon, delta) if corrected else check_alpha(alpha)
+    return conformal_quantile(scores, level)
+
+
+def differential_cp_interval(trainer, X, y, X_test, alpha: float = 0.1, corrected: bool = True,
+                             rng: RandomLike = None) -> np.ndarray:
+    """Differential-CP intervals :math:`\\mu_n(x) \\pm q` (chapter 5; not private).
+
+    Fits ``trainer`` (an add/remove :math:`(\\varepsilon, \\delta)`-DP estimator,
+    whose own ``epsilon``/``delta`` are used) on all of ``X, y`` and calibrates
+    on the same data with :func:`differential_cp_quantile`.
+
+    Returns
+    -------
+    ndarray of shape (n_test, 2)
+        Rows are ``(-inf, inf)`` when the rank exceeds ``n``.
+    """
+    epsilon, delta = _trainer_privacy(trainer)
+    X, y = _check_regression_data(X, y)
+    X_test = check_2d(X_test, "X_test")
+    model = _fit_trainer(trainer, X, y, epsilon, delta, check_random_state(rng))
+    q = differential_cp_quantile(np.abs(y - model.predict(X)), alpha, epsilon, delta, corrected)
+    mu = model.predict(X_test)
+    return np.column_stack([mu - q, mu + q])
+
+
+def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bool = True, score: str = "lac",
+                        rng: RandomLike = None) -> np.ndarray:
+    """Differential-CP prediction sets (chapter 5; not private).
+
+    As :func:`differential_cp_interval` for a classifier with ``predict_proba``;
+    the score is LAC (:math:`1-\\hat p_y`) or APS.
+
+    Returns
+    -------
+    ndarray of shape (n_test, K)
+        Boolean; column order is ``model.classes_``.
+    """
+    epsilon, delta = _trainer_privacy(trainer)
+    X, y = check_2d(X, "X"), np.asarray(y)
+    X_test = check_2d(X_test, "X_test")
+    score_fn, set_fn = _score_functions(score)
+    model = _fit_trainer(trainer, X, y, epsilon, delta, check_random_state(rng))
+    q = differential_cp_quantile(score_fn(model.predict_proba(X), _encode(model, y)), alpha, epsilon, delta,
+                                 corrected)
+    return set_fn(model.predict_proba(X_test), q)
+
+
+# ---------------------------------------------------------------------------
+# DPCP (the seed's Algorithm 2)
+# ---------------------------------------------------------------------------
+
+def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: float) -> tuple[float, float]:
+    """The two levels of DPCP (chapter 6).
+
+    .. math:: \\alpha_1 = e^{-\\varepsilon_1}(\\alpha - \\delta), \\qquad
+              \\alpha_0 = \\alpha_1 - \\frac{2}{n\\varepsilon_2}.
+
+    Raises
+    ------
+    ValueError
+        If :math:`\\alpha \\le \\delta`, or if :math:`\\alpha_0 \\le 0` (Algorithm 1 is then
+        infeasible); the message states the smallest :math:`n`, the smallest
+        :math:`\\varepsilon_2` and the largest :math:`\\varepsilon_1` that work.
+    """
+    n = check_positive_int(n, "n")
+    epsilon1 = check_epsilon(epsilon1, "epsilon1")
+    epsilon2 = check_epsilon(epsilon2, "epsilon2")
+    alpha1 = differential_cp_level(alpha, epsilon1, delta)
+    shift = 2.0 / (n * epsilon2)
+    if alpha1 <= shift:
+        n_min = math.floor(2.0 / (alpha1 * epsilon2)) + 1
+        eps1_max = math.log((alpha - delta) * n * epsilon2 / 2.0)
+        eps1_hint = (f", or lower epsilon1 below {eps1_max:.4g}" if eps1_max > 0 else "")
+        raise ValueError(
+            f"DPCP is infeasible: alpha1 = e^-epsilon1 (alpha - delta) = {alpha1:.4g} must exceed "
+            f"2/(n epsilon2) = {shift:.4g} (n={n}, epsilon1={epsilon1:.4g}, epsilon2={epsilon2:.4g}). "
+            f"Use at least n={n_min} points, or epsilon2 above {2.0 / (n * alpha1):.4g}{eps1_hint}"
+        )
+    return alpha1, alpha1 - shift
+
+
+def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta: float, bins=1000,
+                  rng: RandomLike = None) -> float:
+    """Private in-sample threshold of DPCP: Algorithm 1 at level :math:`\\alpha_1` (chapter 6).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        Scores in [0, 1] of the model trained on the *same* n points with
+        :math:`(\\varepsilon_1, \\delta)`.
+    alpha, delta : float
+        Target miscoverage and the trainer's :math:`\\delta`.
+    epsilon1, epsilon2 : float
+        Budgets of the trainer (enters :math:`\\alpha_1`) and of this release.
+    bins : int or array-like
+        Edges of Algorithm 1 (:func:`dpcp_tutorial.quantile_edges`).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    float
+        :math:`\\hat q`, an edge; 1 (the top edge) means the whole space.
+    """
+    scores = check_1d(scores, "scores", unit_interval=True)
+    alpha1, _ = dpcp_levels(scores.size, alpha, epsilon1, epsilon2, delta)
+    return private_quantile(scores, alpha1, epsilon2, bins=bins, rng=rng)
+
+
+def _check_split(epsilon: float, epsilon1: float) -> tuple[float, float]:
+    epsilon = check_epsilon(epsilon)
+    epsilon1 = check_epsilon(epsilon1, "epsilon1")
+    if epsilon1 >= epsilon:
+        raise ValueError(
+            f"epsilon1={epsilon1:.6g} (training) must be smaller than the total epsilon={epsilon:.6g}: the rest, "
+            f"epsilon2 = epsilon - epsilon1, pays for the private quantile"
+        )
+    return epsilon, epsilon1
+
+
+def _check_regression_data(X, y) -> tuple[np.ndarray, np.ndarray]:
+    X = check_2d(X, "X")
+    y = check_1d(y, "y")
+    check_same_length(("X", X), ("y", y))
+    return X, y
+
+
+def _score_functions(score: str):
+    table = {"lac": (lac_score, lac_prediction_set), "aps": (aps_score, aps_prediction_set)}
+    if score not in table:
+        raise ValueError(f"score={score!r} is not supported; choose 'lac' or 'aps'")
+    score_fn, set_fn = table[score]
+    return (lambda proba, y: np.clip(score_fn(proba, y), 0.0, 1.0)), set_fn
+
+
+def _encode(model, y) -> np.ndarray:
+    """Labels as indices into ``model.classes_`` (the column order of ``predict_proba``)."""
+    classes = np.asarray(model.classes_)
+    y = np.asarray(y)
+    idx = np.searchsorted(classes, y)
+    idx = np.clip(idx, 0, classes.size - 1)
+    if y.ndim != 1 or not np.array_equal(classes[idx], y):
+        raise ValueError(f"y must be a 1-D array of labels from the fitted classes {classes.tolist()}")
+    return idx
+
+
+class _DPCPBase(BaseEstimator):
+    """Shared fit: train on all data with epsilon1, release Algorithm 1 with epsilon2."""
+
+    def _fit(self, X, y):
+        epsilon, epsilon1 = _check_split(self.epsilon, self.epsilon1)
+        epsilon2 = epsilon - epsilon1
+        delta = check_delta(self.delta)
+        quantile_edges(self.bins)
+        rng = check_random_state(self.rng)
+        # feasibility is checked before any data is touched
+        self.alpha1_, self.alpha0_ = dpcp_levels(len(X), self.alpha, epsilon1, epsilon2, delta)
+        budget = PrivacyBudget(epsilon, delta)
+        self.estimator_ = _fit_trainer(self.trainer, X, y, epsilon1, delta, rng)
+        budget.spend(epsilon1, delta, "model training")
+        scores = self._scores(self.estimator_, X, y)
+        self.qhat_ = private_quantile(scores, self.alpha1_, epsilon2, bins=self.bins, rng=rng)
+        budget.spend(epsilon2, 0.0, "private quantile")
+        self.budget_ = budget
+        self.epsilon1_, self.epsilon2_ = epsilon1, epsilon2
+        self.n_samples_ = len(X)
+        return self
+
+    def _check_fitted(self):
+        check_is_fitted(self, "qhat_")
+
+
+class DPCPRegressor(RegressorMixin, _DPCPBase):
+    """DPCP intervals without a data split (the seed's Algorithm 2; chapter 6).
+
+    ``fit(X, y)``:
+
+    1. check feasibility, :math:`\\alpha_1 = e^{-\\varepsilon_1}(\\alpha-\\delta) > 2/(n\\varepsilon_2)`;
+    2. train a clone of ``trainer`` on **all** :math:`n` points with
+       :math:`(\\varepsilon_1, \\delta)`;
+    3. scores :math:`R_i = \\min(|y_i - \\mu_n(x_i)|/B, 1)` on the same points;
+    4. :math:`\\hat q` = Algorithm 1 at level :math:`\\alpha_1` with budget
+       :math:`\\varepsilon_2 = \\varepsilon - \\varepsilon_1`.
+
+    ``predict_interval(X)`` returns :math:`\\mu_n(x) \\pm B\\hat q`, or the whole line
+    when :math:`\\hat q = 1`. The release :math:`(\\mu_n, \\hat q)` is
+    :math:`(\\varepsilon, \\delta)`-DP by basic composition; the coverage claim is the
+    seed's (Assumptions 1-2, not verified against the paper).
+
+    Parameters
+    ----------
+    trainer : scikit-learn regressor
+        DP under add/remove, with ``epsilon``/``delta`` constructor parameters
+        (see :func:`check_dp_trainer`); cloned, and its ``rng`` (if any) is
+        seeded from ``rng``.
+    alpha : float
+        Target miscoverage; must exceed ``delta``.
+    epsilon : float
+        Total budget :math:`\\varepsilon = \\varepsilon_1 + \\varepsilon_2`.
+    epsilon1 : float
+        Training budget, smaller than ``epsilon``. No fixed ratio is right
+        (chapter 6); the default 0.3 of the default total 1 is a package choice
+        that keeps the level shift :math:`e^{-\\varepsilon_1}` mild.
+    delta : float
+        :math:`\\delta` of the trainer; keep it far below :math:`1/n`.
+    bound : float
+        Public bound :math:`B` on the absolute residuals (never the data's max).
+    bins : int or array-like
+        Edges of Algorithm 1 (default 1000 equal bins; a package choice).
+    rng : None, int or numpy.random.Generator
+
+    Attributes
+    ----------
+    estimator_ : fitted trainer
+    qhat_ : float
+        Released threshold on the normalised scale.
+    alpha1_, alpha0_ : float
+        :math:`\\alpha_1` and Algorithm 1's :math:`\\alpha_0 = \\alpha_1 - 2/(n\\varepsilon_2)`.
+    epsilon1_, epsilon2_ : float
+        The split actually used.
+    budget_ : PrivacyBudget
+        Ledger with the spends ``"model training"`` :math:`(\\varepsilon_1, \\delta)` and
+        ``"private quantile"`` :math:`(\\varepsilon_2, 0)`.
+    """
+
+    def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
+                 delta: float = 1e-6, bound: float = 1.0, bins=1000, rng: RandomLike = None):
+        self.trainer = trainer
+        self.alpha = alpha
+        self.epsilon = epsilon
+        self.epsilon1 = epsilon1
+        self.delta = delta
+        self.bound = bound
+        self.bins = bins
+        self.rng = rng
+
+    def _scores(self, model, X, y):
+        return normalised_residual_score(y, model.predict(X), self.bound)
+
+    def fit(self, X, y):
+        """Train on all the data and release the private threshold."""
+        _check_bound(self.bound)
+        X, y = _check_regression_data(X, y)
+        return self._fit(X, y)
+
+    def predict(self, X) -> np.ndarray:
+        """Point predictions :math:`\\mu_n(x)`."""
+        self._check_fitted()
+        return self.estimator_.predict(check_2d(X, "X"))
+
+    def predict_interval(self, X) -> np.ndarray:
+        """Intervals of shape (n, 2); rows are ``(-inf, inf)`` when ``qhat_ == 1``."""
+        return bounded_interval(self.predict(X), self.qhat_, self.bound)
+
+
+class DPCPClassifier(_DPCPBase):
+    """DPCP prediction sets for classification (the seed's Algorithm 2; chapter 6).
+
+    As :class:`DPCPRegressor` with the LAC score :math:`1 - \\hat p_y(x)` (already
+    in [0, 1], no bound needed) or the APS score; the set is
+    :math:`\\{y : s(x, y) \\le \\hat q\\}` with the same score (seed error S11), all
+    classes when :math:`\\hat q = 1`.
+
+    Parameters
+    ----------
+    trainer : scikit-learn classifier with ``predict_proba``
+        DP under add/remove with ``epsilon``/``delta`` parameters.
+    alpha, epsilon, epsilon1, delta, bins, rng
+        As in :class:`DPCPRegressor`.
+    score : {"lac", "aps"}
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        Column order of :meth:`predict_set`.
+    estimator_, qhat_, alpha1_, alpha0_, epsilon1_, epsilon2_, budget_
+        As in :class:`DPCPRegressor`.
+    """
+
+    def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
+                 delta: float = 1e-6, score: str = "lac", bins=1000, rng: RandomLike = None):
+        self.trainer = trainer
+        self.alpha = alpha
+        self.epsilon = epsilon
+        self.epsilon1 = epsilon1
+        self.delta = delta
+        self.score = score
+        self.bins = bins
+        self.rng = rng
+
+    def _scores(self, model, X, y):
+        score_fn, _ = _score_functions(self.score)
+        return score_fn(model.predict_proba(X), _encode(model, y))
+
+    def fit(self, X, y):
+        """Train on all the data and release the private threshold."""
+        _score_functions(self.score)
+        X = check_2d(X, "X")
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != len(X):
+            raise ValueError(f"y must be a 1-D array of {len(X)} labels, got shape {y.shape}")
+        self._fit(X, y)
+        self.classes_ = np.asarray(self.estimator_.classes_)
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities of the private model."""
+        self._check_fitted()
+        return self.estimator_.predict_proba(check_2d(X, "X"))
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable class (point prediction)."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def predict_set(self, X) -> np.ndarray:
+        """Boolean matrix of shape (n, K); every class is included when ``qhat_ == 1``."""
+        proba = self.predict_proba(X)
+        if self.qhat_ >= 1.0:
+            return np.ones(proba.shape, dtype=bool)
+        return _score_functions(self.score)[1](proba, self.qhat_)
+
+
+def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
+                  delta: float = 1e-6, bound: float = 1.0, bins=1000, rng: RandomLike = None) -> np.ndarray:
+    """DPCP intervals for ``X_test`` in one call (chapter 6); see :class:`DPCPRegressor`."""
+    model = DPCPRegressor(trainer, alpha=alpha, epsilon=epsilon, epsilon1=epsilon1, delta=delta, bound=bound,
+                          bins=bins, rng=rng)
+    return model.fit(X, y).predict_interval(X_test)
+
+
+def dpcp_set(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
+             delta: float = 1e-6, score: str = "lac", bins=1000, rng: RandomLike = None) -> np.ndarray:
+    """DPCP prediction sets for ``X_test`` in one call (chapter 6); see :class:`DPCPClassifier`."""
+    model = DPCPClassifier(trainer, alpha=alpha, epsilon=epsilon, epsilon1=epsilon1, delta=delta, score=score,
+                           bins=bins, rng=rng)
+    return model.fit(X, y).predict_set(X_test)
+
+
+# ---------------------------------------------------------------------------
+# a minimal add/remove-DP trainer for illustrations and fast tests
+# ---------------------------------------------------------------------------
+
+class DPRegressogram(RegressorMixin, BaseEstimator):
+    """Noisy bin means of one feature: a small symmetric add/remove-DP trainer (chapter 5).
+
+    The feature range ``[low, high]`` (public) is cut into ``n_bins`` equal
+    bins; each bin releases its clipped response sum and its count with Laplace
+    noise,
+
+    .. math:: \\tilde S_b = \\sum_{x_i \\in b} [y_i]_{-C}^{C} + \\mathrm{Lap}(2C/\\varepsilon),
+              \\qquad \\tilde N_b = N_b + \\mathrm{Lap}(2/\\varepsilon),
+
+    and predicts :math:`[\\tilde S_b / \\max(\\tilde N_b, 1)]_{-C}^{C}`. Adding or
+    removing one record changes one bin's sum by at most :math:`C` and its count
+    by 1, so the release is :math:`\\varepsilon`-DP under add/remove (hence
+    :math:`(\\varepsilon, \\delta)`-DP for any ``delta``), at every sample size, and
+    symmetric. With many bins it overfits on purpose: in-sample residuals are
+    smaller than fresh ones, which is what the Differential-CP shift must absorb.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget.
+    delta : float
+        Accepted for the trainer contract; the mechanism is pure DP.
+    n_bins : int
+        Number of bins.
+    low, high : float
+        Public range of the feature (values outside are clipped to it).
+    y_bound : float
+        Public clipping bound :math:`C` of the response.
+    rng : None, int or numpy.random.Generator
+    """
+
+    neighbouring = "add/remove"
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 0.0, n_bins: int = 20, low: float = -3.0,
+                 high: float = 3.0, y_bound: float = 3.0, rng: RandomLike = None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_bins = n_bins
+        self.low = low
+        self.high = high
+        self.y_bound = y_bound
+        self.rng = rng
+
+    def _bin(self, X) -> np.ndarray:
+        X = check_2d(X, "X")
+        if X.shape[1] != 1:
+            raise ValueError(f"DPRegressogram uses one feature, got {X.shape[1]}; select a column first")
+        low = check_scalar(self.low, "low")
+        high = check_scalar(self.high, "high", low=low)
+        n_bins = check_positive_int(self.n_bins, "n_bins")
+        position = (np.clip(X[:, 0], low, high) - low) / (high - low) * n_bins
+        return np.minimum(position.astype(int), n_bins - 1)
+
+    def fit(self, X, y):
+        """Release the noisy bin sums and counts."""
+        epsilon = check_epsilon(self.epsilon)
+        check_delta(self.delta)
+        bound = check_scalar(self.y_bound, "y_bound", low=0.0)
+        rng = check_random_state(self.rng)
+        y = check_1d(y, "y")
+        bins = self._bin(X)
+        check_same_length(("X", bins), ("y", y))
+        n_bins = self.n_bins
+        sums = np.bincount(bins, weights=np.clip(y, -bound, bound), minlength=n_bins)
+        counts = np.bincount(bins, minlength=n_bins).astype(float)
+        self.sum_scale_ = 2.0 * bound / epsilon
+        self.count_scale_ = 2.0 / epsilon
+        self.sums_ = sums + rng.laplace(scale=self.sum_scale_, size=n_bins)
+        self.counts_ = counts + rng.laplace(scale=self.count_scale_, size=n_bins)
+        self.privacy_ = (epsilon, 0.0)
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Noisy bin mean of each point's bin, clipped to ``[-y_bound, y_bound]``."""
+        check_is_fitted(self, "sums_")
+        bins = self._bin(X)
+        means = self.sums_ / np.maximum(self.counts_, 1.0)
+        return np.clip(means[bins], -self.y_bound, self.y_bound)

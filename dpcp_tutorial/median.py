@@ -1,0 +1,449 @@
+"""Differentially private depth medians (chapter 10).
+
+The exponential mechanism with a public base measure :math:`\\pi` releases
+
+.. math:: \\tilde\\theta \\sim Q_X(d\\theta) \\propto \\exp\\big(\\beta D(\\theta; X)\\big)\\,\\pi(d\\theta),
+          \\qquad \\beta = \\frac{\\varepsilon}{2\\,GS_n(D)},
+
+which is :math:`\\varepsilon`-DP for replace-one neighbours (McSherry & Talwar,
+2007; Ramsay, Jagannath & Chenouri, 2025). Two samplers:
+
+* ``sampler="candidates"`` -- **exact**: the finite mechanism over
+  data-independent candidates (draws from the public prior made inside the
+  function, or a public grid), sampled with the Gumbel-max trick in log space.
+  It is exactly :math:`\\varepsilon`-DP for any number of candidates.
+* ``sampler="langevin"`` -- **approximate**: unadjusted Langevin on the
+  logistic-smoothed integrated dual depth, as in the authors' experiments.
+  Its output law only approximates :math:`Q_X`; if it is within total
+  variation :math:`\\eta` of :math:`Q_X` for every data set, the release is
+  :math:`(\\varepsilon, (1 + e^\\varepsilon)\\eta)`-DP, and :math:`\\eta` is not
+  computed. The Langevin median is therefore only **approximately**
+  :math:`\\varepsilon`-DP.
+
+Everything the samplers use besides the data -- directions, candidates, the
+prior, the starting point, the step size and the number of steps -- must be
+chosen without looking at the data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import log_softmax
+
+from ._validation import RandomLike, check_2d, check_epsilon, check_positive_int, check_random_state, check_scalar
+from .depth import (
+    _resolve_directions,
+    _smoothed_cdfs,
+    _smoothed_gradient,
+    check_depth_name,
+    depth_sensitivity,
+    halfspace_depth,
+    integrated_dual_depth,
+    spatial_depth,
+)
+from .mechanisms import gumbel_max_sample
+
+__all__ = [
+    "GaussianPrior",
+    "mechanism_beta",
+    "public_grid",
+    "langevin_step_size",
+    "depth_median_log_probabilities",
+    "private_depth_median",
+    "depth_median",
+    "spatial_median",
+]
+
+_DEFAULT_DIRECTIONS = {"halfspace": 1000, "idd": 500, "smoothed_idd": 500}
+# bound on |d^2/dt^2 F(1-F)| for a logistic-smoothed CDF with slope s, divided by s^2:
+# max|sigma''| + 2 max(sigma')^2 = 1/(6 sqrt 3) + 1/8
+_CURVATURE = 1.0 / (6.0 * np.sqrt(3.0)) + 0.125
+
+
+@dataclass(frozen=True)
+class GaussianPrior:
+    """Public prior :math:`\\pi = N(\\text{mean}, \\text{scale}^2 I_d)` (chapter 10).
+
+    Parameters
+    ----------
+    scale : float
+        Standard deviation of every coordinate.
+    mean : float or array-like of shape (d,)
+        Centre; a scalar is repeated in every coordinate.
+
+    Notes
+    -----
+    The prior is part of the mechanism: choose it from public knowledge only.
+    The authors' final runs use :math:`N(0, 25d\\, I_d)`, i.e. ``scale = 5 * sqrt(d)``.
+    """
+
+    scale: float = 1.0
+    mean: float | tuple = 0.0
+
+    def __post_init__(self):
+        check_scalar(self.scale, "prior scale", low=0.0)
+        mean = np.asarray(self.mean, dtype=float)
+        if mean.ndim > 1 or not np.all(np.isfinite(mean)):
+            raise ValueError("prior mean must be a finite scalar or 1-D array")
+
+    def mean_vector(self, d: int) -> np.ndarray:
+        """The mean as a vector of length ``d``."""
+        mean = np.asarray(self.mean, dtype=float)
+        if mean.ndim == 0:
+            return np.full(d, float(mean))
+        if mean.shape != (d,):
+            raise ValueError(f"prior mean has length {mean.size} but the data have d={d}")
+        return mean.copy()
+
+    def sample(self, size: int, d: int, rng: RandomLike = None) -> np.ndarray:
+        """``size`` i.i.d. draws, shape ``(size, d)``."""
+        rng = check_random_state(rng)
+        return self.mean_vector(d) + self.scale * rng.standard_normal((size, d))
+
+    def log_density(self, x) -> np.ndarray:
+        """Log density up to an additive constant, :math:`-\\|x - \\mu\\|^2 / (2\\tau^2)`, rows of ``x``."""
+        x = np.atleast_2d(np.asarray(x, dtype=float))
+        return -0.5 * np.sum((x - self.mean_vector(x.shape[1])) ** 2, axis=1) / self.scale ** 2
+
+    def grad_log_density(self, x) -> np.ndarray:
+        """:math:`-(x - \\mu)/\\tau^2` for one point ``x`` of shape (d,)."""
+        x = np.asarray(x, dtype=float)
+        return -(x - self.mean_vector(x.shape[0])) / self.scale ** 2
+
+
+def mechanism_beta(epsilon: float, depth: str, n: int) -> float:
+    """Inverse temperature :math:`\\beta = \\varepsilon / (2\\,GS_n)` of the depth mechanism (chapter 10).
+
+    :math:`\\varepsilon n/2` for halfspace and (smoothed) integrated dual depth,
+    :math:`\\varepsilon n/4` for spatial depth.
+    """
+    return check_epsilon(epsilon) / (2.0 * depth_sensitivity(depth, n))
+
+
+def public_grid(lower: float, upper: float, num: int, d: int) -> np.ndarray:
+    """A public grid of candidates: ``num`` equally spaced values per axis in ``[lower, upper]^d``.
+
+    Returns
+    -------
+    ndarray of shape (num**d, d)
+    """
+    lower = check_scalar(lower, "lower")
+    upper = check_scalar(upper, "upper")
+    if upper <= lower:
+        raise ValueError(f"upper={upper} must exceed lower={lower}")
+    num = check_positive_int(num, "num", minimum=2)
+    d = check_positive_int(d, "d")
+    if num ** d > 10 ** 6:
+        raise ValueError(f"a grid with {num}^{d} points is too large; use fewer points per axis "
+                         "or candidates drawn from a public prior")
+    axis = np.linspace(lower, upper, num)
+    return np.stack([g.ravel() for g in np.meshgrid(*([axis] * d), indexing="ij")], axis=1)
+
+
+def langevin_step_size(beta: float, directions, smoothing: float = 10.0, prior_scale: float = np.inf) -> float:
+    """Default (public) Langevin step :math:`h = 1/L` (chapter 10).
+
+    :math:`L = \\beta\\, c\\, s^2\\, \\lambda_{\\max}\\big(\\tfrac1m \\sum_j u_j u_j^\\top\\big) + 1/\\tau^2`
+    with :math:`c = 1/(6\\sqrt3) + 1/8` bounds the curvature of the log target
+    :math:`\\beta\\, IDD_s + \\log\\pi` for **every** data set, because
+    :math:`|\\partial_t^2 F(1-F)| \\le c s^2` for a logistic-smoothed CDF. It
+    depends on :math:`\\varepsilon`, :math:`n`, the directions and the prior
+    only, never on the data.
+    """
+    beta = check_scalar(beta, "beta", low=0.0)
+    u = check_2d(directions, "directions")
+    u = u / np.linalg.norm(u, axis=1)[:, None]
+    s = check_scalar(smoothing, "smoothing", low=0.0)
+    lam = float(np.linalg.eigvalsh(u.T @ u / u.shape[0])[-1])
+    return 1.0 / (beta * _CURVATURE * s ** 2 * lam + 1.0 / prior_scale ** 2)
+
+
+def _refuse_data_rows(candidates: np.ndarray, data: np.ndarray, name: str) -> None:
+    """Raise if any row of ``candidates`` equals a row of ``data`` (an obvious data-derived input)."""
+    a = np.ascontiguousarray(candidates + 0.0)      # +0.0 maps -0.0 to 0.0 before comparing bytes
+    b = np.ascontiguousarray(data + 0.0)
+    row = np.dtype((np.void, a.dtype.itemsize * a.shape[1]))
+    hits = np.isin(a.view(row).ravel(), b.view(row).ravel())
+    if hits.any():
+        raise ValueError(
+            f"{int(hits.sum())} of the {name} coincide with data rows: {name} must not be derived from the "
+            "data (that breaks the privacy guarantee). Use a public grid (public_grid) or draws from a public "
+            "prior; the caller is responsible for their data independence")
+
+
+def _check_candidates(candidates, data: np.ndarray) -> np.ndarray:
+    cand = check_2d(candidates, "candidates")
+    if cand.shape[1] != data.shape[1]:
+        raise ValueError(f"candidates have {cand.shape[1]} columns but data have {data.shape[1]}")
+    _refuse_data_rows(cand, data, "candidates")
+    return cand
+
+
+def _check_data(data) -> np.ndarray:
+    return check_2d(data, "data", min_rows=2)
+
+
+def _depth_at(candidates: np.ndarray, data: np.ndarray, depth: str, directions, smoothing) -> np.ndarray:
+    if depth == "halfspace":
+        if directions is None:
+            return halfspace_depth(candidates, data, method="exact")
+        return halfspace_depth(candidates, data, method="directions", directions=directions)
+    if depth == "spatial":
+        return spatial_depth(candidates, data)
+    if depth == "idd":
+        return integrated_dual_depth(candidates, data, directions=directions)
+    return integrated_dual_depth(candidates, data, directions=directions, smoothing=smoothing)
+
+
+def depth_median_log_probabilities(data, epsilon: float, candidates, depth: str = "halfspace",
+                                   directions=None, smoothing: float = 10.0) -> np.ndarray:
+    """Exact output law of the candidate mechanism, in log space (chapter 10).
+
+    .. math:: \\log P(\\tilde\\theta = c_k) = \\beta D(c_k; X) - \\log \\sum_l e^{\\beta D(c_l; X)}
+
+    Parameters
+    ----------
+    data : array-like of shape (n, d)
+    epsilon : float
+    candidates : array-like of shape (K, d)
+        Public, data-independent candidates (rows equal to data rows are refused).
+    depth : {"halfspace", "spatial", "idd", "smoothed_idd"}
+    directions : array-like of shape (m, d), optional
+        Public directions. Required for ``"idd"``, ``"smoothed_idd"`` and for
+        ``"halfspace"`` when ``d > 2`` (exact halfspace depth is used for ``d <= 2``).
+    smoothing : float
+        Logistic slope for ``"smoothed_idd"``.
+
+    Returns
+    -------
+    ndarray of shape (K,)
+    """
+    data = _check_data(data)
+    depth = check_depth_name(depth)
+    beta = mechanism_beta(epsilon, depth, data.shape[0])
+    cand = _check_candidates(candidates, data)
+    needs = depth in ("idd", "smoothed_idd") or (depth == "halfspace" and data.shape[1] > 2)
+    if needs and directions is None:
+        raise ValueError(f"depth={depth!r} in d={data.shape[1]} needs public `directions` "
+                         "(e.g. random_directions(500, d, rng)) so that the law is well defined")
+    values = _depth_at(cand, data, depth, directions, smoothing)
+    return log_softmax(beta * (values - values.max()))
+
+
+def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler: str = "candidates",
+                         prior: GaussianPrior | None = None, *, candidates=None, n_candidates: int = 1000,
+                         directions=None, n_directions: int | None = None, smoothing: float = 10.0,
+                         start=None, n_steps: int | None = None, step_size: float | None = None,
+                         rng: RandomLike = None) -> np.ndarray:
+    """:math:`\\varepsilon`-DP depth median by the exponential mechanism with a public prior (chapter 10).
+
+    Releases a draw from :math:`Q_X \\propto \\exp(\\beta D(\\theta; X))\\pi(d\\theta)`
+    with :math:`\\beta = \\varepsilon/(2\\,GS_n)` (:func:`mechanism_beta`).
+
+    Parameters
+    ----------
+    data : array-like of shape (n, d)
+        The private sample, ``n >= 2`` (``n`` is treated as public).
+    epsilon : float
+        Privacy budget (replace-one neighbours).
+    depth : {"halfspace", "spatial", "idd", "smoothed_idd"}
+        The utility. ``sampler="langevin"`` needs ``"smoothed_idd"``.
+    sampler : {"candidates", "langevin"}
+        ``"candidates"``: exact finite mechanism over data-independent candidates,
+        **exactly** :math:`\\varepsilon`-DP. ``"langevin"``: unadjusted Langevin
+        :math:`\\theta_{t+1} = \\theta_t + h(\\nabla\\log\\pi + \\beta\\nabla IDD_s)(\\theta_t) + \\sqrt{2h}\\,\\xi_t`,
+        releasing the last iterate; **only approximately** :math:`\\varepsilon`-DP: if its
+        output law is within total variation :math:`\\eta` of :math:`Q_X` for every data
+        set it is :math:`(\\varepsilon, (1 + e^\\varepsilon)\\eta)`-DP, and :math:`\\eta` is not
+        computed (chapter 10).
+    prior : GaussianPrior, optional
+        Public prior :math:`\\pi`; default :math:`N(0, 25d\\,I_d)` (the authors' choice).
+        Candidates are drawn from it; Langevin uses its gradient.
+    candidates : array-like of shape (K, d), optional
+        Public candidates, e.g. :func:`public_grid`. By default ``n_candidates``
+        draws from ``prior``. Rows equal to data rows are refused; beyond that the
+        caller is responsible for their independence from the data.
+    n_candidates : int
+        Number of prior draws when ``candidates`` is not given.
+    directions : array-like of shape (m, d), optional
+        Public directions for the direction-based depths (``"idd"``,
+        ``"smoothed_idd"``, and ``"halfspace"`` when ``d > 2``); by default
+        ``n_directions`` are drawn from ``rng`` (1000 for halfspace, 500 otherwise).
+        For ``d <= 2`` halfspace depth is exact unless directions are given.
+    n_directions : int, optional
+    smoothing : float
+        Logistic slope :math:`s` of the smoothed IDD.
+    start : array-like of shape (d,), optional
+        Langevin starting point; by default a draw from :math:`N(\\text{prior mean}, I_d)`
+        (the authors' choice). Must be data-independent.
+    n_steps : int, optional
+        Langevin steps; by default :math:`\\max(1000, 80d)`, a public rule of thumb
+        that reaches the stationary regime with the default step on unit-scale
+        data (chapter 10).
+    step_size : float, optional
+        Langevin step :math:`h`; by default :func:`langevin_step_size`.
+    rng : None, int or numpy.random.Generator
+        Randomness, used in the order: directions, candidates or start, sampling.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    data = _check_data(data)
+    n, d = data.shape
+    depth = check_depth_name(depth)
+    beta = mechanism_beta(epsilon, depth, n)
+    if sampler not in ("candidates", "langevin"):
+        raise ValueError(f"sampler={sampler!r} must be 'candidates' (exact) or 'langevin' (approximate)")
+    if sampler == "langevin" and depth != "smoothed_idd":
+        raise ValueError("sampler='langevin' needs a differentiable depth: use depth='smoothed_idd', "
+                         "or sampler='candidates' for the other depths")
+    prior = GaussianPrior(scale=5.0 * np.sqrt(d)) if prior is None else prior
+    if not isinstance(prior, GaussianPrior):
+        raise TypeError(f"prior must be a GaussianPrior, got {type(prior).__name__}")
+    rng = check_random_state(rng)
+    u = None
+    if depth != "spatial" and not (depth == "halfspace" and d <= 2 and directions is None):
+        m = _DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
+        u = _resolve_directions(directions, m, d, rng)
+    if sampler == "candidates":
+        if start is not None or step_size is not None or n_steps is not None:
+            raise ValueError("start, step_size and n_steps are Langevin options; "
+                             "they are not used with sampler='candidates'")
+        if candidates is None:
+            cand = prior.sample(check_positive_int(n_candidates, "n_candidates"), d, rng)
+        else:
+            cand = _check_candidates(candidates, data)
+        values = _depth_at(cand, data, depth, u, smoothing)
+        return cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
+    if candidates is not None:
+        raise ValueError("candidates are only used with sampler='candidates'")
+    smoothing = check_scalar(smoothing, "smoothing", low=0.0)
+    n_steps = max(1000, 80 * d) if n_steps is None else check_positive_int(n_steps, "n_steps")
+    h = langevin_step_size(beta, u, smoothing, prior.scale) if step_size is None else \
+        check_scalar(step_size, "step_size", low=0.0)
+    if start is None:
+        theta = prior.mean_vector(d) + rng.standard_normal(d)
+    else:
+        theta = _check_point(start, d, "start")
+        _refuse_data_rows(theta[None, :], data, "start")
+    cdfs = _smoothed_cdfs(data, u, smoothing, dtype=np.float32)   # drift only: float32 is ample
+    noise = np.sqrt(2.0 * h) * rng.standard_normal((n_steps, d))
+    mean, precision = prior.mean_vector(d), 1.0 / prior.scale ** 2
+    for step in range(n_steps):
+        drift = beta * _smoothed_gradient(cdfs, u, u @ theta) - precision * (theta - mean)
+        theta = theta + h * drift + noise[step]
+        if not np.abs(theta).max() < 1e150:   # stop long before anything overflows
+            raise RuntimeError(f"the Langevin chain diverged (|theta| > 1e150); step_size={h:.3g} is too large "
+                               "for this prior and beta: use a smaller step_size or the default")
+    return theta
+
+
+def _check_point(x, d: int, name: str) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    if x.shape != (d,):
+        raise ValueError(f"{name} must have shape ({d},), got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return x
+
+
+def spatial_median(data, tol: float = 1e-10, max_iter: int = 10_000) -> np.ndarray:
+    """Spatial (geometric) median :math:`\\arg\\min_\\theta \\sum_i \\|X_i - \\theta\\|`, the maximiser of spatial depth (chapter 9).
+
+    Weiszfeld's iteration with the Vardi & Zhang (2000) modification, which
+    stays correct when an iterate hits a data point: with
+    :math:`T(y) = \\sum_{X_i \\ne y} X_i/\\|X_i - y\\| \\big/ \\sum_{X_i \\ne y} 1/\\|X_i - y\\|`,
+    :math:`r(y) = \\|\\sum_{X_i \\ne y} (X_i - y)/\\|X_i - y\\|\\|` and
+    :math:`\\eta(y)` the multiplicity of :math:`y` in the data,
+    :math:`y \\leftarrow (1 - \\eta/r)^+ T(y) + \\min(1, \\eta/r)\\, y`.
+    Non-private.
+
+    Parameters
+    ----------
+    data : array-like of shape (n, d)
+    tol : float
+        Stop when a step is shorter than ``tol`` times the median distance of
+        the data to their coordinate-wise median.
+    max_iter : int
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    data = _check_data(data)
+    tol = check_scalar(tol, "tol", low=0.0)
+    max_iter = check_positive_int(max_iter, "max_iter")
+    y = np.median(data, axis=0)
+    scale = float(np.median(np.linalg.norm(data - y, axis=1))) or 1.0    # a robust spread of the data
+    for _ in range(max_iter):
+        diff = data - y
+        r = np.linalg.norm(diff, axis=1)
+        at = r == 0
+        w = np.divide(1.0, r, out=np.zeros_like(r), where=~at)
+        if not w.any():
+            return y
+        t = w @ data / w.sum()
+        eta = int(at.sum())
+        if eta:
+            rr = np.linalg.norm(w @ diff)
+            lam = min(1.0, eta / rr) if rr > 0 else 1.0
+            y_new = (1.0 - lam) * t + lam * y
+        else:
+            y_new = t
+        if np.linalg.norm(y_new - y) <= tol * scale:
+            return y_new
+        y = y_new
+    return y
+
+
+def depth_median(data, depth: str = "spatial", *, candidates=None, directions=None,
+                 n_directions: int | None = None, smoothing: float = 10.0, start=None,
+                 rng: RandomLike = None) -> np.ndarray:
+    """Non-private depth median, for comparison with :func:`private_depth_median` (chapters 9, 10).
+
+    * With ``candidates``: the deepest candidate (candidates may be data here).
+    * ``"spatial"``: the spatial median (:func:`spatial_median`).
+    * ``"halfspace"``, ``"idd"``: the deepest data point (exact halfspace depth
+      for ``d <= 2``, public directions otherwise).
+    * ``"smoothed_idd"``: maximises :math:`IDD_s` by L-BFGS from ``start``
+      (default: the coordinate-wise median).
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    data = _check_data(data)
+    n, d = data.shape
+    depth = check_depth_name(depth)
+    rng = check_random_state(rng)
+    u = None
+    if depth in ("idd", "smoothed_idd") or (depth == "halfspace" and (d > 2 or directions is not None)):
+        m = _DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
+        u = _resolve_directions(directions, m, d, rng)
+    if candidates is not None:
+        cand = check_2d(candidates, "candidates")
+        if cand.shape[1] != d:
+            raise ValueError(f"candidates have {cand.shape[1]} columns but data have {d}")
+        return cand[int(np.argmax(_depth_at(cand, data, depth, u, smoothing)))].copy()
+    if depth == "spatial":
+        return spatial_median(data)
+    if depth in ("halfspace", "idd"):
+        return data[int(np.argmax(_depth_at(data, data, depth, u, smoothing)))].copy()
+    smoothing = check_scalar(smoothing, "smoothing", low=0.0)
+    cdfs = _smoothed_cdfs(data, u, smoothing)
+    x0 = np.median(data, axis=0) if start is None else _check_point(start, d, "start")
+    scale = 4.0 * d  # makes the curvature near the optimum O(1) for unit-scale data
+
+    def objective(theta):
+        f, g = cdfs(u @ theta)
+        value = np.mean(f * (1.0 - f))
+        grad = u.T @ ((1.0 - 2.0 * f) * g) * (smoothing / u.shape[0])
+        return -scale * value, -scale * grad
+
+    res = minimize(objective, x0, jac=True, method="L-BFGS-B",
+                   options={"maxiter": 2000, "gtol": 1e-10, "ftol": 1e-15})
+    return res.x

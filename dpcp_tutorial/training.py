@@ -1,0 +1,989 @@
+"""Training models with differential privacy under add/remove neighbours (chapter 7).
+
+Differential CP and DPCP compare a model fitted on :math:`D_n` with one fitted on
+:math:`D_n` plus one point, and the size :math:`n` is not public. A trainer used
+there must therefore be :math:`(\\varepsilon, \\delta)`-DP under the **add/remove**
+neighbour relation, for data sets of every size, and symmetric in its input.
+Every estimator below satisfies this:
+
+* :class:`DPRidgeRegression` -- *sufficient-statistics perturbation*: the
+  upper triangle of :math:`X^\\top X` and :math:`X^\\top y` are released once with
+  the analytic Gaussian mechanism (the L2-Laplace mechanism when
+  :math:`\\delta = 0`); adding a point changes them by :math:`x x^\\top` and
+  :math:`x y`, whose norms are bounded by the public bounds alone.
+* :class:`DPLogisticRegression` -- *output perturbation* of the minimiser of a
+  sum-form objective with a fixed ridge term :math:`\\lambda`; adding a point
+  moves the minimiser by at most :math:`c_K B / \\lambda`, whatever :math:`n` is.
+* :class:`DPSGDRegressor`, :class:`DPSGDClassifier` -- DP-SGD with Poisson
+  subsampling, per-example clipping and Gaussian noise, accounted with Google's
+  ``dp_accounting`` (its Poisson-subsampled Gaussian accountants are stated for
+  add/remove).
+
+Public bounds: each feature row is clipped to Euclidean norm ``x_bound`` and
+each label to ``[-y_bound, y_bound]``. With ``fit_intercept=True`` a constant
+column of ones is appended *after* clipping, so an augmented row has norm at
+most :math:`B = \\sqrt{x_{\\max}^2 + 1}` (``fit_intercept=False``:
+:math:`B = x_{\\max}`); the intercept is penalised like every other coefficient.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import math
+
+import numpy as np
+from scipy.special import expit, logsumexp, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import (
+    RandomLike,
+    check_1d,
+    check_2d,
+    check_delta,
+    check_epsilon,
+    check_positive_int,
+    check_random_state,
+    check_same_length,
+    check_scalar,
+)
+from .mechanisms import gaussian_sigma
+
+__all__ = [
+    "ssp_sensitivity",
+    "output_perturbation_sensitivity",
+    "private_sufficient_statistics",
+    "DPRidgeRegression",
+    "DPLogisticRegression",
+    "dp_sgd_epsilon",
+    "dp_sgd_noise_multiplier",
+    "DPSGDRegressor",
+    "DPSGDClassifier",
+]
+
+NEIGHBOURING = ("add/remove", "replace-one")
+
+_SOLVER_SLACK = 1e-6
+"""The logistic solver stops only when :math:`\\|\\nabla J\\| \\le 10^{-6} B`, which
+certifies :math:`\\|\\hat\\theta - \\theta^*\\| \\le 10^{-6} B/\\lambda` by strong
+convexity; the sensitivity adds twice this slack."""
+
+
+# ---------------------------------------------------------------------------
+# small helpers: public bounds and noise
+# ---------------------------------------------------------------------------
+
+def _check_neighbouring(neighbouring: str) -> str:
+    if neighbouring not in NEIGHBOURING:
+        raise ValueError(f"neighbouring={neighbouring!r} is not supported; choose 'add/remove' or 'replace-one'")
+    return neighbouring
+
+
+def _check_bool(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+    return bool(value)
+
+
+def _row_bound(x_bound: float, fit_intercept: bool) -> float:
+    """Norm bound :math:`B` of an augmented row (the intercept column adds 1 to :math:`B^2`)."""
+    return math.sqrt(x_bound**2 + 1.0) if fit_intercept else x_bound
+
+
+def _clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
+    """Rescale every row with Euclidean norm above ``bound`` to norm ``bound``."""
+    norms = np.linalg.norm(X, axis=1)
+    scale = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+    return X * scale[:, None]
+
+
+def _design(X: np.ndarray, x_bound: float, fit_intercept: bool) -> np.ndarray:
+    """Clip rows to ``x_bound``, then append the intercept column of ones if requested."""
+    Xc = _clip_rows(X, x_bound)
+    return np.column_stack([Xc, np.ones(len(Xc))]) if fit_intercept else Xc
+
+
+def _noise_multiplier(epsilon: float, delta: float) -> tuple[str, float]:
+    """Mechanism name and noise scale per unit of L2 sensitivity.
+
+    :math:`\\delta > 0`: the analytic Gaussian mechanism (Balle & Wang, 2018), whose
+    std :math:`\\sigma_1(\\varepsilon, \\delta)` for sensitivity 1 is the smallest with
+    :math:`\\Phi(\\tfrac{1}{2\\sigma} - \\varepsilon\\sigma) - e^{\\varepsilon}\\Phi(-\\tfrac{1}{2\\sigma} - \\varepsilon\\sigma) \\le \\delta`
+    (:func:`dpcp_tutorial.mechanisms.gaussian_sigma`, chapter 2); valid for every
+    :math:`\\varepsilon > 0`. :math:`\\delta = 0`: the L2-Laplace mechanism, scale :math:`1/\\varepsilon`.
+    """
+    if delta == 0.0:
+        return "l2-laplace", 1.0 / epsilon
+    return "gaussian", gaussian_sigma(1.0, epsilon, delta)
+
+
+def _draw_noise(shape, scale: float, mechanism: str, rng: np.random.Generator) -> np.ndarray:
+    """Gaussian noise with std ``scale``, or L2-Laplace noise with density :math:`\\propto e^{-\\|z\\|/\\text{scale}}`.
+
+    The L2-Laplace vector (Chaudhuri et al., 2011) is a uniform direction times a
+    :math:`\\mathrm{Gamma}(m, \\text{scale})` radius, :math:`m` the dimension; with
+    scale :math:`\\Delta/\\varepsilon` it is :math:`\\varepsilon`-DP for L2
+    sensitivity :math:`\\Delta` (the log-density changes by at most
+    :math:`\\|a - a'\\|/\\text{scale}` when the centre moves from :math:`a` to :math:`a'`).
+    """
+    if mechanism == "gaussian":
+        return rng.normal(0.0, scale, size=shape)
+    direction = rng.standard_normal(size=shape)
+    direction /= np.linalg.norm(direction)
+    return direction * rng.gamma(shape=direction.size, scale=scale)
+
+
+def _check_bounds(x_bound, y_bound=None) -> tuple[float, float | None]:
+    hint = "it is a public a-priori bound, never computed from the private data"
+    x_bound = check_scalar(x_bound, "x_bound", low=0.0, hint=hint)
+    if y_bound is not None:
+        y_bound = check_scalar(y_bound, "y_bound", low=0.0, hint=hint)
+    return x_bound, y_bound
+
+
+def _check_features(X, n_features: int, name: str) -> np.ndarray:
+    X = check_2d(X, "X")
+    if X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but {name} was fitted with {n_features}; "
+                         "pass the same columns as in fit")
+    return X
+
+
+# ---------------------------------------------------------------------------
+# sufficient-statistics perturbation (ridge regression)
+# ---------------------------------------------------------------------------
+
+def ssp_sensitivity(x_bound: float, y_bound: float, fit_intercept: bool = True,
+                    neighbouring: str = "add/remove") -> float:
+    """L2 sensitivity of the ridge sufficient statistics (chapter 7).
+
+    The released vector is the upper triangle (diagonal included) of
+    :math:`X^\\top X` together with :math:`X^\\top y`, computed on augmented rows
+    of norm at most :math:`B` (:math:`B^2 = x_{\\max}^2 + 1` with an intercept,
+    :math:`x_{\\max}^2` without) and labels in :math:`[-Y, Y]`.
+
+    *Add/remove.* One point :math:`(x, y)` adds :math:`x x^\\top` and :math:`x y`.
+    The squared norm of the upper triangle of :math:`x x^\\top` is
+    :math:`\\sum_{i \\le j} x_i^2 x_j^2 = (\\|x\\|^4 + \\sum_i x_i^4)/2 \\le \\|x\\|^4`,
+    so
+
+    .. math:: \\Delta_{\\mathrm{AR}} = \\sqrt{B^4 + B^2 Y^2} = B\\sqrt{B^2 + Y^2},
+
+    with equality for a feature vector on a coordinate axis (no intercept). The
+    bound involves only public constants, never :math:`n`.
+
+    *Replace-one.* Removing one point and adding another: by the triangle
+    inequality :math:`\\Delta_{\\mathrm{RO}} \\le 2\\Delta_{\\mathrm{AR}}`, the value returned.
+
+    Parameters
+    ----------
+    x_bound, y_bound : float
+        Public bounds on the feature-row norm and the label magnitude.
+    fit_intercept : bool
+        Whether a column of ones is appended.
+    neighbouring : {"add/remove", "replace-one"}
+        The neighbour relation.
+
+    Returns
+    -------
+    float
+    """
+    x_bound, y_bound = _check_bounds(x_bound, y_bound)
+    b = _row_bound(x_bound, _check_bool(fit_intercept, "fit_intercept"))
+    delta_ar = b * math.sqrt(b**2 + y_bound**2)
+    return delta_ar if _check_neighbouring(neighbouring) == "add/remove" else 2.0 * delta_ar
+
+
+def _sufficient_statistics(Xa: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact :math:`X^\\top X` and :math:`X^\\top y` of an augmented, clipped design."""
+    return Xa.T @ Xa, Xa.T @ y
+
+
+def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 1e-6, x_bound: float = 1.0,
+                                  y_bound: float = 1.0, fit_intercept: bool = True, rng: RandomLike = None):
+    """Release :math:`X^\\top X` and :math:`X^\\top y` with add/remove DP (chapter 7).
+
+    Clips each row of ``X`` to norm ``x_bound`` and each label to
+    ``[-y_bound, y_bound]``, appends the intercept column if requested, and adds
+    to the :math:`m = p(p+1)/2 + p` numbers (upper triangle of :math:`X^\\top X`,
+    then :math:`X^\\top y`) one noise vector of scale
+    :math:`s = \\Delta_{\\mathrm{AR}} \\cdot \\sigma_1(\\varepsilon, \\delta)`:
+    the analytic Gaussian mechanism for :math:`\\delta > 0`
+    (:func:`dpcp_tutorial.mechanisms.gaussian_sigma`), the L2-Laplace mechanism with
+    :math:`s = \\Delta_{\\mathrm{AR}}/\\varepsilon` for :math:`\\delta = 0`. The noisy
+    upper triangle is mirrored, so the returned Gram matrix is symmetric (this
+    is post-processing). :math:`(\\varepsilon, \\delta)`-DP under add/remove for
+    every :math:`n`; the sums do not depend on the order of the rows.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    y : array-like of shape (n,)
+    epsilon, delta : float
+        Privacy parameters, :math:`\\varepsilon > 0`, :math:`0 \\le \\delta < 1`.
+    x_bound, y_bound : float
+        Public clipping bounds.
+    fit_intercept : bool
+        Append a column of ones (it is the last coordinate).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    gram : ndarray of shape (p, p)
+        Noisy, symmetric :math:`X^\\top X` (not necessarily positive semi-definite).
+    moment : ndarray of shape (p,)
+        Noisy :math:`X^\\top y`.
+    noise_scale : float
+        The Gaussian std (or L2-Laplace scale) :math:`s` that was used.
+    mechanism : {"gaussian", "l2-laplace"}
+    """
+    X = check_2d(X, "X")
+    y = check_1d(y, "y")
+    check_same_length(("X", X), ("y", y))
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    x_bound, y_bound = _check_bounds(x_bound, y_bound)
+    fit_intercept = _check_bool(fit_intercept, "fit_intercept")
+    rng = check_random_state(rng)
+
+    Xa = _design(X, x_bound, fit_intercept)
+    gram, moment = _sufficient_statistics(Xa, np.clip(y, -y_bound, y_bound))
+    mechanism, per_unit = _noise_multiplier(epsilon, delta)
+    noise_scale = ssp_sensitivity(x_bound, y_bound, fit_intercept) * per_unit
+    p = Xa.shape[1]
+    upper = np.triu_indices(p)
+    noise = _draw_noise(len(upper[0]) + p, noise_scale, mechanism, rng)
+    noise_gram = np.zeros((p, p))
+    noise_gram[upper] = noise[: len(upper[0])]
+    noise_gram = noise_gram + np.triu(noise_gram, 1).T
+    return gram + noise_gram, moment + noise[len(upper[0]):], noise_scale, mechanism
+
+
+class DPRidgeRegression(RegressorMixin, BaseEstimator):
+    """Ridge regression by sufficient-statistics perturbation, add/remove DP (chapter 7).
+
+    Releases the noisy statistics of :func:`private_sufficient_statistics`, then
+    (post-processing, no privacy cost) projects the noisy Gram matrix onto the
+    positive semi-definite cone (negative eigenvalues set to 0), adds the fixed
+    public ridge term :math:`\\lambda I` and solves
+
+    .. math:: \\hat\\theta = \\big(\\Pi_{\\succeq 0}(\\widetilde{X^\\top X}) + \\lambda I\\big)^{-1}\\,
+              \\widetilde{X^\\top y},
+
+    which always exists (every eigenvalue is at least :math:`\\lambda`). The noise
+    has std :math:`s = B\\sqrt{B^2+Y^2}\\,\\sigma_1(\\varepsilon, \\delta)` with
+    :math:`B^2 = x_{\\max}^2 + 1` (intercept) or :math:`x_{\\max}^2`; see
+    :func:`ssp_sensitivity`. This is the "SSP" estimator of Wang (2018) and Sheffet
+    (2017) with a fixed regulariser, calibrated for add/remove neighbours.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget, positive.
+    delta : float
+        In [0, 1). ``delta=0`` switches to the L2-Laplace mechanism (pure DP).
+    l2 : float
+        Ridge penalty :math:`\\lambda > 0` of the *sum*-form objective
+        :math:`\\|y - X\\theta\\|^2 + \\lambda\\|\\theta\\|^2` (intercept included). It must be a
+        public constant; it is not rescaled by :math:`n`.
+    x_bound : float
+        Public bound: feature rows are clipped to Euclidean norm ``x_bound``, in
+        ``fit`` and in ``predict``. The intercept column (a constant 1) is not
+        part of this bound; it raises the row bound to :math:`\\sqrt{x_{\\max}^2+1}`.
+    y_bound : float
+        Public bound: labels are clipped to ``[-y_bound, y_bound]`` before
+        fitting, and predictions are clipped to the same interval (the
+        projection onto the label range never increases the squared error to a
+        label inside the range).
+    fit_intercept : bool
+        Append a constant column of ones (penalised like the other coefficients).
+    rng : None, int or numpy.random.Generator
+        Source of the privacy noise.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d,)
+    intercept_ : float
+    noise_scale_ : float
+        Std of the Gaussian noise added to each statistic (L2-Laplace scale when
+        ``delta=0``).
+    sensitivity_ : float
+        :math:`\\Delta_{\\mathrm{AR}}`.
+    mechanism_ : {"gaussian", "l2-laplace"}
+    privacy_ : tuple
+        ``(epsilon, delta)`` under add/remove neighbours.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-0.5, 0.5, size=(5000, 2)); y = X @ [1.0, -1.0]
+    >>> model = DPRidgeRegression(epsilon=1.0, l2=1.0, rng=1).fit(X, y)
+    >>> np.round(model.coef_, 1)
+    array([ 1., -1.])
+    """
+
+    neighbouring = "add/remove"
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, l2: float = 1.0, x_bound: float = 1.0,
+                 y_bound: float = 1.0, fit_intercept: bool = True, rng: RandomLike = None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.l2 = l2
+        self.x_bound = x_bound
+        self.y_bound = y_bound
+        self.fit_intercept = fit_intercept
+        self.rng = rng
+
+    def fit(self, X, y):
+        """Fit on ``(X, y)``; spends ``(epsilon, delta)`` once. Returns ``self``."""
+        l2 = check_scalar(self.l2, "l2", low=0.0, hint="a positive public ridge penalty keeps the noisy system solvable")
+        X = check_2d(X, "X")
+        gram, moment, noise_scale, mechanism = private_sufficient_statistics(
+            X, y, epsilon=self.epsilon, delta=self.delta, x_bound=self.x_bound, y_bound=self.y_bound,
+            fit_intercept=self.fit_intercept, rng=self.rng)
+        eigenvalues, vectors = np.linalg.eigh(gram)
+        theta = vectors @ ((vectors.T @ moment) / (np.maximum(eigenvalues, 0.0) + l2))
+        self.coef_ = theta[:-1] if self.fit_intercept else theta
+        self.intercept_ = float(theta[-1]) if self.fit_intercept else 0.0
+        self.noise_scale_ = noise_scale
+        self.sensitivity_ = ssp_sensitivity(self.x_bound, self.y_bound, self.fit_intercept)
+        self.mechanism_ = mechanism
+        self.privacy_ = (float(self.epsilon), float(self.delta))
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions :math:`\\mathrm{clip}(\\hat\\theta^\\top x, -Y, Y)` on rows clipped to ``x_bound``."""
+        check_is_fitted(self, "coef_")
+        X = _check_features(X, self.n_features_in_, type(self).__name__)
+        pred = _clip_rows(X, self.x_bound) @ self.coef_ + self.intercept_
+        return np.clip(pred, -self.y_bound, self.y_bound)
+
+
+# ---------------------------------------------------------------------------
+# output perturbation (logistic regression)
+# ---------------------------------------------------------------------------
+
+def output_perturbation_sensitivity(x_bound: float, l2: float, fit_intercept: bool = True, n_classes: int = 2,
+                                    neighbouring: str = "add/remove") -> float:
+    """L2 sensitivity of the regularised logistic minimiser (chapter 7).
+
+    The minimiser of the sum-form objective
+    :math:`J_D(\\theta) = \\sum_{z \\in D} \\ell(\\theta; z) + \\tfrac{\\lambda}{2}\\|\\theta\\|^2`
+    with a fixed :math:`\\lambda`. If :math:`G` is :math:`\\lambda`-strongly convex
+    and :math:`g` is convex with :math:`\\|\\nabla g\\| \\le L`, the minimisers of
+    :math:`G` and :math:`G + g` are at most :math:`L/\\lambda` apart. Adding a point
+    adds :math:`g = \\ell(\\cdot; z)`:
+
+    * binary logistic loss: :math:`\\|\\nabla\\ell\\| = |\\sigma(\\theta^\\top x) - y|\\,\\|x\\| \\le B`;
+    * softmax loss (K >= 3): :math:`\\|\\nabla\\ell\\|_F = \\|p - e_y\\|\\,\\|x\\| \\le \\sqrt 2 B`.
+
+    Hence, for every :math:`n` (empty data set included),
+
+    .. math:: \\Delta_{\\mathrm{AR}} = (c_K + 2\\cdot 10^{-6})\\,\\frac{B}{\\lambda},
+              \\qquad c_2 = 1,\\ c_{K \\ge 3} = \\sqrt 2,
+
+    where :math:`2\\cdot 10^{-6} B/\\lambda` covers the certified solver error of
+    both fits. Replace-one (remove then add) doubles the :math:`c_K` term. The
+    textbook replace-one bound :math:`2/(n\\Lambda)` of Chaudhuri et al. (2011)
+    is this with :math:`\\lambda = n\\Lambda` and :math:`B = 1`: it needs :math:`n` public.
+
+    Returns
+    -------
+    float
+    """
+    x_bound, _ = _check_bounds(x_bound)
+    l2 = check_scalar(l2, "l2", low=0.0, hint="output perturbation needs a positive ridge penalty")
+    n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
+    c = 1.0 if n_classes == 2 else math.sqrt(2.0)
+    if _check_neighbouring(neighbouring) == "replace-one":
+        c *= 2.0
+    return (c + 2.0 * _SOLVER_SLACK) * _row_bound(x_bound, _check_bool(fit_intercept, "fit_intercept")) / l2
+
+
+def _logistic_objective(theta: np.ndarray, Xa: np.ndarray, Y: np.ndarray, l2: float) -> float:
+    Z = Xa @ theta.T
+    if Y.shape[1] == 1:
+        loss = np.sum(np.logaddexp(0.0, Z) - Y * Z)
+    else:
+        loss = np.sum(logsumexp(Z, axis=1) - np.sum(Y * Z, axis=1))
+    return float(loss + 0.5 * l2 * np.sum(theta**2))
+
+
+def _probabilities(Z: np.ndarray) -> np.ndarray:
+    """Sigmoid of a single logit column, softmax of several."""
+    return expit(Z) if Z.shape[1] == 1 else softmax(Z, axis=1)
+
+
+def _minimise_logistic(Xa: np.ndarray, Y: np.ndarray, l2: float, grad_tol: float, max_iter: int = 200) -> np.ndarray:
+    """Damped Newton for the sum-form regularised logistic (``Y`` of shape (n, 1)) or softmax objective.
+
+    Stops when :math:`\\|\\nabla J\\| \\le` ``grad_tol``; by :math:`\\lambda`-strong
+    convexity the iterate is then within ``grad_tol / l2`` of the exact minimiser.
+    """
+    k, p = Y.shape[1], Xa.shape[1]
+    theta = np.zeros((k, p))
+    eye_k = np.eye(k)
+    for _ in range(max_iter):
+        P = _probabilities(Xa @ theta.T)
+        grad = (P - Y).T @ Xa + l2 * theta
+        if np.linalg.norm(grad) <= grad_tol:
+            return theta
+        if k == 1:
+            w = (P * (1.0 - P))[:, 0]
+            hessian = (Xa * w[:, None]).T @ Xa
+        else:
+            W = P[:, :, None] * (eye_k[None] - P[:, None, :])          # (n, K, K)
+            hessian = np.einsum("ikl,ia,ib->kalb", W, Xa, Xa, optimize=True).reshape(k * p, k * p)
+        hessian += l2 * np.eye(k * p)
+        step = np.linalg.solve(hessian, grad.ravel()).reshape(k, p)
+        f0, slope, t = _logistic_objective(theta, Xa, Y, l2), float(grad.ravel() @ step.ravel()), 1.0
+        slack = 1e-12 * (1.0 + abs(f0))                                # tolerate rounding near the optimum
+        while _logistic_objective(theta - t * step, Xa, Y, l2) > f0 - 1e-4 * t * slope + slack and t > 1e-12:
+            t *= 0.5
+        theta = theta - t * step
+    raise RuntimeError(f"the logistic solver did not certify its minimiser (gradient norm <= {grad_tol:.3g}) in "
+                       f"{max_iter} Newton steps; increase l2 or reduce the number of features")
+
+
+def _encode_labels(y, classes) -> tuple[np.ndarray, np.ndarray]:
+    """``classes_`` (sorted) and the index of each label in it."""
+    y = np.asarray(y)
+    if y.ndim != 1 or y.size == 0:
+        raise ValueError(f"y must be a non-empty 1-D array of labels, got shape {y.shape}")
+    if y.dtype.kind == "f" and np.isnan(y).any():
+        raise ValueError("y contains NaN labels; remove those rows first")
+    if classes is None:
+        classes_ = np.unique(y)
+        if classes_.size < 2:
+            raise ValueError(f"y contains a single class ({classes_[0]!r}); a classifier needs at least two. "
+                             "Pass the public label set as classes=[...] to fit anyway")
+    else:
+        classes_ = np.unique(np.asarray(classes))
+        if classes_.size != len(classes) or classes_.size < 2:
+            raise ValueError(f"classes={list(classes)!r} must hold at least two distinct labels")
+    index = np.searchsorted(classes_, y).clip(0, classes_.size - 1)
+    unknown = classes_[index] != y
+    if unknown.any():
+        raise ValueError(f"y contains labels not in classes: {sorted(set(y[unknown].tolist()))[:5]}; "
+                         f"classes are {classes_.tolist()}")
+    return classes_, index
+
+
+def _one_hot(index: np.ndarray, n_classes: int) -> np.ndarray:
+    """Targets: one 0/1 column for two classes, one-hot columns for more."""
+    if n_classes == 2:
+        return index[:, None].astype(float)
+    return np.eye(n_classes)[index]
+
+
+class _LinearClassifierMixin:
+    """``predict_proba``/``predict`` shared by the private linear classifiers."""
+
+    def _set_coefficients(self, theta: np.ndarray) -> None:
+        self.coef_ = theta[:, :-1] if self.fit_intercept else theta
+        self.intercept_ = theta[:, -1].copy() if self.fit_intercept else np.zeros(theta.shape[0])
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, shape (n, K), columns in the order of ``classes_``; rows sum to 1."""
+        check_is_fitted(self, "coef_")
+        X = _check_features(X, self.n_features_in_, type(self).__name__)
+        Z = _clip_rows(X, self.x_bound) @ self.coef_.T + self.intercept_
+        P = _probabilities(Z)
+        return np.column_stack([1.0 - P[:, 0], P[:, 0]]) if P.shape[1] == 1 else P
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable class of each row."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+
+class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimator):
+    """Logistic regression by output perturbation, add/remove DP (chapter 7).
+
+    1. Clip rows to ``x_bound``, append the intercept column.
+    2. Minimise :math:`J_D(\\theta) = \\sum_i \\ell(\\theta; x_i, y_i) + \\tfrac{\\lambda}{2}\\|\\theta\\|^2`
+       with damped Newton until :math:`\\|\\nabla J\\| \\le 10^{-6} B` (binary: logistic
+       loss, one coefficient vector; :math:`K \\ge 3` classes: softmax loss, a
+       :math:`K \\times p` matrix).
+    3. Release :math:`\\hat\\theta + Z` with :math:`Z \\sim N(0, s^2 I)`,
+       :math:`s = \\Delta_{\\mathrm{AR}}\\,\\sigma_1(\\varepsilon, \\delta)` and
+       :math:`\\Delta_{\\mathrm{AR}} = (c_K + 2\\cdot 10^{-6})B/\\lambda`
+       (:func:`output_perturbation_sensitivity`); for :math:`\\delta = 0`, L2-Laplace
+       noise with scale :math:`\\Delta_{\\mathrm{AR}}/\\varepsilon` (Chaudhuri et al., 2011).
+
+    The whole coefficient matrix is released once, so multiclass needs no budget
+    split (the :math:`\\sqrt 2` of the softmax gradient is all it costs). The
+    minimiser is unique and order-free (symmetric), and the bound holds for every
+    :math:`n`: :math:`(\\varepsilon, \\delta)`-DP under add/remove.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Privacy parameters (``delta=0`` gives pure DP with L2-Laplace noise).
+    l2 : float
+        Fixed public ridge penalty :math:`\\lambda > 0` of the sum-form objective
+        (intercept included). Larger values mean less noise (:math:`\\propto 1/\\lambda`)
+        and more shrinkage; a value of order :math:`\\Lambda n_0` for a planned,
+        public size :math:`n_0` mimics the mean-form objective.
+    x_bound : float
+        Public bound on the feature-row norm (rows are clipped in fit and predict;
+        the intercept column raises the row bound to :math:`\\sqrt{x_{\\max}^2+1}`).
+    fit_intercept : bool
+    rng : None, int or numpy.random.Generator
+    classes : array-like or None
+        The public label set. ``None`` takes the labels present in ``y``; the
+        label set itself is then read from the data, which is fine when it is
+        known in advance (e.g. {0, 1}).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (K,)
+    coef_ : ndarray of shape (1, d) for two classes, (K, d) otherwise
+    intercept_ : ndarray of shape (1,) or (K,)
+    noise_scale_ : float
+        Std of the Gaussian noise on each coefficient (L2-Laplace scale if ``delta=0``).
+    sensitivity_ : float
+    mechanism_ : {"gaussian", "l2-laplace"}
+    privacy_ : tuple
+        ``(epsilon, delta)`` under add/remove neighbours.
+    n_features_in_ : int
+    """
+
+    neighbouring = "add/remove"
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, l2: float = 1.0, x_bound: float = 1.0,
+                 fit_intercept: bool = True, rng: RandomLike = None, classes=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.l2 = l2
+        self.x_bound = x_bound
+        self.fit_intercept = fit_intercept
+        self.rng = rng
+        self.classes = classes
+
+    def fit(self, X, y):
+        """Fit on ``(X, y)``; spends ``(epsilon, delta)`` once. Returns ``self``."""
+        epsilon = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta)
+        l2 = check_scalar(self.l2, "l2", low=0.0, hint="output perturbation needs a positive ridge penalty")
+        x_bound, _ = _check_bounds(self.x_bound)
+        fit_intercept = _check_bool(self.fit_intercept, "fit_intercept")
+        X = check_2d(X, "X")
+        classes_, index = _encode_labels(y, self.classes)
+        check_same_length(("X", X), ("y", index))
+        rng = check_random_state(self.rng)
+
+        Xa = _design(X, x_bound, fit_intercept)
+        bound = _row_bound(x_bound, fit_intercept)
+        theta = _minimise_logistic(Xa, _one_hot(index, classes_.size), l2, grad_tol=_SOLVER_SLACK * bound)
+        sensitivity = output_perturbation_sensitivity(x_bound, l2, fit_intercept, classes_.size)
+        mechanism, per_unit = _noise_multiplier(epsilon, delta)
+        self.noise_scale_ = sensitivity * per_unit
+        theta = theta + _draw_noise(theta.shape, self.noise_scale_, mechanism, rng)
+        self.classes_ = classes_
+        self._set_coefficients(theta)
+        self.sensitivity_ = sensitivity
+        self.mechanism_ = mechanism
+        self.privacy_ = (epsilon, delta)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+
+# ---------------------------------------------------------------------------
+# DP-SGD and its accounting
+# ---------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _quiet_absl():
+    """Silence dp_accounting's "order excluded" log lines (the bound stays valid without those orders)."""
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _check_accountant(accountant: str) -> str:
+    if accountant not in ("rdp", "pld"):
+        raise ValueError(f"accountant={accountant!r} is not supported; choose 'rdp' or 'pld'")
+    return accountant
+
+
+def _check_sgd_privacy(noise_multiplier, sampling_rate, steps, delta) -> tuple[float, float, int, float]:
+    noise_multiplier = check_scalar(noise_multiplier, "noise_multiplier", low=0.0, low_inclusive=True)
+    sampling_rate = check_scalar(sampling_rate, "sampling_rate", low=0.0, high=1.0, high_inclusive=True,
+                                 hint="it is the probability that an example enters a step's batch")
+    steps = check_positive_int(steps, "steps")
+    delta = check_scalar(delta, "delta", low=0.0, high=1.0,
+                         hint="DP-SGD's Gaussian noise needs 0 < delta < 1, far below 1/n")
+    return noise_multiplier, sampling_rate, steps, delta
+
+
+def dp_sgd_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float,
+                   accountant: str = "rdp") -> float:
+    """Epsilon of DP-SGD with Poisson subsampling, from Google's ``dp_accounting`` (chapter 7).
+
+    The event is ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps)``:
+    each step includes every example independently with probability :math:`q`
+    and adds :math:`N(0, \\sigma^2 C^2 I)` to the sum of gradients clipped to norm
+    :math:`C`. It is accounted under the **add/remove** relation, either with
+    Rényi DP (``"rdp"``, Mironov 2017; Mironov, Talwar & Zhang 2019) and the
+    library's default orders, or with privacy loss distributions (``"pld"``,
+    tighter, slower; discretisation interval :math:`10^{-4}`).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        :math:`\\sigma \\ge 0` (0 means no privacy: returns ``inf``).
+    sampling_rate : float
+        :math:`q \\in (0, 1]`.
+    steps : int
+        Number of noisy steps :math:`T`.
+    delta : float
+        Target :math:`\\delta \\in (0, 1)`.
+    accountant : {"rdp", "pld"}
+
+    Returns
+    -------
+    float
+        The smallest :math:`\\varepsilon` the accountant certifies.
+
+    Raises
+    ------
+    ImportError
+        If ``dp_accounting`` is not installed (``pip install dp-accounting``).
+    """
+    noise_multiplier, sampling_rate, steps, delta = _check_sgd_privacy(noise_multiplier, sampling_rate, steps, delta)
+    accountant = _check_accountant(accountant)
+    if noise_multiplier == 0.0:
+        return math.inf
+    return _accounted_epsilon(noise_multiplier, sampling_rate, steps, delta, accountant)
+
+
+@functools.lru_cache(maxsize=4096)
+def _accounted_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float,
+                       accountant: str) -> float:
+    """The dp_accounting computation behind :func:`dp_sgd_epsilon`, memoised (it is deterministic)."""
+    try:
+        import dp_accounting
+    except ImportError:  # pragma: no cover - dp-accounting is in requirements.txt
+        raise ImportError("dp_sgd_epsilon needs Google's dp-accounting: pip install dp-accounting") from None
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier)), steps)
+    if accountant == "rdp":
+        acc = dp_accounting.rdp.RdpAccountant()
+    else:
+        acc = dp_accounting.pld.PLDAccountant()
+    with _quiet_absl():
+        acc.compose(event)
+        return float(acc.get_epsilon(delta))
+
+
+def dp_sgd_noise_multiplier(target_epsilon: float, sampling_rate: float, steps: int, delta: float,
+                            accountant: str = "rdp", rtol: float = 1e-3) -> float:
+    """Smallest noise multiplier whose DP-SGD epsilon is at most ``target_epsilon`` (chapter 7).
+
+    :func:`dp_sgd_epsilon` decreases in :math:`\\sigma`. A bracket
+    :math:`[\\sigma_{lo}, \\sigma_{hi}]` with :math:`\\varepsilon(\\sigma_{lo}) > \\varepsilon^* \\ge \\varepsilon(\\sigma_{hi})`
+    is narrowed with secant steps through the last two evaluations of :math:`\\log\\varepsilon`
+    against :math:`\\log\\sigma` (nearly linear), each followed by two probes :math:`(1 \\pm \\text{rtol}/3)` around the estimate, with a bisection
+    step whenever the bracket does not halve. The returned :math:`\\sigma` is the upper end of the
+    final bracket, so ``dp_sgd_epsilon(sigma, ...) <= target_epsilon`` always holds and
+    :math:`\\sigma/(1 + \\text{rtol})` misses the target.
+
+    Parameters
+    ----------
+    target_epsilon : float
+    sampling_rate, steps, delta, accountant
+        As in :func:`dp_sgd_epsilon`.
+    rtol : float
+        Relative width of the final bracket.
+
+    Returns
+    -------
+    float
+    """
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    rtol = check_scalar(rtol, "rtol", low=0.0, high=1.0)
+
+    history: list[tuple[float, float]] = []   # (log sigma, excess) of every evaluation
+
+    def excess(sigma: float) -> float:  # > 0: too little noise
+        g = math.log(dp_sgd_epsilon(sigma, sampling_rate, steps, delta, accountant) / target_epsilon)
+        history.append((math.log(sigma), g))
+        return g
+
+    lo = hi = 1.0
+    g_hi = excess(hi)
+    while g_hi > 0:
+        lo, hi = hi, hi * 4.0
+        if hi > 1e8:
+            raise ValueError(f"target_epsilon={target_epsilon:g} is not reachable with noise_multiplier <= 1e8; "
+                             "raise the target or lower sampling_rate or steps")
+        g_hi = excess(hi)
+    if lo == hi:
+        g_lo = g_hi
+        while g_lo <= 0:
+            hi, g_hi, lo = lo, g_lo, lo / 4.0
+            if lo < 1e-4:
+                return hi
+            g_lo = excess(lo)
+    else:
+        g_lo = excess(lo)
+
+    def update(sigma: float) -> None:
+        nonlocal lo, hi, g_lo, g_hi
+        g = excess(sigma)
+        if g > 0:
+            lo, g_lo = sigma, g
+        else:
+            hi, g_hi = sigma, g
+
+    while hi / lo - 1.0 > rtol:
+        width = math.log(hi / lo)
+        (u1, g1), (u2, g2) = history[-2:]
+        if math.isfinite(g1) and math.isfinite(g2) and g1 != g2:
+            guess = math.exp(u2 - g2 * (u2 - u1) / (g2 - g1))
+            for probe in (guess * (1 - rtol / 3), guess * (1 + rtol / 3)):
+                if lo < probe < hi:
+                    update(probe)
+        if math.log(hi / lo) > 0.5 * width:
+            update(math.sqrt(lo * hi))
+    return hi
+
+
+def _sgd_residuals(kind: str, Z: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """:math:`\\partial\\ell/\\partial z`: ``z - y`` (squared loss), ``p - y`` (logistic / softmax)."""
+    if kind == "squared":
+        return Z - Y
+    return _probabilities(Z) - Y
+
+
+def _dp_sgd(Xa: np.ndarray, Y: np.ndarray, kind: str, *, noise_multiplier: float, clip_norm: float,
+            sampling_rate: float, steps: int, learning_rate: float, l2: float, batch_size: float,
+            rng: np.random.Generator) -> np.ndarray:
+    """The DP-SGD loop for linear models; returns the final iterate, shape (K, p).
+
+    Per step: a Poisson sample (a Binomial(n, q) size, then a uniform subset of that
+    size: the same law as independent inclusions), per-example gradients
+    :math:`r_i \\otimes x_i` clipped to norm ``clip_norm``, their sum plus
+    :math:`N(0, (\\sigma C)^2 I)`, divided by ``batch_size``, plus the public
+    :math:`\\lambda\\theta`.
+    """
+    n, p = Xa.shape
+    theta = np.zeros((Y.shape[1], p))
+    row_norms = np.linalg.norm(Xa, axis=1)
+    noise_std = noise_multiplier * clip_norm
+    for _ in range(steps):
+        m = rng.binomial(n, sampling_rate)
+        idx = rng.choice(n, size=m, replace=False) if m else np.empty(0, dtype=int)
+        Xb = Xa[idx]
+        R = _sgd_residuals(kind, Xb @ theta.T, Y[idx])
+        norms = np.linalg.norm(R, axis=1) * row_norms[idx]
+        R = R * np.minimum(1.0, clip_norm / np.maximum(norms, np.finfo(float).tiny))[:, None]
+        noisy_sum = R.T @ Xb + rng.normal(0.0, noise_std, size=theta.shape)
+        theta = theta - learning_rate * (noisy_sum / batch_size + l2 * theta)
+    return theta
+
+
+class _DPSGDBase(BaseEstimator):
+    """Parameter checks and the privacy bookkeeping shared by the DP-SGD estimators."""
+
+    neighbouring = "add/remove"
+
+    def _run(self, X, Y: np.ndarray, kind: str) -> np.ndarray:
+        noise_multiplier, sampling_rate, steps, delta = _check_sgd_privacy(
+            self.noise_multiplier, self.sampling_rate, self.steps, self.delta)
+        accountant = _check_accountant(self.accountant)
+        if self.epsilon is not None:
+            noise_multiplier = dp_sgd_noise_multiplier(self.epsilon, sampling_rate, steps, delta, accountant)
+        clip_norm = check_scalar(self.clip_norm, "clip_norm", low=0.0)
+        learning_rate = check_scalar(self.learning_rate, "learning_rate", low=0.0)
+        l2 = check_scalar(self.l2, "l2", low=0.0, low_inclusive=True)
+        x_bound, _ = _check_bounds(self.x_bound)
+        fit_intercept = _check_bool(self.fit_intercept, "fit_intercept")
+        rng = check_random_state(self.rng)
+        if self.expected_batch_size is None:
+            batch_size = sampling_rate * X.shape[0]
+        else:
+            batch_size = check_scalar(self.expected_batch_size, "expected_batch_size", low=0.0,
+                                      hint="a public constant such as sampling_rate * (planned data-set size)")
+        theta = _dp_sgd(_design(X, x_bound, fit_intercept), Y, kind, noise_multiplier=noise_multiplier,
+                        clip_norm=clip_norm, sampling_rate=sampling_rate, steps=steps,
+                        learning_rate=learning_rate, l2=l2, batch_size=batch_size, rng=rng)
+        self.expected_batch_size_ = batch_size
+        self.noise_multiplier_ = noise_multiplier
+        self.epsilon_ = dp_sgd_epsilon(noise_multiplier, sampling_rate, steps, delta, accountant)
+        self.privacy_ = (self.epsilon_, delta)
+        self.n_features_in_ = X.shape[1]
+        return theta
+
+
+_SGD_DOC = """
+    Each of ``steps`` steps draws a Poisson sample (every example independently
+    with probability ``sampling_rate``), clips each example's gradient to norm
+    ``clip_norm``, adds :math:`N(0, (\\sigma C)^2 I)` to the *sum* and divides by
+    the expected batch size :math:`b`, then takes a step
+    :math:`\\theta \\leftarrow \\theta - \\eta\\,(\\tilde g / b + \\lambda\\theta)`
+    from :math:`\\theta_0 = 0` (Abadi et al., 2016); the last iterate is returned.
+    ``epsilon_`` comes from :func:`dp_sgd_epsilon` (add/remove). The output law
+    does not depend on the order of the rows.
+
+    The default :math:`b = q n` uses the data-set size. Under add/remove with a
+    private :math:`n` (Differential CP and DPCP compare fits on :math:`n` and
+    :math:`n+1` points) the step size must not depend on :math:`n`: pass
+    ``expected_batch_size`` as a public constant, e.g. ``q * n0`` for a planned
+    size ``n0``. Only then is the accountant's add/remove guarantee the
+    guarantee of the released model.
+
+    Passing ``epsilon`` instead calibrates the noise multiplier with
+    :func:`dp_sgd_noise_multiplier` (``noise_multiplier`` is then ignored), so the
+    estimator can be given a budget like the other trainers.
+"""
+
+
+class DPSGDRegressor(RegressorMixin, _DPSGDBase):
+    __doc__ = """Linear regression (squared loss) trained with DP-SGD (chapter 7).
+""" + _SGD_DOC + """
+    Parameters
+    ----------
+    noise_multiplier : float
+        :math:`\\sigma \\ge 0`.
+    clip_norm : float
+        Per-example gradient norm bound :math:`C`.
+    sampling_rate : float
+        Poisson sampling probability :math:`q \\in (0, 1]`.
+    steps : int
+        Number of steps :math:`T`.
+    learning_rate : float
+        :math:`\\eta`.
+    delta : float
+        Target :math:`\\delta \\in (0, 1)` for ``epsilon_``.
+    l2 : float
+        Ridge coefficient :math:`\\lambda \\ge 0` added to the averaged gradient.
+    x_bound, y_bound : float
+        Rows are clipped to norm ``x_bound`` and labels to ``[-y_bound, y_bound]``;
+        predictions are clipped to ``[-y_bound, y_bound]``.
+    fit_intercept : bool
+    rng : None, int or numpy.random.Generator
+    expected_batch_size : float or None
+        Public divisor :math:`b`; ``None`` uses ``sampling_rate * n`` (see above).
+    accountant : {"rdp", "pld"}
+    epsilon : float or None
+        Target budget; if given, ``noise_multiplier_`` is calibrated to it.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d,)
+    intercept_ : float
+    epsilon_ : float
+        The accountant's epsilon (at most ``epsilon`` when that is given).
+    privacy_ : tuple
+        ``(epsilon_, delta)`` under add/remove neighbours.
+    noise_multiplier_ : float
+        The noise multiplier used.
+    expected_batch_size_ : float
+    n_features_in_ : int
+"""
+
+    def __init__(self, noise_multiplier: float = 1.0, clip_norm: float = 1.0, sampling_rate: float = 0.01,
+                 steps: int = 1000, learning_rate: float = 0.2, delta: float = 1e-6, l2: float = 0.0,
+                 x_bound: float = 1.0, y_bound: float = 1.0, fit_intercept: bool = True, rng: RandomLike = None,
+                 expected_batch_size: float | None = None, accountant: str = "rdp", epsilon: float | None = None):
+        self.noise_multiplier = noise_multiplier
+        self.clip_norm = clip_norm
+        self.sampling_rate = sampling_rate
+        self.steps = steps
+        self.learning_rate = learning_rate
+        self.delta = delta
+        self.l2 = l2
+        self.x_bound = x_bound
+        self.y_bound = y_bound
+        self.fit_intercept = fit_intercept
+        self.rng = rng
+        self.expected_batch_size = expected_batch_size
+        self.accountant = accountant
+        self.epsilon = epsilon
+
+    def fit(self, X, y):
+        """Run DP-SGD on ``(X, y)``. Returns ``self``."""
+        X = check_2d(X, "X")
+        y = check_1d(y, "y")
+        check_same_length(("X", X), ("y", y))
+        _, y_bound = _check_bounds(self.x_bound, self.y_bound)
+        theta = self._run(X, np.clip(y, -y_bound, y_bound)[:, None], "squared")[0]
+        self.coef_ = theta[:-1] if self.fit_intercept else theta
+        self.intercept_ = float(theta[-1]) if self.fit_intercept else 0.0
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions clipped to ``[-y_bound, y_bound]``, on rows clipped to ``x_bound``."""
+        check_is_fitted(self, "coef_")
+        X = _check_features(X, self.n_features_in_, type(self).__name__)
+        pred = _clip_rows(X, self.x_bound) @ self.coef_ + self.intercept_
+        return np.clip(pred, -self.y_bound, self.y_bound)
+
+
+class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
+    __doc__ = """Logistic (two classes) or softmax (K >= 3) regression trained with DP-SGD (chapter 7).
+""" + _SGD_DOC + """
+    Parameters
+    ----------
+    noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, delta, l2, x_bound, fit_intercept, rng
+        As in :class:`DPSGDRegressor`.
+    expected_batch_size : float or None
+    accountant : {"rdp", "pld"}
+    epsilon : float or None
+        Target budget (calibrates ``noise_multiplier_``).
+    classes : array-like or None
+        Public label set (``None``: the labels present in ``y``).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (K,)
+    coef_ : ndarray of shape (1, d) or (K, d)
+    intercept_ : ndarray of shape (1,) or (K,)
+    epsilon_ : float
+    privacy_ : tuple
+    noise_multiplier_ : float
+    expected_batch_size_ : float
+    n_features_in_ : int
+"""
+
+    def __init__(self, noise_multiplier: float = 1.0, clip_norm: float = 1.0, sampling_rate: float = 0.01,
+                 steps: int = 1000, learning_rate: float = 0.5, delta: float = 1e-6, l2: float = 0.0,
+                 x_bound: float = 1.0, fit_intercept: bool = True, rng: RandomLike = None,
+                 expected_batch_size: float | None = None, accountant: str = "rdp", epsilon: float | None = None,
+                 classes=None):
+        self.noise_multiplier = noise_multiplier
+        self.clip_norm = clip_norm
+        self.sampling_rate = sampling_rate
+        self.steps = steps
+        self.learning_rate = learning_rate
+        self.delta = delta
+        self.l2 = l2
+        self.x_bound = x_bound
+        self.fit_intercept = fit_intercept
+        self.rng = rng
+        self.expected_batch_size = expected_batch_size
+        self.accountant = accountant
+        self.epsilon = epsilon
+        self.classes = classes
+
+    def fit(self, X, y):
+        """Run DP-SGD on ``(X, y)``. Returns ``self``."""
+        X = check_2d(X, "X")
+        classes_, index = _encode_labels(y, self.classes)
+        check_same_length(("X", X), ("y", index))
+        kind = "logistic" if classes_.size == 2 else "softmax"
+        theta = self._run(X, _one_hot(index, classes_.size), kind)
+        self.classes_ = classes_
+        self._set_coefficients(theta)
+        return self

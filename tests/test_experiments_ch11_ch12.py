@@ -1,0 +1,86 @@
+"""Runners of chapters 11 and 12 (dpcp_tutorial.experiments.heavy_tails and .depth_scaling), run tiny."""
+
+import argparse
+import json
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from dpcp_tutorial import halfspace_depth, make_cauchy, random_directions
+from dpcp_tutorial.experiments import depth_scaling, heavy_tails
+from dpcp_tutorial.experiments.heavy_tails import (
+    GridHalfspaceDepth,
+    equally_spaced_directions,
+    public_square_grid,
+    simulate,
+    summarise,
+)
+
+
+@pytest.mark.parametrize("kind", ["cauchy", "lattice", "d3"])
+def test_grid_depth_equals_package_depth(kind):
+    rng = np.random.default_rng(0)
+    if kind == "cauchy":
+        cand, data, u = public_square_grid(2.0, 0.1), make_cauchy(300, 2, rng=rng), equally_spaced_directions(16)
+    elif kind == "lattice":   # exact ties between data and candidate projections
+        # (directions whose projections of the lattice are exact in floating point; for other directions a tie
+        # is decided by the rounding of u'x in both implementations)
+        cand = np.round(public_square_grid(2.0, 0.25) * 4) / 4
+        data = rng.integers(-4, 5, size=(80, 2)) / 2.0
+        u = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, -1.0]])
+    else:
+        cand, data, u = rng.normal(size=(500, 3)), rng.normal(size=(60, 3)), random_directions(20, 3, rng=1)
+    expected = halfspace_depth(cand, data, method="directions", directions=u)
+    assert np.array_equal(GridHalfspaceDepth(cand, u)(data), expected)
+
+
+def test_public_grid_and_directions():
+    grid = public_square_grid(1.0, 0.5)
+    assert grid.shape == (16, 2) and not np.any(np.all(grid == 0, axis=1))
+    assert np.allclose(np.unique(grid[:, 0]), [-0.75, -0.25, 0.25, 0.75])
+    u = equally_spaced_directions(4)
+    assert np.allclose(np.linalg.norm(u, axis=1), 1) and np.allclose(u[2], [0, 1])
+    with pytest.raises(ValueError):
+        public_square_grid(1.0, 2.0)
+
+
+def test_simulate_shapes_and_reproducibility():
+    depth = GridHalfspaceDepth(public_square_grid(2.5, 0.1), equally_spaced_directions(16))
+    a = simulate("cauchy", 200, [0.5, 50.0], 3, depth=depth, rng=5)
+    b = simulate("cauchy", 200, [0.5, 50.0], 3, depth=depth, rng=5)
+    assert set(a) == set(heavy_tails.ESTIMATORS)
+    assert a["mean"].shape == (3,) and a["private_tukey_median"].shape == (2, 3)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    # with eps * n = 10^4 the private median sits on (or next to) the deepest grid points
+    assert np.all(np.abs(a["private_tukey_median"][1] - a["tukey_median"]) < 0.3)
+    s = summarise(a["private_tukey_median"])
+    assert len(s["median"]) == 2 and s["rmse"][1] > 0
+    with pytest.raises(ValueError):
+        simulate("laplace", 50, [1.0], 1, depth=depth)
+
+
+def test_runners_run_tiny(tmp_path):
+    ht = heavy_tails.run(argparse.Namespace(n=[60], epsilons=[1.0], reps=2, half_width=2.0, grid_step=0.2,
+                                            directions=8, seed=1))
+    assert set(ht["results"]) == {"cauchy", "gaussian"} and "60" in ht["results"]["cauchy"]
+    ds = depth_scaling.run(argparse.Namespace(n=[50], d=[2], kinds=list(depth_scaling.KINDS), directions=20,
+                                              idd_directions=10, candidates=20, repeats=1, min_seconds=0.001,
+                                              max_units=50, seed=2))
+    assert {r["kind"] for r in ds["rows"]} == set(depth_scaling.KINDS)
+    assert all(r["seconds_per_unit"] >= 0 and r["setup_seconds"] >= 0 for r in ds["rows"])
+    assert "processor" in ds["machine"]
+    json.dumps(ht), json.dumps(ds)      # JSON-able
+
+
+@pytest.mark.parametrize("name", ["heavy_tails", "depth_scaling"])
+def test_committed_results_have_the_full_configuration(name):
+    path = resources.files("dpcp_tutorial").joinpath(f"data/{name}.json")
+    result = json.loads(path.read_text())
+    parser = argparse.ArgumentParser()
+    getattr({"heavy_tails": heavy_tails, "depth_scaling": depth_scaling}[name], "add_arguments")(parser)
+    defaults = vars(parser.parse_args([]))
+    assert result["meta"]["command"] == f"python -m dpcp_tutorial.experiments {name}"
+    for key in ("n", "reps", "epsilons", "d", "repeats"):
+        if key in defaults:
+            assert result["config"][key] == defaults[key], key

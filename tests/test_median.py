@@ -1,0 +1,305 @@
+"""Tests for dpcp_tutorial.median: exact privacy audits, the Langevin sampler, non-private medians."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcp_tutorial import (
+    GaussianPrior,
+    gumbel_max_sample,
+    depth_median,
+    depth_median_log_probabilities,
+    halfspace_depth,
+    integrated_dual_depth,
+    langevin_step_size,
+    mechanism_beta,
+    private_depth_median,
+    public_grid,
+    random_directions,
+    spatial_depth,
+    spatial_median,
+)
+from dpcp_tutorial.depth import _project
+
+DEPTHS = ("halfspace", "spatial", "idd", "smoothed_idd")
+
+
+def _neighbours(data, rng):
+    """Replace-one neighbours of ``data``: random, far outlier, mirrored point, a duplicate, a candidate-like point."""
+    n = len(data)
+    out = []
+    for new in (rng.standard_normal(data.shape[1]) * 2, np.full(data.shape[1], 1e3), -data[0], data[1], np.zeros(data.shape[1])):
+        other = data.copy()
+        other[int(rng.integers(n))] = new
+        out.append(other)
+    return out
+
+
+# --------------------------------------------------------------------------- exact privacy audit
+
+@pytest.mark.parametrize("depth, with_directions", [("halfspace", False), ("halfspace", True), ("spatial", False),
+                                                   ("idd", True), ("smoothed_idd", True)])
+@pytest.mark.parametrize("epsilon", [1e-3, 1.0, 10.0, 1e3])
+def test_candidate_mechanism_privacy_audit(depth, with_directions, epsilon):
+    """Exact audit: max_k |log P_D(c_k) - log P_D'(c_k)| <= epsilon on replace-one neighbours (2D halfspace
+    depth both exact and over public directions)."""
+    rng = np.random.default_rng(0)
+    cand = public_grid(-2.5, 2.5, 15, 2) + 0.01      # public grid, shifted off the integer data
+    u = random_directions(40, 2, rng=1) if with_directions else None
+    worst = 0.0
+    for trial in range(3):
+        data = rng.standard_normal((30, 2)) if trial else rng.integers(-2, 3, (30, 2)).astype(float)
+        base = depth_median_log_probabilities(data, epsilon, cand, depth, directions=u)
+        np.testing.assert_allclose(np.exp(base).sum(), 1.0)
+        for other in _neighbours(data, rng):
+            logp = depth_median_log_probabilities(other, epsilon, cand, depth, directions=u)
+            worst = max(worst, np.max(np.abs(logp - base)))
+    assert worst <= epsilon + 1e-9
+    if epsilon <= 1.0:
+        assert worst > 0.2 * epsilon          # the audit is not vacuous
+
+
+def test_privacy_audit_in_higher_dimension_with_directions():
+    rng = np.random.default_rng(2)
+    d = 6
+    data = rng.standard_normal((50, d))
+    cand = GaussianPrior(scale=1.0).sample(200, d, rng=3)
+    u = random_directions(100, d, rng=4)
+    for depth in DEPTHS:
+        base = depth_median_log_probabilities(data, 2.0, cand, depth, directions=u)
+        for other in _neighbours(data, rng):
+            logp = depth_median_log_probabilities(other, 2.0, cand, depth, directions=u)
+            assert np.max(np.abs(logp - base)) <= 2.0 + 1e-9
+
+
+def test_log_probabilities_no_overflow_for_huge_epsilon_n():
+    """beta * depth ~ epsilon * n / 4 = 1.25e7 would overflow exp(); log space stays exact."""
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((5000, 2))
+    cand = public_grid(-1, 1, 21, 2)
+    logp = depth_median_log_probabilities(data, 1e4, cand, "halfspace")
+    assert np.all(np.isfinite(logp[logp > -np.inf])) and logp.max() == pytest.approx(0.0, abs=1e-12)
+    values = halfspace_depth(cand, data)
+    assert np.argmax(logp) == np.argmax(values)
+
+
+def test_sampler_uses_the_exact_law():
+    """The sampler is Gumbel-max on the audited log-probabilities: with the same seed it picks the same
+    candidate as gumbel_max_sample(log P), and 1000 draws pass a chi-square test (p > 1e-4)."""
+    rng = np.random.default_rng(6)
+    data = rng.standard_normal((40, 2))
+    cand = np.array([[0.05, 0.02], [0.6, -0.4], [-1.1, 0.3], [2.0, 2.0]])
+    for depth in ("halfspace", "spatial"):          # no directions drawn: rng only feeds the Gumbel noise
+        logp = depth_median_log_probabilities(data, 0.4, cand, depth)
+        for seed in range(20):
+            got = private_depth_median(data, 0.4, depth, candidates=cand, rng=seed)
+            np.testing.assert_array_equal(got, cand[gumbel_max_sample(logp, rng=seed)])
+    u = random_directions(30, 2, rng=7)
+    probs = np.exp(depth_median_log_probabilities(data, 0.4, cand, "idd", directions=u))
+    gen = np.random.default_rng(8)
+    draws = [private_depth_median(data, 0.4, "idd", candidates=cand, directions=u, rng=gen) for _ in range(1000)]
+    idx = [int(np.flatnonzero((cand == x).all(axis=1))[0]) for x in draws]
+    assert stats.chisquare(np.bincount(idx, minlength=4), probs * 1000).pvalue > 1e-4
+
+
+def test_candidates_from_prior_and_reproducibility():
+    rng = np.random.default_rng(9)
+    data = rng.standard_normal((200, 3)) + 1.0
+    a = private_depth_median(data, 5.0, "spatial", prior=GaussianPrior(scale=2.0), n_candidates=300, rng=11)
+    b = private_depth_median(data, 5.0, "spatial", prior=GaussianPrior(scale=2.0), n_candidates=300, rng=11)
+    c = private_depth_median(data, 5.0, "spatial", prior=GaussianPrior(scale=2.0), n_candidates=300, rng=12)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    # the release is one of the prior draws made inside the function (directions are not drawn for spatial)
+    draws = GaussianPrior(scale=2.0).sample(300, 3, np.random.default_rng(11))
+    assert any(np.array_equal(a, row) for row in draws)
+
+
+def test_candidate_median_is_accurate_for_large_epsilon():
+    rng = np.random.default_rng(13)
+    data = rng.standard_normal((1000, 2)) + np.array([0.5, -0.5])
+    grid = public_grid(-2, 2, 41, 2)
+    for depth in ("halfspace", "spatial"):
+        est = private_depth_median(data, 50.0, depth, candidates=grid, rng=14)
+        assert np.linalg.norm(est - [0.5, -0.5]) < 0.2
+
+
+# --------------------------------------------------------------------------- Langevin
+
+def _symmetric_data(n_half, d, centre, rng):
+    half = rng.standard_normal((n_half, d))
+    return np.vstack([centre + half, centre - half])
+
+
+def test_smoothed_idd_optimum_closed_form_non_private():
+    """Centrally symmetric data: F_{s,j}(u_j'c) = 1/2 in every direction, so c maximises IDD_s."""
+    rng = np.random.default_rng(15)
+    centre = np.array([1.0, -2.0, 0.5])
+    data = _symmetric_data(300, 3, centre, rng)
+    u = random_directions(60, 3, rng=16)
+    est = depth_median(data, "smoothed_idd", directions=u, start=np.zeros(3))
+    np.testing.assert_allclose(est, centre, atol=1e-6)
+    value = integrated_dual_depth(centre[None], data, directions=u, smoothing=10.0)[0]
+    assert value == pytest.approx(0.25, abs=1e-15)
+
+
+def test_langevin_reaches_the_optimum_with_the_laplace_spread():
+    """Symmetric data, optimum c known. Near c the target is ~ N(c, (beta*A + I/tau^2)^-1) with
+    A = (2/m) sum_j F_j'(t_j)^2 u_j u_j' (exact Hessian at c, since 1 - 2F_j = 0 there). Over R = 100
+    chains the mean squared Mahalanobis distance is ~ d = 2 (chi^2_{2R}/R; 4 SE = 0.8) and the mean
+    error is within 4 SE of 0."""
+    rng = np.random.default_rng(17)
+    centre = np.array([0.7, -0.3])
+    data = _symmetric_data(100, 2, centre, rng)
+    u = random_directions(50, 2, rng=18)
+    eps = 60.0
+    beta = mechanism_beta(eps, "smoothed_idd", len(data))
+    tc = _project(centre[None], u)[0]
+    proj = _project(data, u)
+    sig = 1 / (1 + np.exp(-10 * (tc - proj)))
+    fprime = 10 * np.mean(sig * (1 - sig), axis=0)
+    prec = beta * (2 / len(u)) * (u.T * fprime ** 2) @ u + np.eye(2) / (5 * np.sqrt(2)) ** 2
+    h = 0.2 / np.linalg.eigvalsh(prec)[-1]    # ULA inflates the variance by 1/(1 - h*lambda/2) <= 1.11
+    gen = np.random.default_rng(19)
+    out = np.array([private_depth_median(data, eps, "smoothed_idd", "langevin", directions=u, n_steps=150,
+                                         step_size=h, rng=gen) for _ in range(100)])
+    err = out - centre
+    maha = np.einsum("ri,ij,rj->r", err, prec, err)
+    assert abs(maha.mean() - 2.0) < 0.8, maha.mean()
+    se = err.std(axis=0, ddof=1) / np.sqrt(len(err))
+    assert np.all(np.abs(err.mean(axis=0)) < 4 * se + 1e-12)
+
+
+def test_langevin_with_negligible_beta_samples_the_prior_exactly():
+    """With beta ~ 0 the chain is ULA on N(mu, tau^2 I), whose stationary law is exactly
+    N(mu, tau^2/(1 - h/(2 tau^2)) I). 300 chains x 2 coordinates: mean within 4 SE, variance within
+    4 SE (SE of a variance estimate = v sqrt(2/600)); a noise scale sqrt(h) instead of sqrt(2h) halves it."""
+    rng = np.random.default_rng(20)
+    data = rng.standard_normal((10, 2))
+    prior = GaussianPrior(scale=2.0, mean=(3.0, -1.0))
+    h = 1.0
+    gen = np.random.default_rng(21)
+    out = np.array([private_depth_median(data, 1e-12, "smoothed_idd", "langevin", prior, directions=np.eye(2),
+                                         n_steps=100, step_size=h, start=np.zeros(2), rng=gen) for _ in range(300)])
+    v = 4.0 / (1 - h / (2 * 4.0))
+    assert np.all(np.abs(out.mean(axis=0) - [3.0, -1.0]) < 4 * np.sqrt(v / 300))
+    assert abs(out.var(axis=0, ddof=1).mean() - v) < 4 * v * np.sqrt(2 / 600)
+
+
+def test_langevin_same_seed_same_output_and_start_is_public():
+    rng = np.random.default_rng(22)
+    data = rng.standard_normal((100, 3))
+    kw = dict(depth="smoothed_idd", sampler="langevin", n_directions=20, n_steps=50)
+    a = private_depth_median(data, 1.0, rng=23, **kw)
+    np.testing.assert_array_equal(a, private_depth_median(data, 1.0, rng=23, **kw))
+    assert not np.array_equal(a, private_depth_median(data, 1.0, rng=24, **kw))
+    with pytest.raises(ValueError, match="must not be derived from the data"):
+        private_depth_median(data, 1.0, start=data[3], rng=23, **kw)
+
+
+def test_langevin_divergence_is_reported():
+    data = np.random.default_rng(25).standard_normal((20, 2))
+    with pytest.raises(RuntimeError, match="diverged"):
+        private_depth_median(data, 1.0, "smoothed_idd", "langevin", GaussianPrior(scale=1e-3),
+                             n_directions=5, n_steps=500, step_size=1.0, rng=0)
+
+
+def test_default_step_size_formula():
+    u = np.eye(3)
+    # lambda_max(U'U/m) = 1/3; L = beta * c * s^2 / 3 + 1/tau^2 with c = 1/(6 sqrt 3) + 1/8
+    c = 1 / (6 * np.sqrt(3)) + 0.125
+    assert langevin_step_size(600.0, u, 10.0, 2.0) == pytest.approx(1 / (600 * c * 100 / 3 + 0.25))
+
+
+# --------------------------------------------------------------------------- non-private medians and helpers
+
+def test_spatial_median_optimality():
+    rng = np.random.default_rng(26)
+    data = rng.standard_cauchy((500, 3))
+    m = spatial_median(data)
+    diff = data - m
+    grad = (diff / np.linalg.norm(diff, axis=1)[:, None]).sum(axis=0)
+    assert np.linalg.norm(grad) < 1e-6 * len(data)
+    assert spatial_depth(m[None], data)[0] > 1 - 1e-8
+    obj = lambda t: np.linalg.norm(data - t, axis=1).sum()                     # noqa: E731
+    for step in rng.standard_normal((20, 3)) * 1e-3:
+        assert obj(m) <= obj(m + step)
+
+
+def test_spatial_median_at_a_data_point():
+    """A point of multiplicity 3 whose other unit vectors sum to norm < 3 is the spatial median (Vardi-Zhang)."""
+    data = np.array([[0, 0], [0, 0], [0, 0], [1, 0], [0, 1], [-1, 0.2], [0.3, -1], [5, 5.0]])
+    s = sum(v / np.linalg.norm(v) for v in data[3:])
+    assert np.linalg.norm(s) < 3
+    # the iteration starts at the coordinate-wise median, which is that point; the Vardi-Zhang step keeps it
+    # exactly (plain Weiszfeld would step away and only creep back)
+    np.testing.assert_array_equal(spatial_median(data + [10.0, 0.0]), [10.0, 0.0])
+
+
+def test_depth_median_variants():
+    rng = np.random.default_rng(27)
+    data = rng.standard_normal((300, 2))
+    deepest = depth_median(data, "halfspace")
+    assert halfspace_depth(deepest[None], data)[0] == halfspace_depth(data, data).max()
+    grid = public_grid(-1, 1, 5, 2)
+    best = depth_median(data, "spatial", candidates=grid)
+    assert spatial_depth(best[None], data)[0] == spatial_depth(grid, data).max()
+    np.testing.assert_allclose(depth_median(data, "spatial"), spatial_median(data))
+
+
+def test_mechanism_beta_and_grid():
+    assert mechanism_beta(10.0, "halfspace", 10_000) == pytest.approx(50_000)
+    assert mechanism_beta(10.0, "spatial", 10_000) == pytest.approx(25_000)
+    assert mechanism_beta(10.0, "smoothed_idd", 10_000) == pytest.approx(50_000)
+    g = public_grid(0, 1, 3, 2)
+    assert g.shape == (9, 2) and set(g[:, 0]) == {0.0, 0.5, 1.0}
+
+
+# --------------------------------------------------------------------------- bad input
+
+_DATA = np.random.default_rng(0).standard_normal((20, 2))
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(data=np.r_[_DATA, [[np.nan, 1]]], epsilon=1.0), ValueError, "NaN"),
+    (dict(data=_DATA[:1], epsilon=1.0), ValueError, "at least 2"),
+    (dict(data=_DATA, epsilon=0.0), ValueError, "epsilon"),
+    (dict(data=_DATA, epsilon=-1.0), ValueError, "epsilon"),
+    (dict(data=_DATA, epsilon=1.0, candidates=np.zeros((3, 3))), ValueError, "columns"),
+    (dict(data=_DATA, epsilon=1.0, candidates=_DATA[:5]), ValueError, "must not be derived from the data"),
+    (dict(data=_DATA, epsilon=1.0, candidates=np.r_[np.ones((2, 2)), _DATA[7:8] * 1.0]), ValueError, "coincide"),
+    (dict(data=_DATA, epsilon=1.0, depth="tukey"), ValueError, "not supported"),
+    (dict(data=_DATA, epsilon=1.0, sampler="mcmc"), ValueError, "sampler"),
+    (dict(data=_DATA, epsilon=1.0, depth="spatial", sampler="langevin"), ValueError, "differentiable"),
+    (dict(data=_DATA, epsilon=1.0, start=np.zeros(2)), ValueError, "Langevin options"),
+    (dict(data=_DATA, epsilon=1.0, depth="smoothed_idd", sampler="langevin", start=np.zeros(3)), ValueError, "shape"),
+    (dict(data=_DATA, epsilon=1.0, prior="normal"), TypeError, "GaussianPrior"),
+    (dict(data=_DATA, epsilon=1.0, rng="seed"), TypeError, "rng"),
+])
+def test_private_median_bad_input(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        private_depth_median(**kwargs)
+
+
+def test_negative_zero_candidates_are_recognised_as_data_rows():
+    data = np.array([[0.0, 1.0], [2.0, 3.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match="coincide"):
+        depth_median_log_probabilities(data, 1.0, np.array([[-0.0, 1.0]]), "spatial")
+
+
+def test_log_probabilities_need_directions_where_undefined_otherwise():
+    with pytest.raises(ValueError, match="directions"):
+        depth_median_log_probabilities(_DATA, 1.0, np.ones((2, 2)), "idd")
+    with pytest.raises(ValueError, match="directions"):
+        depth_median_log_probabilities(np.ones((5, 3)) * np.arange(5)[:, None], 1.0, np.full((2, 3), 0.5), "halfspace")
+
+
+def test_prior_and_grid_validation():
+    with pytest.raises(ValueError, match="scale"):
+        GaussianPrior(scale=0.0)
+    with pytest.raises(ValueError, match="length"):
+        GaussianPrior(mean=(1.0, 2.0)).mean_vector(3)
+    with pytest.raises(ValueError, match="too large"):
+        public_grid(0, 1, 100, 4)
+    with pytest.raises(ValueError, match="exceed"):
+        public_grid(1, 0, 3, 2)

@@ -1,0 +1,360 @@
+"""Tests of private split conformal prediction (Angelopoulos et al.; chapter 4)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import log_softmax
+from sklearn.linear_model import LinearRegression, LogisticRegression
+
+from dpcp_tutorial import (
+    PrivateSplitConformalClassifier,
+    PrivateSplitConformalRegressor,
+    bounded_interval,
+    interval_coverage,
+    make_heteroscedastic_regression,
+    normalised_residual_score,
+    pps_choose_m,
+    pps_corrected_level,
+    pps_grid,
+    pps_optimal_gamma,
+    pps_private_quantile,
+    pps_quantile_probabilities,
+    pps_round_up,
+    set_coverage,
+)
+
+ALPHA = 0.1
+
+# (n, epsilon, m*, gamma*, qtilde) of the reference table (dpcp-math.md section 7)
+REFERENCE_ROWS = [
+    (5000, 8, 33932, 5.554e-4, 0.90124),
+    (30000, 5, 28117, 1.481e-4, 0.90033),
+    (30000, 0.5, 13257, 1.481e-3, 0.90260),
+    (1000, 10, 15998, 2.219e-3, 0.90472),
+    (1000, 1, 30888, 2.21e-2, 0.93580),
+    (10000, 1, 138949, 2.221e-3, 0.90434),
+    (10000, 0.1, 28117, 2.212e-2, 0.93480),
+    (100, 10, 21209, 2.191e-2, 0.94317),
+]
+SCAN = np.logspace(4, 6, 50).astype(int)
+
+
+# --------------------------------------------------------------------------- grid and rounding
+
+
+def test_grid_has_both_ends_and_m_edges():
+    edges = pps_grid(11)
+    assert edges.size == 11 and edges[0] == 0.0 and edges[-1] == 1.0
+    np.testing.assert_allclose(np.diff(edges), 0.1)
+    assert pps_grid(2).tolist() == [0.0, 1.0]
+
+
+def test_round_up_is_the_smallest_edge_strictly_above():
+    rng = np.random.default_rng(0)
+    scores = np.concatenate([rng.uniform(size=500), pps_grid(7), [0.0, 1.0]])
+    edges = pps_grid(7)
+    rounded = pps_round_up(scores, 7)
+    for s, r in zip(scores, rounded):
+        above = edges[edges > s]
+        assert r == (above.min() if above.size else 1.0)
+    assert pps_round_up([0.5], 3).tolist() == [1.0]      # an interior edge moves up
+    assert pps_round_up([1.0], 3).tolist() == [1.0]      # the top is capped
+
+
+# --------------------------------------------------------------------------- corrected level and gamma
+
+
+@pytest.mark.parametrize("n, epsilon, m, gamma, qtilde", REFERENCE_ROWS)
+def test_qtilde_reproduces_the_reference_table(n, epsilon, m, gamma, qtilde):
+    gamma_star = pps_optimal_gamma(n, ALPHA, epsilon)
+    assert gamma_star == pytest.approx(gamma, rel=2.5e-3)          # table gives 3-4 significant digits
+    assert pps_corrected_level(n, ALPHA, epsilon, m, gamma_star) == pytest.approx(qtilde, abs=5e-6)
+
+
+@pytest.mark.parametrize("n, epsilon", [(100, 1.0), (1000, 0.1)])
+def test_capped_rows_are_trivial_for_every_m_in_the_scan(n, epsilon):
+    gamma = pps_optimal_gamma(n, ALPHA, epsilon)
+    assert min(pps_corrected_level(n, ALPHA, epsilon, int(m), gamma) for m in SCAN) >= 1.0
+    scores = np.random.default_rng(1).uniform(size=n)
+    assert pps_private_quantile(scores, ALPHA, epsilon, m=10_000, rng=0) == 1.0
+    assert np.isinf(bounded_interval(np.zeros(3), 1.0, bound=2.0)).all()
+
+
+@pytest.mark.parametrize("n, epsilon, alpha", [(100, 10, 0.1), (5000, 8, 0.1), (30000, 0.5, 0.05), (50, 2, 0.3)])
+def test_optimal_gamma_solves_its_quadratic_and_minimises_qtilde(n, epsilon, alpha):
+    gamma = pps_optimal_gamma(n, alpha, epsilon)
+    b = alpha * epsilon * (n + 1) * (1 - alpha) / 2 + 2 * alpha
+    assert abs(alpha**2 * gamma**2 - b * gamma + 1) < 1e-9
+    other_root = 1 / (alpha**2 * gamma)                    # product of the roots is 1/alpha^2
+    assert other_root > gamma
+    q = pps_corrected_level(n, alpha, epsilon, 1000, gamma)
+    for g in [gamma * 0.99, gamma * 1.01, gamma / 2, min(2 * gamma, 0.999)]:
+        assert pps_corrected_level(n, alpha, epsilon, 1000, g) > q
+
+
+def test_optimal_gamma_is_clipped_below_one():
+    assert pps_optimal_gamma(1, 0.5, 1e-3) == pytest.approx(1 - 1e-12)
+
+
+def test_m_search_is_data_independent_seeded_and_close_to_the_reference():
+    n, epsilon = 5000, 8.0
+    m1, g1 = pps_choose_m(n, ALPHA, epsilon, rng=3)
+    assert m1 in SCAN and g1 == pps_optimal_gamma(n, ALPHA, epsilon)
+    assert pps_choose_m(n, ALPHA, epsilon, candidates=SCAN[::5], rng=4) == pps_choose_m(
+        n, ALPHA, epsilon, candidates=SCAN[::5], rng=4)
+    # m enters only through log m: over the whole scan qtilde moves by 2/(eps n) log(100)
+    tolerance = 2 / (epsilon * n) * math.log(100)
+    assert abs(pps_corrected_level(n, ALPHA, epsilon, m1, g1) - 0.90124) <= tolerance
+
+
+@pytest.mark.parametrize("n, epsilon", [(1000, 1.0), (250, 2.0), (20000, 0.5)])
+def test_analytic_m_rule_minimises_level_plus_mean_rounding(n, epsilon):
+    candidates = np.unique(np.logspace(1, 6, 200).astype(int))
+    m, gamma = pps_choose_m(n, ALPHA, epsilon, candidates=candidates, rule="analytic")
+    cost = lambda k: pps_corrected_level(n, ALPHA, epsilon, int(k), gamma) + 0.5 / (k - 1)
+    assert cost(m) == min(cost(k) for k in candidates)
+    assert 0.8 < m / (epsilon * n / 4) < 1.25            # the minimiser of (2/(eps n)) log m + 1/(2m) is eps n / 4
+    with pytest.raises(ValueError, match="rule="):
+        pps_choose_m(n, ALPHA, epsilon, rule="best")
+
+
+# --------------------------------------------------------------------------- the mechanism
+
+
+def _reference_log_probabilities(scores, alpha, epsilon, m, gamma):
+    """Independent port of the reference loss (np.digitize based), top-edge quirk removed."""
+    n = scores.size
+    bins = np.linspace(0, 1, m)
+    qtilde = min((n + 1) * (1 - alpha) / (n * (1 - gamma * alpha)) + 2 / (epsilon * n) * np.log(m / (gamma * alpha)),
+                 1 - 1e-12)
+    binned = bins[np.minimum(np.digitize(scores, bins), m - 1)]
+    w1 = np.clip(np.digitize(binned, bins), 0, m - 1)
+    w2 = np.clip(np.digitize(binned, bins, right=True), 0, m - 1)
+    lower = np.bincount(w1, minlength=m).cumsum().astype(float)
+    lower[-1] = n - np.sum(binned == 1.0)            # the reference counts all n scores here
+    w = np.maximum(lower / qtilde, (n - np.bincount(w2, minlength=m).cumsum()) / (1 - qtilde))
+    return log_softmax(-(epsilon * min(alpha, 1 - alpha) / 2) * w)
+
+
+@pytest.mark.parametrize("n, epsilon, m", [(200, 5.0, 50), (1000, 1.0, 300), (3000, 2.0, 1001)])
+def test_law_matches_an_independent_port_of_the_reference(n, epsilon, m):
+    scores = np.random.default_rng(n).beta(2, 5, size=n)
+    gamma = pps_optimal_gamma(n, ALPHA, epsilon)
+    edges, logp = pps_quantile_probabilities(scores, ALPHA, epsilon, m, gamma, log=True)
+    np.testing.assert_allclose(logp, _reference_log_probabilities(scores, ALPHA, epsilon, m, gamma),
+                               rtol=1e-9, atol=1e-9)
+    assert np.isclose(np.exp(logp).sum(), 1.0) and np.array_equal(edges, pps_grid(m))
+
+
+def test_sampling_follows_the_exact_law():
+    """10 000 draws; each edge frequency within 5 binomial SE of its probability."""
+    scores = np.random.default_rng(5).uniform(size=300)
+    edges, p = pps_quantile_probabilities(scores, ALPHA, 0.5, m=21)
+    rng = np.random.default_rng(6)
+    draws = np.array([pps_private_quantile(scores, ALPHA, 0.5, m=21, rng=rng) for _ in range(10_000)])
+    freq = np.array([(draws == e).mean() for e in edges])
+    assert np.all(np.abs(freq - p) <= 5 * np.sqrt(p * (1 - p) / 10_000) + 1e-4)
+
+
+def _max_log_ratio(scores, neighbours, epsilon, m, strict, n):
+    _, base = pps_quantile_probabilities(scores, ALPHA, epsilon, m, strict=strict, n=n, log=True)
+    worst = 0.0
+    for other in neighbours:
+        _, logp = pps_quantile_probabilities(other, ALPHA, epsilon, m, strict=strict, n=n, log=True)
+        worst = max(worst, float(np.max(np.abs(base - logp))))
+    return worst
+
+
+def _add_remove_neighbours(scores, rng):
+    removed = [np.delete(scores, i) for i in rng.choice(scores.size, size=20, replace=False)]
+    added = [np.append(scores, v) for v in np.concatenate([[0.0, 1.0], rng.uniform(size=18)])]
+    return removed + added
+
+
+def _replace_neighbours(scores, rng):
+    out = []
+    for i in rng.choice(scores.size, size=15, replace=False):
+        for v in [0.0, 1.0]:
+            other = scores.copy()
+            other[i] = v
+            out.append(other)
+    return out
+
+
+@pytest.mark.parametrize("n, epsilon, m", [(100, 10.0, 21), (100, 5.0, 32), (500, 1.0, 200), (2000, 0.5, 1000),
+                                           (300, 1000.0, 50)])
+def test_reference_exponent_is_epsilon_dp_under_add_remove(n, epsilon, m):
+    rng = np.random.default_rng(n + m)
+    scores = rng.beta(2, 3, size=n)
+    assert _max_log_ratio(scores, _add_remove_neighbours(scores, rng), epsilon, m, False, n) <= epsilon + 1e-9
+
+
+@pytest.mark.parametrize("n, epsilon, m", [(100, 5.0, 32), (500, 1.0, 200), (60, 10.0, 31)])
+def test_strict_exponent_is_epsilon_dp_under_both_notions(n, epsilon, m):
+    rng = np.random.default_rng(n)
+    scores = np.linspace(0.005, 0.995, n)
+    neighbours = _add_remove_neighbours(scores, rng) + _replace_neighbours(scores, rng)
+    assert _max_log_ratio(scores, neighbours, epsilon, m, True, n) <= epsilon + 1e-9
+
+
+def test_reference_exponent_exceeds_epsilon_under_replace_one():
+    """The default is calibrated for add/remove only: here qtilde = 0.9486, 1 - qtilde just above alpha/2."""
+    n, epsilon, m = 100, 5.0, 32
+    scores = np.linspace(0.005, 0.995, n)
+    neighbours = _replace_neighbours(scores, np.random.default_rng(0)) + [
+        np.where(np.arange(n) == i, v, scores) for i in range(n) for v in (0.0, 1.0)]
+    assert _max_log_ratio(scores, neighbours, epsilon, m, False, n) > 1.01 * epsilon
+
+
+def test_reference_exponent_refused_when_one_minus_qtilde_is_below_alpha_over_two():
+    n, epsilon = 100, 5.0
+    gamma = pps_optimal_gamma(n, ALPHA, epsilon)
+    m = 200
+    assert 1 - pps_corrected_level(n, ALPHA, epsilon, m, gamma) < ALPHA / 2
+    scores = np.random.default_rng(0).uniform(size=n)
+    with pytest.raises(ValueError, match="strict=True"):
+        pps_private_quantile(scores, ALPHA, epsilon, m=m, rng=0)
+    assert pps_private_quantile(scores, ALPHA, epsilon, m=m, strict=True, rng=0) in pps_grid(m)
+
+
+@pytest.mark.parametrize("n, epsilon", [(50_000, 1.0), (5_000, 8.0), (20_000, 1000.0), (200_000, 0.5)])
+def test_large_n_epsilon_gives_a_valid_edge(n, epsilon):
+    scores = np.random.default_rng(0).uniform(size=n)
+    edges, p = pps_quantile_probabilities(scores, ALPHA, epsilon, m=5000)
+    assert np.isfinite(p).all() and np.isclose(p.sum(), 1.0)
+    s = pps_private_quantile(scores, ALPHA, epsilon, m=5000, rng=1)
+    assert s in edges and 0.85 < s < 0.99
+
+
+def test_ties_and_all_equal_scores():
+    for value in [0.0, 0.3, 1.0]:
+        s = pps_private_quantile(np.full(5000, value), ALPHA, 5.0, m=101, rng=0)
+        assert s in pps_grid(101) and s >= value
+    assert pps_private_quantile(np.full(5000, 0.3), ALPHA, 50.0, m=101, rng=0) == pytest.approx(0.31)
+
+
+# --------------------------------------------------------------------------- coverage (Monte Carlo)
+
+
+@pytest.mark.parametrize("n, epsilon, m", [(500, 10.0, 1000), (2000, 1.0, 2000), (3000, 8.0, 3000)])
+def test_mechanism_coverage_monte_carlo(n, epsilon, m):
+    """R = 3000 repetitions with one fresh calibration set and one test score each (Beta(2,5) scores).
+
+    Coverage is a binomial proportion, SE = sqrt(alpha (1 - alpha) / R) = 0.0055; we require
+    coverage >= 1 - alpha - 3 SE. At (3000, 8) qtilde = 0.9021, so the margin is small there.
+    """
+    reps = 3000
+    rng = np.random.default_rng(m)
+    gamma = pps_optimal_gamma(n, ALPHA, epsilon)
+    covered = 0
+    for _ in range(reps):
+        scores = rng.beta(2, 5, size=n + 1)
+        covered += scores[-1] <= pps_private_quantile(scores[:-1], ALPHA, epsilon, m=m, gamma=gamma, rng=rng)
+    coverage = covered / reps
+    se = math.sqrt(ALPHA * (1 - ALPHA) / reps)
+    assert coverage >= 1 - ALPHA - 3 * se
+
+
+def test_regressor_coverage_monte_carlo():
+    """Model fitted once on a training set; 1500 repetitions of (calibration set, one test point).
+
+    SE = sqrt(0.09 / 1500) = 0.0077; requirement coverage >= 0.9 - 3 SE = 0.877.
+    """
+    reps, n_cal = 1500, 500
+    X_train, y_train = make_heteroscedastic_regression(500, rng=0)
+    model = PrivateSplitConformalRegressor(LinearRegression(), alpha=ALPHA, epsilon=2.0, bound=5.0, m=2000,
+                                           rng=1).fit(X_train, y_train)
+    rng = np.random.default_rng(2)
+    covered = 0
+    for _ in range(reps):
+        X, y = make_heteroscedastic_regression(n_cal + 1, rng=rng)
+        model.set_params(rng=rng).calibrate(X[:-1], y[:-1])
+        covered += interval_coverage(y[-1:], model.predict_interval(X[-1:]))
+    se = math.sqrt(ALPHA * (1 - ALPHA) / reps)
+    assert covered / reps >= 1 - ALPHA - 3 * se
+
+
+def _three_class_data(n, rng):
+    y = rng.integers(0, 3, size=n)
+    X = rng.normal(size=(n, 2)) + np.array([[0, 0], [1.5, 0], [0, 1.5]])[y]
+    return X, y
+
+
+@pytest.mark.parametrize("score", ["lac", "aps"])
+def test_classifier_coverage_monte_carlo(score):
+    """1000 repetitions, three overlapping Gaussian classes; SE = sqrt(0.09/1000) = 0.0095, tolerance 3 SE."""
+    reps, n_cal = 1000, 500
+    rng = np.random.default_rng(3)
+    X_train, y_train = _three_class_data(600, rng)
+    model = PrivateSplitConformalClassifier(LogisticRegression(), alpha=ALPHA, epsilon=2.0, score=score, m=2000,
+                                            rng=4).fit(X_train, y_train)
+    covered = 0
+    for _ in range(reps):
+        X, y = _three_class_data(n_cal + 1, rng)
+        model.set_params(rng=rng).calibrate(X[:-1], y[:-1])
+        covered += set_coverage(y[-1:], model.predict_set(X[-1:]))
+    se = math.sqrt(ALPHA * (1 - ALPHA) / reps)
+    assert covered / reps >= 1 - ALPHA - 3 * se
+
+
+# --------------------------------------------------------------------------- sets and estimators
+
+
+def test_normalised_scores_and_bounded_interval():
+    s = normalised_residual_score([0.0, 1.0, 10.0], [0.0, 0.0, 0.0], bound=2.0)
+    assert s.tolist() == [0.0, 0.5, 1.0]
+    iv = bounded_interval([1.0, 2.0], 0.25, bound=2.0)
+    assert iv.tolist() == [[0.5, 1.5], [1.5, 2.5]]
+    assert np.isinf(bounded_interval([1.0], 1.0, bound=2.0)).all()
+
+
+def test_classifier_top_edge_gives_all_classes():
+    rng = np.random.default_rng(0)
+    X, y = _three_class_data(300, rng)
+    model = PrivateSplitConformalClassifier(LogisticRegression(), alpha=ALPHA, epsilon=0.1, m=1000, rng=0)
+    model.fit(X, y).calibrate(X[:100], y[:100])              # n=100, eps=0.1: qtilde >= 1
+    assert model.qhat_ == 1.0 and model.predict_set(X).all()
+    assert model.qtilde_ >= 1.0 and model.m_ == 1000
+
+
+def test_regressor_attributes_and_determinism():
+    X, y = make_heteroscedastic_regression(2000, rng=0)
+    a = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, rng=7)
+    b = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, rng=7)
+    ia = a.fit(X[:1000], y[:1000]).calibrate(X[1000:], y[1000:]).predict_interval(X[:5])
+    ib = b.fit(X[:1000], y[:1000]).calibrate(X[1000:], y[1000:]).predict_interval(X[:5])
+    np.testing.assert_array_equal(ia, ib)
+    assert a.m_ in SCAN and a.gamma_ == pps_optimal_gamma(1000, ALPHA, 1.0)
+    assert a.qtilde_ == pps_corrected_level(1000, ALPHA, 1.0, a.m_, a.gamma_)
+    np.testing.assert_allclose(ia[:, 1] - ia[:, 0], 2 * 5.0 * a.qhat_)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_bad_input_messages():
+    good = np.random.default_rng(0).uniform(size=100)
+    with pytest.raises(ValueError, match="public bound"):
+        pps_private_quantile(good * 3, ALPHA, 1.0, m=100)
+    with pytest.raises(ValueError, match="m=1 must be >= 2"):
+        pps_grid(1)
+    with pytest.raises(ValueError, match="gamma"):
+        pps_corrected_level(100, ALPHA, 1.0, 100, 1.0)
+    with pytest.raises(ValueError, match="'auto'"):
+        pps_private_quantile(good, ALPHA, 1.0, m="best")
+    with pytest.raises(ValueError, match="'auto'"):
+        pps_private_quantile(good, ALPHA, 1.0, m=100, gamma="best")
+    with pytest.raises(ValueError, match="epsilon"):
+        pps_private_quantile(good, ALPHA, 0.0, m=100)
+    with pytest.raises(ValueError, match="alpha"):
+        pps_corrected_level(100, 1.5, 1.0, 100, 0.1)
+    with pytest.raises(TypeError, match="integer"):
+        pps_grid(10.5)
+    with pytest.raises(ValueError, match="never the data's own maximum"):
+        normalised_residual_score([1.0], [0.0], bound=0.0)
+    with pytest.raises(ValueError, match="not calibrated"):
+        PrivateSplitConformalRegressor(LinearRegression()).fit(np.ones((3, 1)), [1, 2, 3]).predict_interval(
+            np.ones((1, 1)))
+    with pytest.raises(ValueError, match="score="):
+        PrivateSplitConformalClassifier(LogisticRegression(), score="raps")._score_functions()

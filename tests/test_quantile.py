@@ -1,0 +1,358 @@
+"""Tests for dpcp_tutorial.quantile: Algorithm 1 (private quantile), its exact law, privacy and extremes."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcp_tutorial import (
+    algorithm1_add_remove_loss,
+    algorithm1_level,
+    private_quantile,
+    private_quantile_probabilities,
+    quantile_edges,
+)
+
+CHI2_LEVEL = 1e-3  # goodness-of-fit tests reject at this level
+
+
+def reference_log_probabilities(scores, beta, epsilon, edges, n=None):
+    """Algorithm 1 written out directly, O(N*M): explicit comparisons for every (score, edge) pair."""
+    scores, edges = np.asarray(scores, float), np.asarray(edges, float)
+    n = scores.size if n is None else n
+    alpha0 = beta - 2.0 / (n * epsilon)
+    a = (scores[None, :] < edges[:, None]).sum(axis=1)
+    b = (scores[None, :] > edges[:, None]).sum(axis=1)
+    w = np.maximum(a / (1 - alpha0), b / alpha0)
+    delta = max(1 / (1 - alpha0), 1 / alpha0)
+    exponent = -epsilon * w / (2 * delta)
+    return exponent - np.logaddexp.reduce(exponent)
+
+
+def _random_scores(rng, n, m):
+    """Scores with the awkward cases mixed in: ties, values exactly on bin edges, 0 and 1."""
+    kind = rng.integers(4)
+    if kind == 0:
+        return rng.uniform(size=n)
+    if kind == 1:
+        return rng.integers(0, m + 1, size=n) / m  # every score on an edge (or at 0)
+    if kind == 2:
+        return rng.choice([0.0, 1.0, 0.5, rng.uniform()], size=n)  # heavy ties and the two ends
+    return rng.beta(0.5, 3.0, size=n)
+
+
+def _random_record(rng, m):
+    return float(rng.choice([rng.uniform(), 0.0, 1.0, rng.integers(0, m + 1) / m]))
+
+
+# ---------------------------------------------------------------------------
+# the law: reference implementation and sampling
+# ---------------------------------------------------------------------------
+
+def test_probabilities_match_direct_reference():
+    """150 random cases (int M and custom edges, ties, edges, 0/1): log-probabilities agree to 1e-9."""
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        n, m = int(rng.integers(1, 300)), int(rng.integers(1, 200))
+        epsilon = float(np.exp(rng.uniform(np.log(0.05), np.log(50))))
+        beta = float(rng.uniform(2.0 / (n * epsilon), 1.0)) if 2.0 / (n * epsilon) < 1 else None
+        if beta is None or beta - 2.0 / (n * epsilon) <= 1e-6:
+            continue
+        scores = _random_scores(rng, n, m)
+        bins = m if rng.uniform() < 0.5 else np.r_[np.sort(rng.choice(np.arange(1, 400) / 400, m - 1, replace=False))
+                                                   if m > 1 else [], 1.0]
+        edges, logp = private_quantile_probabilities(scores, beta, epsilon, bins, log=True)
+        np.testing.assert_array_equal(edges, quantile_edges(bins))
+        np.testing.assert_allclose(logp, reference_log_probabilities(scores, beta, epsilon, edges), rtol=1e-12,
+                                   atol=1e-9)
+        _, p = private_quantile_probabilities(scores, beta, epsilon, bins)
+        assert p.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_public_n_changes_only_alpha0():
+    scores = np.random.default_rng(1).uniform(size=50)
+    _, logp = private_quantile_probabilities(scores, 0.1, 1.0, 40, log=True, n=80)
+    np.testing.assert_allclose(logp, reference_log_probabilities(scores, 0.1, 1.0, quantile_edges(40), n=80),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_samples_match_probabilities():
+    """Chi-square goodness of fit of 20000 draws (one shared Generator) against the exact law, at level 1e-3;
+    cells with expected count below 5 are pooled. A law with a doubled epsilon is rejected by the same data."""
+    scores = np.random.default_rng(2).uniform(size=60)
+    beta, epsilon, m = 0.2, 1.0, 25
+    edges, p = private_quantile_probabilities(scores, beta, epsilon, m)
+    rng = np.random.default_rng(3)
+    draws = np.array([private_quantile(scores, beta, epsilon, m, rng=rng) for _ in range(20_000)])
+    observed = np.array([(draws == e).sum() for e in edges])
+    assert observed.sum() == draws.size  # every draw is an edge
+
+    def pooled_pvalue(probabilities):
+        expected = draws.size * probabilities
+        keep = expected >= 5
+        obs = np.r_[observed[keep], observed[~keep].sum()]
+        exp = np.r_[expected[keep], expected[~keep].sum()]
+        return stats.chisquare(obs, exp).pvalue
+
+    assert pooled_pvalue(p) > CHI2_LEVEL
+    assert pooled_pvalue(private_quantile_probabilities(scores, beta, 2 * epsilon, m)[1]) < CHI2_LEVEL
+
+
+def test_same_seed_same_release():
+    scores = np.random.default_rng(4).uniform(size=1000)
+    q = [private_quantile(scores, 0.1, 0.5, 1000, rng=11) for _ in range(3)]
+    assert q[0] == q[1] == q[2]
+    assert len({private_quantile(scores, 0.1, 0.5, 1000, rng=s) for s in range(20)}) > 1
+
+
+def test_concentrates_near_the_shifted_quantile():
+    """With N eps large the release is within one bin of the (1 - alpha0) empirical quantile."""
+    scores = np.random.default_rng(5).uniform(size=100_000)
+    alpha0 = algorithm1_level(0.1, scores.size, 10.0)
+    target = np.quantile(scores, 1 - alpha0)
+    assert abs(private_quantile(scores, 0.1, 10.0, 1000, rng=0) - target) <= 2e-3
+
+
+# ---------------------------------------------------------------------------
+# exact privacy audit
+# ---------------------------------------------------------------------------
+
+def _audit_cases(rng, count, beta_range):
+    """Random (scores, beta, epsilon, bins) with N small enough that one record matters."""
+    cases = []
+    while len(cases) < count:
+        n, m = int(rng.integers(2, 80)), int(rng.choice([1, 2, 7, 20, 100]))
+        epsilon = float(np.exp(rng.uniform(np.log(0.05), np.log(30))))
+        low = max(beta_range[0], 2.0 / ((n - 1) * epsilon) + 1e-9)  # feasible for the remove-one neighbour too
+        if low >= beta_range[1]:
+            continue
+        cases.append((_random_scores(rng, n, m), float(rng.uniform(low, beta_range[1])), epsilon, m))
+    return cases
+
+
+def _log_ratio(a, b, beta, epsilon, m, n=None):
+    la = private_quantile_probabilities(a, beta, epsilon, m, log=True, n=n)[1]
+    lb = private_quantile_probabilities(b, beta, epsilon, m, log=True, n=n)[1]
+    assert np.isfinite(la).all() and np.isfinite(lb).all()
+    return float(np.max(np.abs(la - lb)))
+
+
+def test_privacy_audit_replace_one():
+    """Replace-one (N public and fixed): 400 random pairs, max |log-ratio| <= eps + 1e-9 for every beta in (0, 1).
+    The bound is nearly attained (> 0.95 eps somewhere), so a mechanism with half the noise would fail."""
+    rng = np.random.default_rng(10)
+    worst = 0.0
+    for scores, beta, epsilon, m in _audit_cases(rng, 400, (0.0, 1.0)):
+        other = scores.copy()
+        other[rng.integers(scores.size)] = _random_record(rng, m)
+        ratio = _log_ratio(scores, other, beta, epsilon, m)
+        assert ratio <= epsilon + 1e-9
+        worst = max(worst, ratio / epsilon)
+    assert worst > 0.95
+
+
+def test_privacy_audit_add_remove_public_n():
+    """Add one / remove one with alpha0 computed from a fixed public n: the loss is monotone, so the release
+    is eps/2-DP (<= eps/2 + 1e-9 on 2 x 300 random pairs, any beta), and eps/2 is attained."""
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for scores, beta, epsilon, m in _audit_cases(rng, 300, (0.0, 1.0)):
+        n_public = scores.size
+        for other in (np.append(scores, _random_record(rng, m)), np.delete(scores, rng.integers(scores.size))):
+            ratio = _log_ratio(scores, other, beta, epsilon, m, n=n_public)
+            assert ratio <= epsilon / 2 + 1e-9
+            worst = max(worst, ratio / epsilon)
+    assert worst > 0.49
+
+
+def test_privacy_audit_add_remove_recomputed_n_conformal_levels():
+    """Add one / remove one with alpha0 recomputed from each data set's size (the default), beta <= 1/2 (every
+    conformal use): the chapter-3 theorem says eps/2; checked on 2 x 300 random pairs with ties, edges, 0 and 1."""
+    rng = np.random.default_rng(12)
+    for scores, beta, epsilon, m in _audit_cases(rng, 300, (0.0, 0.5)):
+        n = scores.size
+        add = np.append(scores, _random_record(rng, m))
+        remove = np.delete(scores, rng.integers(n))
+        assert _log_ratio(scores, add, beta, epsilon, m) <= epsilon / 2 + 1e-9
+        assert _log_ratio(scores, remove, beta, epsilon, m) <= epsilon / 2 + 1e-9
+        assert algorithm1_add_remove_loss(beta, n, epsilon) == pytest.approx(epsilon / 2, rel=1e-12)
+
+
+def test_privacy_audit_add_remove_recomputed_n_any_level():
+    """For beta > 1/2 the loss with a recomputed alpha0 can exceed eps; it never exceeds the derived bound
+    algorithm1_add_remove_loss (2 x 300 random pairs)."""
+    rng = np.random.default_rng(13)
+    for scores, beta, epsilon, m in _audit_cases(rng, 300, (0.5, 1.0)):
+        n = scores.size
+        add = np.append(scores, _random_record(rng, m))
+        remove = np.delete(scores, rng.integers(n))
+        assert _log_ratio(scores, add, beta, epsilon, m) <= algorithm1_add_remove_loss(beta, n, epsilon) + 1e-9
+        assert _log_ratio(scores, remove, beta, epsilon, m) <= algorithm1_add_remove_loss(beta, n - 1, epsilon) + 1e-9
+
+
+def test_add_remove_counterexample_above_one_half():
+    """The documented counterexample of chapter 3: beta = 0.99, N = 50, N eps = 4.08 (feasible: > 2/beta),
+    50 scores at 0.99, add a record at 0. The log-ratio exceeds eps by 40%, close to the derived bound."""
+    beta, n, m = 0.99, 50, 50
+    epsilon = 4.08 / n
+    scores = np.full(n, 0.99)
+    ratio = _log_ratio(scores, np.append(scores, 0.0), beta, epsilon, m)
+    bound = algorithm1_add_remove_loss(beta, n, epsilon)
+    assert 1.4 * epsilon < ratio <= bound + 1e-12
+    assert ratio / bound > 0.97
+    # with n fixed as a public constant, the same pair is within eps/2
+    assert _log_ratio(scores, np.append(scores, 0.0), beta, epsilon, m, n=n) <= epsilon / 2 + 1e-12
+
+
+def test_add_remove_loss_matches_direct_formula():
+    """The closed form (no cancellation) agrees with the formula evaluated by plain subtraction for moderate n."""
+    def a_fn(t):
+        return min(t, 1 - t) / (1 - t)
+
+    def b_fn(t):
+        return min(t, 1 - t) / t
+
+    rng = np.random.default_rng(14)
+    for _ in range(200):
+        n, beta = int(rng.integers(1, 200)), float(rng.uniform(0.01, 0.99))
+        epsilon = 2.0 / (n * beta) * float(rng.uniform(1.001, 20))
+        lo, hi = algorithm1_level(beta, n, epsilon), algorithm1_level(beta, n + 1, epsilon)
+        direct = epsilon / 2 * (max(a_fn(hi) + n * (a_fn(hi) - a_fn(lo)), b_fn(hi)) + n * (b_fn(lo) - b_fn(hi)))
+        assert algorithm1_add_remove_loss(beta, n, epsilon) == pytest.approx(direct, rel=1e-7, abs=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# extremes and numerics
+# ---------------------------------------------------------------------------
+
+def _assert_valid_release(q, edges):
+    assert isinstance(q, float) and math.isfinite(q) and bool(np.any(edges == q))
+
+
+def test_naive_formula_underflows_but_ours_does_not():
+    """Reference note section 8: N = 50000, eps = 1, alpha0 = 0.03. exp(-eps w/(2 Delta)) is 0 for every edge, so
+    the naive normalisation gives 0/0; our law is finite and sums to 1."""
+    n, epsilon = 50_000, 1.0
+    beta = 0.03 + 2.0 / (n * epsilon)
+    scores = np.random.default_rng(20).uniform(size=n)
+    edges, logp = private_quantile_probabilities(scores, beta, epsilon, 1000, log=True)
+    alpha0 = algorithm1_level(beta, n, epsilon)
+    a = np.searchsorted(np.sort(scores), edges, "left")
+    b = n - np.searchsorted(np.sort(scores), edges, "right")
+    naive_weights = np.exp(-epsilon * np.maximum(a / (1 - alpha0), b / alpha0) / (2 / min(alpha0, 1 - alpha0)))
+    assert naive_weights.max() == 0.0
+    assert np.isfinite(logp).all() and np.exp(logp).sum() == pytest.approx(1.0)
+    _assert_valid_release(private_quantile(scores, beta, epsilon, 1000, rng=0), edges)
+
+
+def test_ten_million_scores():
+    scores = np.random.default_rng(21).uniform(size=10_000_000)
+    q = private_quantile(scores, 0.1, 1.0, 1000, rng=0)
+    _assert_valid_release(q, quantile_edges(1000))
+    assert abs(q - 0.9) <= 2e-3
+
+
+@pytest.mark.parametrize("epsilon, n", [(1e-3, 100_000), (1e3, 1000)])
+def test_extreme_epsilon(epsilon, n):
+    scores = np.random.default_rng(22).uniform(size=n)
+    edges, p = private_quantile_probabilities(scores, 0.1, epsilon, 1000)
+    assert np.isfinite(p).all() and p.sum() == pytest.approx(1.0)
+    _assert_valid_release(private_quantile(scores, 0.1, epsilon, 1000, rng=0), edges)
+    if epsilon == 1e3:  # essentially deterministic: all mass on the edges that minimise the loss
+        reference = reference_log_probabilities(scores, 0.1, epsilon, edges)
+        best = reference >= reference.max() - 1e-9
+        assert p[best].sum() > 0.99
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0, 0.5, 0.123])
+@pytest.mark.parametrize("bins", [1, 2, 1000, 1_000_000])
+def test_all_scores_equal_and_extreme_bin_counts(value, bins):
+    """All-equal scores (at 0, at 1, exactly on an edge, between edges) with M from 1 to 1e6."""
+    scores = np.full(500, value)
+    edges, logp = private_quantile_probabilities(scores, 0.1, 1.0, bins, log=True)
+    assert np.isfinite(logp).all()
+    if bins <= 1000:  # the O(N*M) reference is too big beyond that
+        np.testing.assert_allclose(logp, reference_log_probabilities(scores, 0.1, 1.0, edges), rtol=1e-12, atol=1e-9)
+    _assert_valid_release(private_quantile(scores, 0.1, 1.0, bins, rng=0), edges)
+
+
+def test_one_bin_always_releases_one():
+    scores = np.random.default_rng(23).uniform(size=100)
+    assert private_quantile(scores, 0.1, 1.0, bins=1, rng=0) == 1.0
+    assert private_quantile_probabilities(scores, 0.1, 1.0, bins=1)[1].tolist() == [1.0]
+
+
+def test_custom_edges_including_zero():
+    scores = np.array([0.0, 0.0, 0.3, 0.7, 1.0] * 20)
+    edges = np.array([0.0, 0.3, 0.5, 1.0])
+    got, logp = private_quantile_probabilities(scores, 0.2, 2.0, edges, log=True)
+    np.testing.assert_array_equal(got, edges)
+    np.testing.assert_allclose(logp, reference_log_probabilities(scores, 0.2, 2.0, edges), rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# bad input
+# ---------------------------------------------------------------------------
+
+def test_infeasible_level_message_states_bound_and_fix():
+    scores = np.random.default_rng(24).uniform(size=100)
+    with pytest.raises(ValueError, match=r"must exceed 2/\(N\*epsilon\)=0\.04 .*increase epsilon above 0\.666667 "
+                                         r"or use at least N=134 scores"):
+        private_quantile(scores, beta=0.03, epsilon=0.5, rng=0)
+    with pytest.raises(ValueError, match="2/\\(N\\*epsilon\\)"):
+        private_quantile_probabilities(scores, beta=0.04, epsilon=0.5)  # equality is infeasible too
+    with pytest.raises(ValueError, match="2/\\(N\\*epsilon\\)"):
+        private_quantile(scores, beta=0.1, epsilon=1.0, n=10)  # the public n decides
+
+
+@pytest.mark.parametrize("scores, match", [
+    ([0.1, 1.2], r"\[0, 1\]"),
+    ([-0.1, 0.5], r"\[0, 1\]"),
+    ([0.1, np.nan], "NaN"),
+    ([np.nan, np.nan], "NaN"),
+    ([0.1, np.inf], "infinite"),
+    ([], "empty"),
+    ([[0.1, 0.2]], "one-dimensional"),
+])
+def test_bad_scores(scores, match):
+    with pytest.raises(ValueError, match=match):
+        private_quantile(scores, 0.5, 100.0, rng=0)
+    with pytest.raises(ValueError, match=match):
+        private_quantile_probabilities(scores, 0.5, 100.0)
+
+
+def test_non_numeric_scores():
+    with pytest.raises(TypeError, match="real numbers"):
+        private_quantile(["a", "b"], 0.5, 100.0, rng=0)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, -1.0, np.inf, np.nan])
+def test_bad_epsilon(epsilon):
+    with pytest.raises(ValueError, match="epsilon"):
+        private_quantile([0.1, 0.2], 0.5, epsilon, rng=0)
+
+
+@pytest.mark.parametrize("beta", [0.0, 1.0, -0.1, 1.5])
+def test_bad_beta(beta):
+    with pytest.raises(ValueError, match="beta"):
+        private_quantile([0.1, 0.2], beta, 100.0, rng=0)
+
+
+@pytest.mark.parametrize("bins, match", [
+    ([0.2, 0.2, 1.0], "strictly increasing"),
+    ([0.5, 0.3, 1.0], "strictly increasing"),
+    ([0.2, 0.5, 0.9], "end exactly at 1"),
+    ([-0.1, 0.5, 1.0], r"\[0, 1\]"),
+    ([0.5, 1.0, 1.5], r"\[0, 1\]"),
+    ([0.5, np.nan, 1.0], "NaN"),
+    (0, ">= 1"),
+])
+def test_bad_edges(bins, match):
+    with pytest.raises(ValueError, match=match):
+        private_quantile([0.1, 0.2], 0.5, 100.0, bins=bins, rng=0)
+
+
+def test_bins_must_be_integer_or_array():
+    with pytest.raises(TypeError, match="integer"):
+        quantile_edges(10.0)
