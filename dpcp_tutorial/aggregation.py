@@ -154,10 +154,15 @@ def private_median_aggregate(updates, epsilon: float, candidates, depth: str = "
     guarantee of the honest ones. A client that takes part in :math:`T` rounds has
     :math:`T\\varepsilon` in total (basic composition).
 
-    Robustness: if fewer than a fraction :math:`1/(d+1)` of the rows are
-    adversarial, the Tukey depth of every point outside the convex hull of the
-    honest rows is below the largest depth (chapter 13), so the output
-    concentrates inside that hull as :math:`\\varepsilon n` grows.
+    Robustness (chapter 13): with :math:`m` adversarial rows, every point that a
+    direction separates from all honest rows (outside their convex hull for
+    exact halfspace depth; outside the polygon cut out by the public directions
+    otherwise) has depth at most :math:`m/n`, so the probability of releasing such
+    a candidate is at most :math:`(K_{out}/K_t)\\,e^{-\\beta(t - m/n)}` for every
+    level :math:`t`, where :math:`K_t` counts the candidates of depth at least
+    :math:`t`. Below a fraction :math:`1/(d+1)` of attackers some point is deeper
+    than :math:`m/n` (centerpoint theorem), and the bound vanishes as
+    :math:`\\varepsilon n` grows.
 
     Parameters
     ----------
