@@ -19,7 +19,7 @@ from dpcp_tutorial import SplitConformalRegressor, conformal_quantile, conformal
 from ._timing import best_time, print_table
 
 
-def main() -> None:
+def main(save: bool = False) -> None:  # writes no file, so `save` is unused
     rng = np.random.default_rng(0)
     alpha = 0.1
     with warnings.catch_warnings():
@@ -55,4 +55,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(save="--save" in sys.argv[1:])

@@ -18,7 +18,6 @@ Run: ``.venv/bin/python -m benchmarks depth``.
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import platform
@@ -27,7 +26,7 @@ import time
 import numpy as np
 from scipy.special import expit
 
-from benchmarks._timing import best_time, print_table
+from benchmarks._timing import best_time, print_table, save_result
 from dpcp_tutorial import (
     halfspace_depth,
     integrated_dual_depth,
@@ -143,7 +142,7 @@ def langevin_timing() -> list[dict]:
     return rows
 
 
-def main() -> None:
+def main(save: bool = False) -> None:
     print("depth of n points w.r.t. the same n points (seconds; ratio = baseline / package)")
     rows = depth_table()
     header = ["n", "d", "HD exact", "HD brute", "ratio", "HD 1000 dirs", "spatial", "spatial loop", "ratio",
@@ -178,13 +177,14 @@ def main() -> None:
     print("\ngoals:")
     for name, value, limit in goals:
         print(f"  {name}: {value:.2f} s (goal < {limit:g} s) {'OK' if value < limit else 'MISSED'}")
-    OUTPUT.write_text(json.dumps({
+    save_result(OUTPUT, {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
                     "load_average": list(os.getloadavg())},
         "depth": rows, "gradient": grad, "langevin": lang,
-    }, indent=1) + "\n")
-    print(f"wrote {OUTPUT}")
+    }, save)
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(save="--save" in sys.argv[1:])

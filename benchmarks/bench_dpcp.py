@@ -10,7 +10,7 @@ For n in {1e3, 1e5, 1e6} points of the chapter-6 synthetic data (5 features):
 * ``DPCP calibration``: the calibration step alone on an already fitted DP ridge (scores on all
   n points + Algorithm 1), i.e. the part implemented in ``dpcp.py``; the rest is the trainer;
 * ``private split``: ``PrivateSplitConformalRegressor(DPRidgeRegression)`` with a fixed
-  m = 10 000 and the strict exponent (valid at every n here; the data-independent choice of m is excluded).
+  m = 10 000 and the default (tight) exponent (the data-independent choice of m is excluded).
 
 Timings are interleaved (one round of each method in turn, best of the rounds). Run:
 ``.venv/bin/python -m benchmarks dpcp``. Prints the ratios and writes them to
@@ -19,7 +19,6 @@ Timings are interleaved (one round of each method in turn, best of the rounds). 
 
 from __future__ import annotations
 
-import json
 import pathlib
 import platform
 import time
@@ -27,7 +26,7 @@ import time
 import numpy as np
 from sklearn.linear_model import LinearRegression
 
-from benchmarks._timing import print_table
+from benchmarks._timing import print_table, save_result
 from dpcp_tutorial import (
     DPCPRegressor,
     DPRidgeRegression,
@@ -62,13 +61,13 @@ def _methods(X, y):
 
     def private_split():
         model = PrivateSplitConformalRegressor(trainer, epsilon=1.0, bound=SYNTHETIC["score_bound"], m=10_000,
-                                               strict=True, rng=2)
+                                               rng=2)
         return model.fit(X[:half], y[:half]).calibrate(X[half:], y[half:])
 
     return {"DPCP": dpcp, "DPCP calibration": dpcp_calibration, "split CP": split, "private split": private_split}
 
 
-def main() -> None:
+def main(save: bool = False) -> None:
     rows, records = [], []
     for n in SIZES:
         X, y = make_synthetic(n, np.random.default_rng(n))
@@ -85,11 +84,11 @@ def main() -> None:
         records.append({"n": n, "seconds": best, "dpcp_over_split": ratio})
     print("fit + calibration, best of interleaved rounds (DPCP: DP ridge on all n + Algorithm 1, M=1000)")
     print_table(["n", "DPCP ms", "of which calibration ms", "split CP ms", "private split ms", "DPCP/split"], rows)
-    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    OUTPUT.write_text(json.dumps({"results": records, "machine": platform.machine(),
-                                  "python": platform.python_version()}, indent=1) + "\n")
-    print(f"wrote {OUTPUT}")
+    save_result(OUTPUT, {"results": records, "machine": platform.machine(),
+                         "python": platform.python_version()}, save)
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(save="--save" in sys.argv[1:])

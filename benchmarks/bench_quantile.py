@@ -3,7 +3,7 @@
 For N in {1e4, 1e5, 1e6, 1e7} uniform scores, M = 1000 edges j/M, beta = 0.1, eps = 1:
 
 * ``sort``: ``np.sort`` of the same array, the floor of any sort-based method;
-* ``ours``: ``dpcp_tutorial.private_quantile`` (sort + two ``searchsorted`` + Gumbel-max);
+* ``ours``: ``dpcp_tutorial.private_quantile`` (one counting pass over the edges, no sort, + Gumbel-max);
 * ``opendp``: ``opendp.measurements.make_private_quantile`` on the same candidates, the same target level
   :math:`1-\\alpha_0` and the same guarantee: calibrated so that replace-one is eps-DP (symmetric distance 2),
   which makes add/remove eps/2-DP, exactly the guarantees of Algorithm 1 with ``beta <= 1/2``. The measurement is
@@ -22,14 +22,13 @@ Run: ``.venv/bin/python -m benchmarks quantile``. Prints the ratios and writes t
 
 from __future__ import annotations
 
-import json
 import pathlib
 import platform
 import time
 
 import numpy as np
 
-from benchmarks._timing import print_table
+from benchmarks._timing import print_table, save_result
 from dpcp_tutorial import algorithm1_level, private_quantile, quantile_edges
 
 SIZES = (10**4, 10**5, 10**6, 10**7)
@@ -76,7 +75,7 @@ def accuracy(release, n: int, repeats: int, seed: int) -> tuple[float, float]:
     return float(np.mean(errors)), float(np.mean(coverage))
 
 
-def main() -> None:
+def main(save: bool = False) -> None:
     rows, results = [], []
     for n in SIZES:
         scores = np.random.default_rng(n).uniform(size=n)
@@ -104,13 +103,13 @@ def main() -> None:
           "CPU time, best of interleaved rounds")
     print_table(["N", "sort ms", "ours ms", "OpenDP ms", "ours/sort", "OpenDP/ours",
                  "rank err ours/OpenDP", f"coverage (nominal {1 - BETA:g}) ours/OpenDP"], rows)
-    OUTPUT.parent.mkdir(exist_ok=True)
-    payload = dict(command=".venv/bin/python -m benchmarks quantile", clock="process_time", bins=BINS, beta=BETA,
+    payload = dict(command=".venv/bin/python -m benchmarks quantile --save", clock="process_time", bins=BINS, beta=BETA,
                    epsilon=EPSILON,
                    machine=platform.machine(), numpy=np.__version__, results=results)
-    OUTPUT.write_text(json.dumps(payload, indent=1) + "\n")
-    print(f"wrote {OUTPUT}")
+    save_result(OUTPUT, payload, save)
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(save="--save" in sys.argv[1:])

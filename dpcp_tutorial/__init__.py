@@ -11,13 +11,18 @@ module                        topic                                        chapt
 ``accounting``                privacy budget ledger                        2
 ``quantile``                  private quantile (Algorithm 1)               3
 ``private_split``             private split conformal (Angelopoulos)       4
+``calibrators``               peers' calibrators (P-COQS, Lap., OpenDP)    --
+``mondrian``                  class-conditional private CP                 --
 ``dpcp``                      Differential CP and DPCP (Algorithm 2)       5, 6
 ``training``                  DP training: ridge, logistic, DP-SGD         7
 ``depth``                     halfspace, spatial, integrated dual depth    9
 ``median``                    private and non-private depth medians        10
+``tukey_exact``               exact private Tukey median in 2D             15
 ``baselines``                 coordinate-wise private median, CoinPress    10
 ``aggregation``               robust private aggregation of updates        13
-``datasets``                  simulated data sets                          all
+``scale``                     the releases on Dask (optional extra)        14
+``_counts``                   the one counting core of the score releases  3, 4, 14
+``datasets``                  simulated data sets, RAND HIE loader         all
 ``experiments``               full-size runners (``python -m ...``)        4–13
 ``exercises``                 checkers for the coding exercises            all
 ============================  ===========================================  ========
@@ -40,7 +45,13 @@ from .conformal import (
     set_size,
 )
 from .accounting import PrivacyBudget, Spend
-from .datasets import make_cauchy, make_contaminated_gaussian, make_heteroscedastic_regression
+from .datasets import (
+    RAND_HIE_VISITS_BOUND,
+    load_rand_hie,
+    make_cauchy,
+    make_contaminated_gaussian,
+    make_heteroscedastic_regression,
+)
 from .mechanisms import (
     exponential_mechanism,
     exponential_mechanism_probabilities,
@@ -54,6 +65,9 @@ from .quantile import (
     algorithm1_add_remove_loss,
     algorithm1_level,
     private_quantile,
+    private_quantile_level,
+    private_quantile_miscoverage_bound,
+    private_quantile_privacy_loss,
     private_quantile_probabilities,
     quantile_edges,
 )
@@ -67,8 +81,25 @@ from .private_split import (
     pps_grid,
     pps_optimal_gamma,
     pps_private_quantile,
+    pps_privacy_loss,
     pps_quantile_probabilities,
     pps_round_up,
+)
+from .calibrators import (
+    laplace_histogram_quantile,
+    laplace_prefix_tail,
+    opendp_quantile,
+    opendp_quantile_level,
+    opendp_quantile_probabilities,
+    pcoqs_quantile,
+    pcoqs_steps,
+)
+from .mondrian import (
+    MONDRIAN_CALIBRATORS,
+    MondrianPrivateConformalClassifier,
+    count_lower_margin,
+    mondrian_privacy_loss,
+    noisy_class_counts,
 )
 from .dpcp import (
     DPCPClassifier,
@@ -117,6 +148,15 @@ from .median import (
     public_grid,
     spatial_median,
 )
+from .tukey_exact import (
+    TukeyDepthRegions,
+    exact_cell_probabilities,
+    polygon_area,
+    private_tukey_median_2d,
+    total_variation_on_cells,
+    tukey_depth_regions,
+    tukey_median_2d,
+)
 from .baselines import coinpress_mean, coordinatewise_private_median, pure_dp_to_zcdp, zcdp_to_approx_dp
 from .aggregation import (
     aggregation_log_probabilities,
@@ -129,3 +169,12 @@ from .aggregation import (
 )
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # ``dpcp_tutorial.scale`` needs the optional Dask extra, so it is imported on first use only.
+    if name == "scale":
+        import importlib
+
+        return importlib.import_module(".scale", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

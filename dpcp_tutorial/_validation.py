@@ -3,6 +3,40 @@
 Every public function of :mod:`dpcp_tutorial` validates its arguments through the
 helpers below, so that bad input fails early with one consistent, actionable
 message instead of a silent ``nan`` deep inside a computation.
+
+Types are strict: numbers must be real numbers (``bool``, numeric strings such
+as ``"0.1"`` and complex numbers are refused with ``TypeError``, never cut or
+converted), flags must be real ``bool`` values (:func:`check_bool`; the string
+``"False"`` is not false), arrays must hold real numbers.
+
+Errors in private paths
+-----------------------
+A raise that depends on private data is part of the output. The validators
+below are therefore split into two kinds:
+
+* checks of **public** inputs (privacy parameters, levels, bounds, bins, the
+  data's type and shape, whose schema and record count are declared public in
+  the function's docstring) -- their messages may quote the offending value,
+  which the caller chose;
+* checks of the **data domain** (``check_1d``/``check_2d``/``check_array``:
+  NaN, infinite values, values beyond :data:`MAX_MAGNITUDE` = 1e100 in
+  magnitude, scores outside ``[0, 1]``). Each private mechanism is stated for
+  data sets inside its domain (reals of magnitude at most 1e100, where no
+  internal product overflows; scores in ``[0, 1]``; a mechanism that handles
+  every finite value, such as the exact Tukey median with its public box,
+  passes ``max_magnitude=None``),
+  and its guarantee compares two neighbouring data sets *of that domain*: a
+  domain check raises for neither of them, so it never distinguishes two
+  neighbours the guarantee is about. A data set outside the domain is a
+  programming error (an unnormalised score, a missing value), and refusing it
+  is the only safe answer: clipping NaN has no meaning, and silently clipping
+  an unnormalised score hides a bound that was chosen wrongly. To keep the
+  refusal from publishing anything beyond "this input is not in the domain",
+  the messages are **the same for every invalid data set**: they never quote a
+  count, a range, a value or the position of a bad entry
+  (tests/test_private_errors.py checks this). Normalise with a public bound and
+  clip *before* calling (``np.minimum(residuals / B, 1)``), and the domain
+  check never fires.
 """
 
 from __future__ import annotations
@@ -14,6 +48,11 @@ from typing import Union
 import numpy as np
 
 RandomLike = Union[None, int, np.integer, np.random.Generator]
+
+#: Largest magnitude accepted for a number or a data value. Beyond it squares and
+#: products (sensitivities, Gram matrices, exponents) overflow; no realistic input
+#: comes near it, so such a value is refused with a message instead of a silent inf/NaN.
+MAX_MAGNITUDE = 1e100
 
 
 def check_random_state(rng: RandomLike) -> np.random.Generator:
@@ -57,12 +96,18 @@ def check_scalar(
     Returns it as a Python ``float``. Bounds are open unless the matching
     ``*_inclusive`` flag is set. ``hint`` is appended to the error message.
     """
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number (not a string, bool or complex), got {type(value).__name__}")
     suffix = f"; {hint}" if hint else ""
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} is too large to be represented as a float{suffix}") from None
     if not math.isfinite(value):
         raise ValueError(f"{name}={value} must be finite{suffix}")
+    if abs(value) > MAX_MAGNITUDE:
+        raise ValueError(f"{name}={value:g} is too large in magnitude (the package accepts at most "
+                         f"{MAX_MAGNITUDE:g}; rescale the problem){suffix}")
     if low is not None and (value < low or (value == low and not low_inclusive)):
         op = ">=" if low_inclusive else ">"
         raise ValueError(f"{name}={value} must be {op} {low}{suffix}")
@@ -88,16 +133,75 @@ def check_delta(delta, name: str = "delta") -> float:
                         hint="delta is a probability and should be far below 1/n")
 
 
-def check_positive_int(value, name: str, minimum: int = 1) -> int:
-    """Check that ``value`` is an integer ``>= minimum`` and return it as ``int``."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+def check_positive_int(value, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """Check that ``value`` is an integer in ``[minimum, maximum]`` and return it as ``int``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be an integer (not a float, string or bool), got {type(value).__name__}")
     if int(value) < minimum:
         raise ValueError(f"{name}={value} must be >= {minimum}")
+    if maximum is not None and int(value) > maximum:
+        raise ValueError(f"{name}={value} must be <= {maximum}")
     return int(value)
 
 
-def check_1d(values, name: str = "scores", *, unit_interval: bool = False, allow_inf: bool = False) -> np.ndarray:
+def check_bool(value, name: str) -> bool:
+    """Check that ``value`` is a real boolean (``True``/``False`` or a NumPy bool) and return it.
+
+    Flags are never read by truthiness: the string ``"False"``, ``0`` or
+    ``None`` would silently act as a boolean of the wrong kind.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def _real_array(values, name: str) -> np.ndarray:
+    """``values`` as a float array, refusing strings, complex numbers and other non-real entries (TypeError)."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
+    kind = raw.dtype.kind
+    if kind == "c":
+        raise TypeError(f"{name} must hold real numbers, got complex values; take .real or abs() explicitly")
+    if kind == "b" and raw.ndim == 0:
+        raise TypeError(f"{name} must be a real number, got a bool")
+    if kind in "USaV":
+        raise TypeError(f"{name} must hold real numbers, got strings or raw bytes; convert them with float() "
+                        "yourself if that is intended")
+    if kind in "mM":
+        raise TypeError(f"{name} must hold real numbers, got dates or time deltas")
+    if kind == "O":
+        if not all(isinstance(v, (numbers.Real, np.floating, np.integer, np.bool_)) and not isinstance(v, str)
+                   for v in raw.ravel()):
+            raise TypeError(f"{name} must be an array of real numbers (found an entry that is not a real "
+                            "number, or rows of different lengths)")
+    try:
+        return raw.astype(float, copy=False)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
+
+
+def check_array(values, name: str, *, max_ndim: int = 2) -> np.ndarray:
+    """Return ``values`` as a finite float array with at most ``max_ndim`` dimensions (a scalar is 0-D)."""
+    arr = _real_array(values, name)
+    if arr.ndim > max_ndim:
+        raise ValueError(f"{name} must have at most {max_ndim} dimension(s), got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first")
+    _check_magnitude(arr, name)
+    return arr
+
+
+def _check_magnitude(arr: np.ndarray, name: str, limit: float = MAX_MAGNITUDE) -> None:
+    """Refuse values beyond ``limit`` (same message for every such data set)."""
+    if arr.size and not np.abs(arr).max() <= limit:
+        raise ValueError(f"{name} contains values larger than {limit:g} in magnitude, where products "
+                         "overflow; rescale the data")
+
+
+def check_1d(values, name: str = "scores", *, unit_interval: bool = False, allow_inf: bool = False,
+             max_magnitude: float | None = MAX_MAGNITUDE) -> np.ndarray:
     """Return ``values`` as a non-empty 1-D float array without NaN.
 
     Parameters
@@ -110,49 +214,55 @@ def check_1d(values, name: str = "scores", *, unit_interval: bool = False, allow
         If true, require every value to lie in [0, 1] (normalised scores).
     allow_inf : bool
         If false (default), infinite values are rejected too.
+    max_magnitude : float or None
+        Finite values beyond it are rejected (default :data:`MAX_MAGNITUDE`);
+        ``None`` accepts every finite value.
     """
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
+    arr = _real_array(values, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}; use .ravel() if that is intended")
     if arr.size == 0:
         raise ValueError(f"{name} is empty; at least one value is needed")
     if not np.isfinite(arr).all():  # one pass in the common case; diagnose only on failure
+        # data-domain errors: the same message for every invalid data set (no counts, no values)
         if np.isnan(arr).any():
-            raise ValueError(f"{name} contains {int(np.isnan(arr).sum())} NaN value(s); remove or impute them first")
+            raise ValueError(f"{name} contains NaN values; remove or impute them first")
         if not allow_inf:
-            raise ValueError(f"{name} contains infinite values")
-    if unit_interval and (arr.min() < 0.0 or arr.max() > 1.0):
-        raise ValueError(
-            f"{name} must lie in [0, 1], got range [{arr.min():.4g}, {arr.max():.4g}]; "
-            "normalise by a public bound B, e.g. scores = np.minimum(residuals / B, 1)"
-        )
+            raise ValueError(f"{name} contains infinite values; only finite values are allowed")
+    if unit_interval and not (arr.min() >= 0.0 and arr.max() <= 1.0):
+        raise ValueError(unit_interval_message(name))
+    if not unit_interval and max_magnitude is not None and np.isfinite(arr).all():
+        _check_magnitude(arr, name, max_magnitude)
     return arr
 
 
-def check_2d(values, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
+def unit_interval_message(name: str = "scores") -> str:
+    """The one message for scores outside [0, 1] (identical for every data set: it quotes no data value)."""
+    return (f"{name} must lie in [0, 1]; normalise by a public bound B and clip, "
+            "e.g. scores = np.minimum(residuals / B, 1)")
+
+
+def check_2d(values, name: str = "X", *, min_rows: int = 1,
+             max_magnitude: float | None = MAX_MAGNITUDE) -> np.ndarray:
     """Return ``values`` as a finite 2-D float array with at least ``min_rows`` rows.
 
     A 1-D input is rejected (not silently reshaped) because it is ambiguous
     between one point and many one-dimensional points.
     """
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
+    arr = _real_array(values, name)
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be two-dimensional (n_samples, n_features), got shape {arr.shape}; "
             "use x.reshape(-1, 1) for one feature or x.reshape(1, -1) for one point"
         )
     if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} has {arr.shape[0]} row(s); at least {min_rows} are needed")
+        raise ValueError(f"{name} has too few rows: at least {min_rows} are needed")
     if arr.shape[1] == 0:
         raise ValueError(f"{name} has no columns")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first")
+    if max_magnitude is not None:
+        _check_magnitude(arr, name, max_magnitude)
     return arr
 
 
@@ -160,5 +270,7 @@ def check_same_length(*pairs: tuple[str, np.ndarray]) -> None:
     """Raise ``ValueError`` unless all named arrays have the same first dimension."""
     lengths = {name: len(arr) for name, arr in pairs}
     if len(set(lengths.values())) > 1:
-        desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
-        raise ValueError(f"inconsistent numbers of samples: {desc}")
+        # no lengths in the message: in a private path the record count may be private
+        names = " and ".join(lengths)
+        raise ValueError(f"{names} have different numbers of samples; they must describe the same records, "
+                         "one row each")

@@ -25,6 +25,12 @@ class Spend:
     epsilon: float
     delta: float
 
+    def __post_init__(self):
+        if not isinstance(self.label, str):
+            raise TypeError(f"label must be a string, got {type(self.label).__name__}")
+        check_scalar(self.epsilon, "epsilon", low=0.0, low_inclusive=True)
+        check_delta(self.delta)
+
 
 class PrivacyBudget:
     """Ledger of :math:`(\\varepsilon, \\delta)` spends under basic composition.

@@ -291,7 +291,7 @@ def byzantine_updates(honest, n_byzantine: int, attack: str = "collude", scale: 
         The honest rows first, then the attackers.
     """
     honest = check_2d(honest, "honest")
-    m = check_positive_int(n_byzantine, "n_byzantine", minimum=0)
+    m = check_positive_int(n_byzantine, "n_byzantine", minimum=0, maximum=10 ** 7)
     scale = check_scalar(scale, "scale", low=0.0)
     rng = check_random_state(rng)
     d = honest.shape[1]

@@ -5,17 +5,28 @@
   over the :math:`d` coordinates: :math:`\\varepsilon`-DP by basic composition.
 * :func:`coinpress_mean` -- CoinPress (Biswas, Dong, Kamath & Ullman, 2020):
   iteratively shrink a public ball around the mean, clip to it, and add
-  Gaussian noise; :math:`\\rho`-zCDP.
+  Gaussian noise; :math:`\\rho`-zCDP. ``variant="specified"`` (default) clips
+  the original data at every step, as the algorithm is specified;
+  ``variant="in_place"`` reproduces the reference code, which overwrites the
+  data with the clipped points, so later steps clip already-clipped points.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._validation import RandomLike, check_2d, check_epsilon, check_positive_int, check_random_state, check_scalar
+from ._validation import (
+    RandomLike,
+    _real_array,
+    check_2d,
+    check_epsilon,
+    check_positive_int,
+    check_random_state,
+    check_scalar,
+)
 from .quantile import private_quantile
 
-__all__ = ["coordinatewise_private_median", "coinpress_mean", "pure_dp_to_zcdp", "zcdp_to_approx_dp"]
+__all__ = ["coordinatewise_private_median", "coinpress_mean", "COINPRESS_VARIANTS", "pure_dp_to_zcdp", "zcdp_to_approx_dp"]
 
 
 def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, float], bins: int = 1000,
@@ -25,8 +36,10 @@ def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, flo
     Coordinate :math:`k` is rescaled to [0, 1] with the **public** bounds,
     :math:`R_i = \\mathrm{clip}((X_{ik} - a)/(b - a), 0, 1)`, and released by
     :func:`~dpcp_tutorial.private_quantile` with budget :math:`\\varepsilon/d`
-    at level :math:`\\beta = 1/2 + 2d/(n\\varepsilon)`, so that its shifted
-    level is :math:`\\alpha_0 = 1/2`: the exponential mechanism with utility
+    at level :math:`\\beta = 1/2 + 2d/(n\\varepsilon)` and ``variant="original"``
+    (the DPCP write-up's Algorithm 1, whose shifted level is then exactly
+    :math:`\\alpha_0 = 1/2`; the tight variant's level serves coverage, not a
+    median): the exponential mechanism with utility
     :math:`-\\max(\\#\\{R_i < e_j\\}, \\#\\{R_i > e_j\\})` (sensitivity 1) over the
     bin edges :math:`e_j = j/M`. Basic composition over the :math:`d`
     coordinates gives :math:`\\varepsilon`-DP (replace-one neighbours).
@@ -60,7 +73,8 @@ def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, flo
     scaled = np.clip((data - lower) / (upper - lower), 0.0, 1.0)
     out = np.empty(d)
     for k in range(d):
-        out[k] = lower + (upper - lower) * private_quantile(scaled[:, k], level, eps_k, bins=bins, rng=rng)
+        out[k] = lower + (upper - lower) * private_quantile(scaled[:, k], level, eps_k, bins=bins, rng=rng,
+                                                            variant="original")
     return out
 
 
@@ -82,12 +96,17 @@ def _gaussian_tail_radius(d: int, failure_prob: float) -> float:
     return float(np.sqrt(d + 2.0 * np.sqrt(d * log_b) + 2.0 * log_b))
 
 
-def _clipped_mean(data: np.ndarray, center: np.ndarray, clip: float) -> np.ndarray:
-    """Mean of the points projected onto the ball :math:`B(c, R)`; moves by at most :math:`2R/n` between neighbours."""
+def _project_onto_ball(data: np.ndarray, center: np.ndarray, clip: float) -> np.ndarray:
+    """Every row projected onto the ball :math:`B(c, R)` (rows inside are unchanged); returns the offsets from ``c``."""
     diff = data - center
     norms = np.linalg.norm(diff, axis=1)
     factor = np.minimum(1.0, np.divide(clip, norms, out=np.ones_like(norms), where=norms > 0))
-    return center + (diff * factor[:, None]).mean(axis=0)
+    return diff * factor[:, None]
+
+
+def _clipped_mean(data: np.ndarray, center: np.ndarray, clip: float) -> np.ndarray:
+    """Mean of the points projected onto the ball :math:`B(c, R)`; moves by at most :math:`2R/n` between neighbours."""
+    return center + _project_onto_ball(data, center, clip).mean(axis=0)
 
 
 def _coinpress_step(data: np.ndarray, center: np.ndarray, radius: float, rho: float, gamma: float,
@@ -102,8 +121,11 @@ def _coinpress_step(data: np.ndarray, center: np.ndarray, radius: float, rho: fl
     return new_center, new_radius, clip, sigma
 
 
+COINPRESS_VARIANTS = ("specified", "in_place")
+
+
 def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4, split=None,
-                   failure_prob: float = 0.01, rng: RandomLike = None) -> np.ndarray:
+                   failure_prob: float = 0.01, variant: str = "specified", rng: RandomLike = None) -> np.ndarray:
     """CoinPress private mean for data with covariance :math:`\\preceq I_d` (Biswas et al., 2020; chapter 10).
 
     Starting from a **public** ball :math:`B(c, r)` believed to contain the
@@ -118,8 +140,27 @@ def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4,
 
     Step 4 is the Gaussian mechanism with :math:`L_2` sensitivity :math:`2R/n`,
     so it is :math:`\\rho_t`-zCDP; the steps compose to
-    :math:`\\rho = \\sum_t \\rho_t`-zCDP (replace-one neighbours). Every step
-    projects the original data.
+    :math:`\\rho = \\sum_t \\rho_t`-zCDP for replace-one neighbours with
+    :math:`n` public. Under add/remove neighbours :math:`n` itself differs
+    between neighbours and enters both the divisor and :math:`\\sigma`; the
+    output then reveals :math:`n` and this calibration gives no add/remove
+    guarantee (release :math:`n` separately, or pad to a public size).
+
+    Two variants, both :math:`\\rho`-zCDP by the same argument:
+
+    * ``"specified"`` (default): every step projects the **original** data onto
+      :math:`B(c, R)`, the algorithm as specified by Biswas et al.;
+    * ``"in_place"``: the reference implementation (``algos.py`` of the
+      CoinPress repository, used by the medians paper's experiments)
+      overwrites the data with the projected points, so step :math:`t`
+      projects the points already projected in steps :math:`1, \\dots, t-1`.
+      Privacy is unchanged: the working copy of record :math:`i` is a function
+      of :math:`X_i` and of the already released centres and radii only, so
+      replacing one record changes one row, which lies in :math:`B(c, R)` after
+      the projection; the sensitivity is still :math:`2R/n`. Accuracy is not:
+      a point clipped towards an early, wrong centre stays where it was put,
+      so under contamination the far cluster is never fully released from the
+      first ball (chapter 10).
 
     Parameters
     ----------
@@ -139,33 +180,45 @@ def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4,
         :math:`t = 4`: [1/12, 1/12, 1/12, 3/4], the authors' choice).
     failure_prob : float
         :math:`b` in :math:`\\gamma` (accuracy only; privacy does not depend on it).
+    variant : {"specified", "in_place"}
+        ``"specified"`` projects the original data at every step;
+        ``"in_place"`` reproduces the reference code, which projects the
+        points projected by the previous steps.
     rng : None, int or numpy.random.Generator
 
     Returns
     -------
     ndarray of shape (d,)
     """
+    if variant not in COINPRESS_VARIANTS:
+        raise ValueError(f"variant={variant!r} must be 'specified' (the algorithm as published) or "
+                         "'in_place' (the reference code, which overwrites the data with the projected points)")
     data = check_2d(data, "data", min_rows=2)
     n, d = data.shape
-    rho = check_scalar(rho, "rho", low=0.0, hint="rho is the zCDP budget")
+    rho = check_scalar(rho, "rho", low=1e-30, hint="rho is the zCDP budget (below 1e-30 the noise leaves the "
+                       "floating-point range)")
     radius = check_scalar(radius, "radius", low=0.0)
     n_iter = check_positive_int(n_iter, "n_iter")
     failure_prob = check_scalar(failure_prob, "failure_prob", low=0.0, high=1.0)
-    c = np.asarray(center, dtype=float)
+    c = _real_array(center, "center")
     c = np.full(d, float(c)) if c.ndim == 0 else c.copy()
     if c.shape != (d,) or not np.all(np.isfinite(c)):
         raise ValueError(f"center must be a finite scalar or an array of length d={d}")
     if split is None:
         fractions = np.array([1.0]) if n_iter == 1 else np.r_[np.full(n_iter - 1, 0.25 / (n_iter - 1)), 0.75]
     else:
-        fractions = np.asarray(split, dtype=float)
-        if fractions.shape != (n_iter,) or np.any(fractions <= 0) or abs(fractions.sum() - 1.0) > 1e-9:
+        fractions = _real_array(split, "split")
+        if fractions.shape != (n_iter,) or not np.all(fractions > 0) or not abs(fractions.sum() - 1.0) <= 1e-9:
             raise ValueError(f"split must be {n_iter} positive fractions summing to 1, got {split}")
     rng = check_random_state(rng)
     gamma = _gaussian_tail_radius(d, failure_prob)
     r = radius
+    work = data.copy() if variant == "in_place" else data     # never modify the caller's array
     for frac in fractions:
-        c, r, _, _ = _coinpress_step(data, c, r, rho * frac, gamma, rng)
+        new_c, r, clip, _ = _coinpress_step(work, c, r, rho * frac, gamma, rng)
+        if variant == "in_place":
+            work = c + _project_onto_ball(work, c, clip)       # the reference code's X[outside] = c + ...
+        c = new_c
     return c
 
 

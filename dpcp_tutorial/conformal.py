@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_1d, check_2d, check_alpha, check_positive_int, check_same_length
+from ._validation import check_1d, check_2d, check_alpha, check_bool, check_positive_int, check_same_length
 
 __all__ = [
     "conformal_rank",
@@ -181,10 +181,19 @@ def aps_score(proba, y) -> np.ndarray:
     return _aps_all_scores(proba)[np.arange(proba.shape[0]), y]
 
 
+def _check_qhat(qhat) -> float:
+    """A threshold: a real number, not NaN (``inf`` is allowed: every label is then in the set)."""
+    if isinstance(qhat, (bool, np.bool_)) or not isinstance(qhat, (int, float, np.integer, np.floating)):
+        raise TypeError(f"qhat must be a real number (a calibrated threshold), got {type(qhat).__name__}")
+    if np.isnan(qhat):
+        raise ValueError("qhat is NaN; calibrate first (an uncalibrated threshold would give empty sets)")
+    return float(qhat)
+
+
 def lac_prediction_set(proba, qhat: float) -> np.ndarray:
     """Boolean matrix of LAC sets :math:`\\{y : 1 - \\hat p_y(x) \\le \\hat q\\}`."""
     proba = _check_proba(proba)
-    return (1.0 - proba) <= qhat
+    return (1.0 - proba) <= _check_qhat(qhat)
 
 
 def aps_prediction_set(proba, qhat: float) -> np.ndarray:
@@ -194,7 +203,7 @@ def aps_prediction_set(proba, qhat: float) -> np.ndarray:
     agree (a set built by a different rule loses the guarantee).
     """
     proba = _check_proba(proba)
-    return _aps_all_scores(proba) <= qhat
+    return _aps_all_scores(proba) <= _check_qhat(qhat)
 
 
 def full_conformal_interval(estimator, X, y, x_new, alpha: float, y_grid) -> tuple[float, float]:
@@ -278,19 +287,30 @@ def interval_width(intervals) -> np.ndarray:
     return intervals[:, 1] - intervals[:, 0]
 
 
+def _check_sets(sets) -> np.ndarray:
+    """Prediction sets: a boolean (or 0/1 integer) matrix of shape (n, K), as returned by ``predict_set``."""
+    arr = np.asarray(sets)
+    if arr.ndim != 2:
+        raise ValueError(f"sets must be a boolean matrix of shape (n, K), got shape {arr.shape}; "
+                         "one row per test point, one column per class")
+    if arr.dtype.kind != "b":
+        if arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all():
+            raise TypeError(f"sets must hold booleans (or 0/1), got dtype {arr.dtype}; NaN or strings are not "
+                            "membership indicators")
+        arr = arr.astype(bool)
+    return arr
+
+
 def set_coverage(y, sets) -> float:
     """Fraction of labels ``y`` contained in boolean prediction sets of shape (n, K)."""
-    sets = np.asarray(sets, dtype=bool)
+    sets = _check_sets(sets)
     y = _check_labels(y, sets.shape[1], sets.shape[0])
     return float(np.mean(sets[np.arange(sets.shape[0]), y]))
 
 
 def set_size(sets) -> np.ndarray:
     """Number of labels in each boolean prediction set."""
-    sets = np.asarray(sets, dtype=bool)
-    if sets.ndim != 2:
-        raise ValueError(f"sets must have shape (n, K), got {sets.shape}")
-    return sets.sum(axis=1)
+    return _check_sets(sets).sum(axis=1)
 
 
 # ---------------------------------------------------------------------------
@@ -307,14 +327,14 @@ class _SplitConformalBase(BaseEstimator):
 
     def fit(self, X, y):
         """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``)."""
-        if self.prefit:
+        if check_bool(self.prefit, "prefit"):
             raise ValueError("prefit=True: the estimator is already fitted; call calibrate(X_cal, y_cal) directly")
         X = check_2d(X, "X")
         self.estimator_ = clone(self.estimator).fit(X, y)
         return self
 
     def _fitted_estimator(self):
-        if self.prefit:
+        if check_bool(self.prefit, "prefit"):
             check_is_fitted(self.estimator)
             return self.estimator
         if not hasattr(self, "estimator_"):

@@ -1,5 +1,5 @@
-"""Data generators used throughout the book (no downloads: everything is simulated
-or ships with scikit-learn).
+"""Data generators and loaders used throughout the book (no downloads: everything is
+simulated or ships inside an installed package: scikit-learn, statsmodels).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ __all__ = [
     "make_heteroscedastic_regression",
     "make_contaminated_gaussian",
     "make_cauchy",
+    "load_rand_hie",
+    "RAND_HIE_VISITS_BOUND",
 ]
 
 
@@ -86,3 +88,75 @@ def make_cauchy(n: int, d: int, rng: RandomLike = None) -> np.ndarray:
     d = check_positive_int(d, "d")
     rng = check_random_state(rng)
     return rng.standard_cauchy((n, d))
+
+
+# A person-year has at most 365 days and the variable counts visits to a physician, at most one per day:
+# a bound from the variable's definition (statsmodels' description of the data), not from the observed values.
+RAND_HIE_VISITS_BOUND = 365.0
+
+_RAND_HIE_HEALTH = ("excellent", "good", "fair", "poor")
+
+
+def load_rand_hie(task: str = "regression"):
+    """The RAND Health Insurance Experiment data shipped with statsmodels (20,190 person-years; issue 13).
+
+    ``statsmodels.datasets.randhie`` (public domain; used in Cameron & Trivedi 2005, *Microeconometrics*):
+    one row per person-year of the experiment, with ``mdvis`` (outpatient
+    visits to a physician in the year), insurance-plan variables (``lncoins``,
+    ``idp``, ``lpi``, ``fmde``), ``physlm``, ``disea`` and the self-rated health
+    dummies ``hlthg``, ``hlthf``, ``hlthp`` (omitted category: excellent). Read
+    from the installed package; nothing is downloaded.
+
+    Parameters
+    ----------
+    task : {"regression", "classification"}
+        ``"regression"``: ``y = mdvis`` (float), ``X`` = the nine other
+        columns. ``"classification"``: ``y`` = self-rated health, 0 = excellent
+        (about 55%), 1 = good (36%), 2 = fair (7.7%), 3 = poor (1.5%), an
+        imbalanced four-class label; ``X`` = ``mdvis`` and the six
+        non-health columns.
+
+    Returns
+    -------
+    X : ndarray of shape (20190, d)
+    y : ndarray of shape (20190,)
+    info : dict
+        ``feature_names``; for regression ``y_bound`` =
+        :data:`RAND_HIE_VISITS_BOUND` = 365, a public bound on the target from
+        its definition (visits in one year, at most one a day), never from the
+        data (the observed maximum is far lower; any smaller cap chosen before
+        looking at the data would be valid too, clipping only costs width);
+        for classification ``classes`` = [0, 1, 2, 3] and ``class_names``.
+
+    Notes
+    -----
+    The rows are person-years: a person enrolled for several years (the
+    experiment ran three or five years per family) contributes several rows,
+    so a guarantee for neighbouring data sets that differ in one row protects
+    a person-year. By group privacy, a person with :math:`r` rows gets
+    :math:`r\\varepsilon` (pure DP).
+
+    Raises
+    ------
+    ImportError
+        If statsmodels is not installed: ``pip install "dpcp_tutorial[data]"``.
+    """
+    if task not in ("regression", "classification"):
+        raise ValueError(f"task={task!r} must be 'regression' or 'classification'")
+    try:
+        from statsmodels.datasets import randhie
+    except ImportError as err:
+        raise ImportError('load_rand_hie needs statsmodels, which ships the RAND HIE data: '
+                          'pip install "dpcp_tutorial[data]" (or pip install statsmodels)') from err
+    frame = randhie.load_pandas().data
+    if task == "regression":
+        names = [c for c in frame.columns if c != "mdvis"]
+        X = frame[names].to_numpy(dtype=float)
+        y = frame["mdvis"].to_numpy(dtype=float)
+        return X, y, {"feature_names": names, "y_bound": RAND_HIE_VISITS_BOUND}
+    health = frame[["hlthg", "hlthf", "hlthp"]].to_numpy(dtype=int)
+    y = health @ np.array([1, 2, 3])             # the dummies are exclusive; all zero = excellent
+    names = [c for c in frame.columns if c not in ("hlthg", "hlthf", "hlthp")]
+    X = frame[names].to_numpy(dtype=float)
+    return X, y.astype(np.int64), {"feature_names": names, "classes": [0, 1, 2, 3],
+                                   "class_names": list(_RAND_HIE_HEALTH)}

@@ -12,12 +12,20 @@ miscover with probabilities that differ by at most the DP factor, which gives
 coverage :math:`\\ge 1 - \\alpha` at level :math:`\\alpha_1` and only
 :math:`\\ge 1 - e^{\\varepsilon}\\alpha - \\delta` without the shift (chapter 5).
 
-*DPCP* (the seed's Algorithm 2) replaces the exact in-sample quantile by the
-private quantile of Algorithm 1 (:func:`dpcp_tutorial.private_quantile`) with
-budget :math:`\\varepsilon_2`, so that the release is
-:math:`(\\varepsilon_1 + \\varepsilon_2, \\delta)`-DP by basic composition. Its
-coverage claim rests on the seed's Assumptions 1-2 and is **not verified
-against the paper** (chapter 6).
+*DPCP* (the DPCP write-up's Algorithm 2) replaces the exact in-sample quantile
+by the private quantile (:func:`dpcp_tutorial.private_quantile`, by default its
+tight variant) with budget :math:`\\varepsilon_2`. Privacy with :math:`n`
+public, by basic composition (chapter 6): under add/remove (the trainer's
+relation) the release is :math:`(\\varepsilon_1 + \\varepsilon_2\\max(\\alpha_0,
+1-\\alpha_0), \\delta)`-DP with the tight quantile and
+:math:`(\\varepsilon_1 + \\varepsilon_2/2, \\delta)`-DP with the write-up's
+(``variant="original"``); under replace-one the generic conversion of the
+trainer gives :math:`(2\\varepsilon_1 + \\varepsilon_2, (1 + e^{\\varepsilon_1})\\delta)`
+(tight) and :math:`(2\\varepsilon_1 + \\varepsilon_2/(2(1-\\alpha_0)),
+(1 + e^{\\varepsilon_1})\\delta)` (original, :math:`\\alpha_0 \\le 1/2`). The ledger
+``budget_`` records :math:`\\varepsilon_1 + \\varepsilon_2`, an upper bound under
+add/remove. The coverage claim rests on the write-up's Assumptions 1-2 and is
+**not verified against the paper** (chapter 6).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from ._validation import (
     check_1d,
     check_2d,
     check_alpha,
+    check_bool,
     check_delta,
     check_epsilon,
     check_positive_int,
@@ -40,10 +49,13 @@ from ._validation import (
     check_same_length,
     check_scalar,
 )
+from ._counts import check_scores_or_histogram
 from .accounting import PrivacyBudget
+from .training import check_classes
 from .conformal import aps_prediction_set, aps_score, conformal_quantile, lac_prediction_set, lac_score
 from .private_split import _check_bound, bounded_interval, normalised_residual_score
-from .quantile import private_quantile, quantile_edges
+from .quantile import _check_variant as _check_quantile_variant
+from .quantile import private_quantile, private_quantile_level, quantile_edges
 
 __all__ = [
     "check_dp_trainer",
@@ -63,11 +75,11 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------
-# the trainer contract (seed error S8)
+# the trainer contract (DPCP write-up error D8)
 # ---------------------------------------------------------------------------
 
 def check_dp_trainer(trainer) -> None:
-    """Refuse trainers that the no-split argument does not cover (chapter 5, seed error S8).
+    """Refuse trainers that the no-split argument does not cover (chapter 5, DPCP write-up error D8).
 
     Differential CP and DPCP compare the model fitted on :math:`D_n` with the one
     fitted on :math:`D_n` plus the test point: an *add/remove* pair. The trainer
@@ -101,7 +113,7 @@ def check_dp_trainer(trainer) -> None:
         raise ValueError(
             f"{type(trainer).__name__} declares neighbouring={neighbouring!r}, but the no-split argument compares "
             "D_n with D_n plus one point, so the trainer must be (epsilon, delta)-DP under add/remove neighbours "
-            "(seed error S8: not every DP trainer works). Use an add/remove trainer (e.g. Poisson-subsampled DP-SGD) "
+            "(DPCP write-up error D8: not every DP trainer works). Use an add/remove trainer (e.g. Poisson-subsampled DP-SGD) "
             "or re-derive the trainer's guarantee for add/remove and set neighbouring = 'add/remove'"
         )
     if "expected_batch_size" in trainer.get_params(deep=False) and trainer.expected_batch_size is None:
@@ -113,11 +125,11 @@ def check_dp_trainer(trainer) -> None:
         )
 
 
-def _fit_trainer(trainer, X, y, epsilon: float, delta: float, rng: np.random.Generator):
-    """Clone ``trainer``, set its privacy (and seed) and fit it on all the data."""
+def _fit_trainer(trainer, X, y, epsilon: float, delta: float, rng: np.random.Generator, extra=None):
+    """Clone ``trainer``, set its privacy (and seed, and ``extra`` parameters) and fit it on all the data."""
     check_dp_trainer(trainer)
     model = clone(trainer)
-    params = {"epsilon": epsilon, "delta": delta}
+    params = {"epsilon": epsilon, "delta": delta, **(extra or {})}
     if "rng" in model.get_params(deep=False):
         params["rng"] = np.random.default_rng(rng.integers(2**63))
     return model.set_params(**params).fit(X, y)
@@ -160,11 +172,14 @@ def differential_cp_coverage_floor(alpha: float, epsilon: float, delta: float) -
     """Coverage floor :math:`1 - e^{\\varepsilon}\\alpha - \\delta` of Differential CP *without* the shift (chapter 5).
 
     The stability argument applied at level :math:`\\alpha` itself; it can be
-    negative (vacuous) for large :math:`\\varepsilon`.
+    negative (vacuous) for large :math:`\\varepsilon`, and is ``-inf`` where
+    :math:`e^{\\varepsilon}\\alpha` exceeds the floating-point range.
     """
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
+    if epsilon + math.log(alpha) > 700.0:     # e^eps * alpha > 1e304: vacuous, and exp would overflow
+        return -math.inf
     return 1.0 - math.exp(epsilon) * alpha - delta
 
 
@@ -178,7 +193,7 @@ def differential_cp_quantile(scores, alpha: float, epsilon: float, delta: float,
     the *same* :math:`n` points. ``corrected=False`` uses :math:`\\alpha` itself
     (coverage only :math:`\\ge 1 - e^{\\varepsilon}\\alpha - \\delta`).
     """
-    level = differential_cp_level(alpha, epsilon, delta) if corrected else check_alpha(alpha)
+    level = differential_cp_level(alpha, epsilon, delta) if check_bool(corrected, "corrected") else check_alpha(alpha)
     return conformal_quantile(scores, level)
 
 
@@ -227,14 +242,20 @@ def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bo
 
 
 # ---------------------------------------------------------------------------
-# DPCP (the seed's Algorithm 2)
+# DPCP (Algorithm 2 of the DPCP write-up)
 # ---------------------------------------------------------------------------
 
-def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: float) -> tuple[float, float]:
+def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: float, bins=1000,
+                variant: str = "tight") -> tuple[float, float]:
     """The two levels of DPCP (chapter 6).
 
     .. math:: \\alpha_1 = e^{-\\varepsilon_1}(\\alpha - \\delta), \\qquad
-              \\alpha_0 = \\alpha_1 - \\frac{2}{n\\varepsilon_2}.
+              \\alpha_0 = \\alpha_1 - \\frac{2}{n\\varepsilon_2}\\ \\text{(``variant="original"``)}
+
+    or, for the default ``variant="tight"``, :math:`\\alpha_0` =
+    :func:`dpcp_tutorial.private_quantile_level` ``(alpha1, n, epsilon2, bins)``,
+    the level at which the tight private quantile provably keeps miscoverage
+    at most :math:`\\alpha_1` (chapter 3).
 
     Raises
     ------
@@ -242,27 +263,39 @@ def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: f
         If :math:`\\alpha \\le \\delta`, or if :math:`\\alpha_0 \\le 0` (Algorithm 1 is then
         infeasible); the message states the smallest :math:`n`, the smallest
         :math:`\\varepsilon_2` and the largest :math:`\\varepsilon_1` that work.
+        Every argument is public, so the message may quote them.
     """
     n = check_positive_int(n, "n")
     epsilon1 = check_epsilon(epsilon1, "epsilon1")
     epsilon2 = check_epsilon(epsilon2, "epsilon2")
     alpha1 = differential_cp_level(alpha, epsilon1, delta)
+    if _check_quantile_variant(variant) == "tight":
+        try:
+            return alpha1, private_quantile_level(alpha1, n, epsilon2, bins, "tight")
+        except ValueError as error:
+            raise ValueError(f"DPCP is infeasible: alpha1 = e^-epsilon1 (alpha - delta) = {alpha1:.4g} "
+                             f"(epsilon1={epsilon1:.4g}), and {error}") from None
     shift = 2.0 / (n * epsilon2)
     if alpha1 <= shift:
-        n_min = math.floor(2.0 / (alpha1 * epsilon2)) + 1
-        eps1_max = math.log((alpha - delta) * n * epsilon2 / 2.0)
-        eps1_hint = (f", or lower epsilon1 below {eps1_max:.4g}" if eps1_max > 0 else "")
+        hints = []
+        if alpha1 * epsilon2 > 0 and 2.0 / (alpha1 * epsilon2) < 1e15:
+            hints.append(f"at least n={math.floor(2.0 / (alpha1 * epsilon2)) + 1} points")
+        if alpha1 > 0 and 2.0 / (n * alpha1) < 1e300:
+            hints.append(f"epsilon2 above {2.0 / (n * alpha1):.4g}")
+        eps1_max = math.log((alpha - delta) * n * epsilon2 / 2.0) if (alpha - delta) * n * epsilon2 > 0 else 0.0
+        if eps1_max > 0:
+            hints.append(f"epsilon1 below {eps1_max:.4g}")
         raise ValueError(
             f"DPCP is infeasible: alpha1 = e^-epsilon1 (alpha - delta) = {alpha1:.4g} must exceed "
             f"2/(n epsilon2) = {shift:.4g} (n={n}, epsilon1={epsilon1:.4g}, epsilon2={epsilon2:.4g}). "
-            f"Use at least n={n_min} points, or epsilon2 above {2.0 / (n * alpha1):.4g}{eps1_hint}"
+            "Use " + (", or ".join(hints) if hints else "a much smaller epsilon1")
         )
     return alpha1, alpha1 - shift
 
 
 def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta: float, bins=1000,
-                  rng: RandomLike = None) -> float:
-    """Private in-sample threshold of DPCP: Algorithm 1 at level :math:`\\alpha_1` (chapter 6).
+                  rng: RandomLike = None, *, n: int | None = None, variant: str = "tight") -> float:
+    """Private in-sample threshold of DPCP: the private quantile at level :math:`\\alpha_1` (chapter 6).
 
     Parameters
     ----------
@@ -276,15 +309,23 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
     bins : int or array-like
         Edges of Algorithm 1 (:func:`dpcp_tutorial.quantile_edges`).
     rng : None, int or numpy.random.Generator
+    n : int, optional
+        Public record count for :math:`\\alpha_0` and the feasibility check. With
+        ``n=None`` the number of scores is used and is **public** (the
+        infeasibility error and its message depend on it). For an add/remove
+        guarantee with a private size pass a public ``n`` (e.g. a planned
+        size): the data's own size is then never used.
+    variant : {"tight", "original"}
+        The private quantile (:func:`dpcp_tutorial.private_quantile`).
 
     Returns
     -------
     float
         :math:`\\hat q`, an edge; 1 (the top edge) means the whole space.
     """
-    scores = check_1d(scores, "scores", unit_interval=True)
-    alpha1, _ = dpcp_levels(scores.size, alpha, epsilon1, epsilon2, delta)
-    return private_quantile(scores, alpha1, epsilon2, bins=bins, rng=rng)
+    scores = check_scores_or_histogram(scores)    # an array, or a merged histogram (chapter 14)
+    alpha1, _ = dpcp_levels(scores.size if n is None else n, alpha, epsilon1, epsilon2, delta, bins, variant)
+    return private_quantile(scores, alpha1, epsilon2, bins=bins, rng=rng, n=n, variant=variant)
 
 
 def _check_split(epsilon: float, epsilon1: float) -> tuple[float, float]:
@@ -327,19 +368,21 @@ def _encode(model, y) -> np.ndarray:
 class _DPCPBase(BaseEstimator):
     """Shared fit: train on all data with epsilon1, release Algorithm 1 with epsilon2."""
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, trainer_params=None):
         epsilon, epsilon1 = _check_split(self.epsilon, self.epsilon1)
         epsilon2 = epsilon - epsilon1
         delta = check_delta(self.delta)
         quantile_edges(self.bins)
         rng = check_random_state(self.rng)
-        # feasibility is checked before any data is touched
-        self.alpha1_, self.alpha0_ = dpcp_levels(len(X), self.alpha, epsilon1, epsilon2, delta)
+        n = len(X) if self.n is None else check_positive_int(self.n, "n")
+        # feasibility depends only on public inputs (n is public or given) and is checked before training
+        self.alpha1_, self.alpha0_ = dpcp_levels(n, self.alpha, epsilon1, epsilon2, delta, self.bins, self.variant)
         budget = PrivacyBudget(epsilon, delta)
-        self.estimator_ = _fit_trainer(self.trainer, X, y, epsilon1, delta, rng)
+        self.estimator_ = _fit_trainer(self.trainer, X, y, epsilon1, delta, rng, trainer_params)
         budget.spend(epsilon1, delta, "model training")
         scores = self._scores(self.estimator_, X, y)
-        self.qhat_ = private_quantile(scores, self.alpha1_, epsilon2, bins=self.bins, rng=rng)
+        self.qhat_ = private_quantile(scores, self.alpha1_, epsilon2, bins=self.bins, rng=rng,
+                                      n=None if self.n is None else n, variant=self.variant)
         budget.spend(epsilon2, 0.0, "private quantile")
         self.budget_ = budget
         self.epsilon1_, self.epsilon2_ = epsilon1, epsilon2
@@ -351,7 +394,7 @@ class _DPCPBase(BaseEstimator):
 
 
 class DPCPRegressor(RegressorMixin, _DPCPBase):
-    """DPCP intervals without a data split (the seed's Algorithm 2; chapter 6).
+    """DPCP intervals without a data split (Algorithm 2 of the DPCP write-up; chapter 6).
 
     ``fit(X, y)``:
 
@@ -363,9 +406,14 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
        :math:`\\varepsilon_2 = \\varepsilon - \\varepsilon_1`.
 
     ``predict_interval(X)`` returns :math:`\\mu_n(x) \\pm B\\hat q`, or the whole line
-    when :math:`\\hat q = 1`. The release :math:`(\\mu_n, \\hat q)` is
-    :math:`(\\varepsilon, \\delta)`-DP by basic composition; the coverage claim is the
-    seed's (Assumptions 1-2, not verified against the paper).
+    when :math:`\\hat q = 1`. Privacy of the release :math:`(\\mu_n, \\hat q)`, with
+    :math:`n` public: :math:`(\\varepsilon_1 + \\varepsilon_2\\max(\\alpha_0, 1-\\alpha_0),
+    \\delta)`-DP under add/remove (at most :math:`(\\varepsilon, \\delta)`; with
+    ``variant="original"`` :math:`(\\varepsilon_1 + \\varepsilon_2/2, \\delta)`), and
+    :math:`(2\\varepsilon_1 + \\varepsilon_2, (1+e^{\\varepsilon_1})\\delta)`-DP under
+    replace-one via the generic conversion of the add/remove trainer. The
+    coverage claim is the DPCP write-up's (Assumptions 1-2, not verified
+    against the paper).
 
     Parameters
     ----------
@@ -386,8 +434,25 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
     bound : float
         Public bound :math:`B` on the absolute residuals (never the data's max).
     bins : int or array-like
-        Edges of Algorithm 1 (default 1000 equal bins; a package choice).
+        Edges of the private quantile (default 1000 equal bins; a package choice).
+    variant : {"tight", "original"}
+        The private quantile: ``"tight"`` (default; exactly :math:`\\varepsilon_2`-DP
+        under replace-one, proven finite-sample level) or ``"original"`` (the
+        DPCP write-up's Algorithm 1, for reproduction); see
+        :func:`dpcp_tutorial.private_quantile`.
     rng : None, int or numpy.random.Generator
+    n : int, optional
+        Public record count for :math:`\\alpha_0` and the feasibility check.
+        ``None`` (default): the number of rows of ``X`` is used and is
+        **public** -- the infeasibility error of :meth:`fit` (and its message,
+        which names the smallest feasible ``n``) depends on it. For an
+        add/remove guarantee with a private size, pass a public ``n`` (a planned
+        or published size): then the data's own size is never used, and a data
+        set and its neighbour are refused or released alike. :meth:`fit` raises
+        ``ValueError``/``TypeError`` only from public inputs: infeasible levels
+        (``n`` public, see above), bad parameters, an invalid trainer, ``X``/``y``
+        of the wrong type or shape, or with non-finite values (outside the data
+        domain; the message is the same for every such data set).
 
     Attributes
     ----------
@@ -404,7 +469,8 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
     """
 
     def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
-                 delta: float = 1e-6, bound: float = 1.0, bins=1000, rng: RandomLike = None):
+                 delta: float = 1e-6, bound: float = 1.0, bins=1000, rng: RandomLike = None, n: int | None = None,
+                 variant: str = "tight"):
         self.trainer = trainer
         self.alpha = alpha
         self.epsilon = epsilon
@@ -413,6 +479,8 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
         self.bound = bound
         self.bins = bins
         self.rng = rng
+        self.n = n
+        self.variant = variant
 
     def _scores(self, model, X, y):
         return normalised_residual_score(y, model.predict(X), self.bound)
@@ -434,20 +502,26 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
 
 
 class DPCPClassifier(_DPCPBase):
-    """DPCP prediction sets for classification (the seed's Algorithm 2; chapter 6).
+    """DPCP prediction sets for classification (Algorithm 2 of the DPCP write-up; chapter 6).
 
     As :class:`DPCPRegressor` with the LAC score :math:`1 - \\hat p_y(x)` (already
     in [0, 1], no bound needed) or the APS score; the set is
-    :math:`\\{y : s(x, y) \\le \\hat q\\}` with the same score (seed error S11), all
+    :math:`\\{y : s(x, y) \\le \\hat q\\}` with the same score (DPCP write-up error D11), all
     classes when :math:`\\hat q = 1`.
 
     Parameters
     ----------
     trainer : scikit-learn classifier with ``predict_proba``
-        DP under add/remove with ``epsilon``/``delta`` parameters.
-    alpha, epsilon, epsilon1, delta, bins, rng
-        As in :class:`DPCPRegressor`.
+        DP under add/remove with ``epsilon``/``delta`` parameters and a
+        ``classes`` parameter (the public label set is passed to it).
+    alpha, epsilon, epsilon1, delta, bins, rng, n, variant
+        As in :class:`DPCPRegressor` (``n=None``: ``len(X)`` is public).
     score : {"lac", "aps"}
+    classes : array-like
+        The public label set, **required** by :meth:`fit` (e.g. ``[0, 1]``),
+        here or as the trainer's ``classes``. It is handed to the trainer;
+        reading it from ``y`` would make the release depend on which classes
+        occur in the data.
 
     Attributes
     ----------
@@ -458,7 +532,8 @@ class DPCPClassifier(_DPCPBase):
     """
 
     def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
-                 delta: float = 1e-6, score: str = "lac", bins=1000, rng: RandomLike = None):
+                 delta: float = 1e-6, score: str = "lac", bins=1000, rng: RandomLike = None, classes=None,
+                 n: int | None = None, variant: str = "tight"):
         self.trainer = trainer
         self.alpha = alpha
         self.epsilon = epsilon
@@ -467,6 +542,9 @@ class DPCPClassifier(_DPCPBase):
         self.score = score
         self.bins = bins
         self.rng = rng
+        self.classes = classes
+        self.n = n
+        self.variant = variant
 
     def _scores(self, model, X, y):
         score_fn, _ = _score_functions(self.score)
@@ -475,11 +553,22 @@ class DPCPClassifier(_DPCPBase):
     def fit(self, X, y):
         """Train on all the data and release the private threshold."""
         _score_functions(self.score)
+        check_dp_trainer(self.trainer)
+        trainer_params = self.trainer.get_params(deep=False)
+        if "classes" not in trainer_params:
+            raise TypeError(f"{type(self.trainer).__name__} has no `classes` parameter; DPCPClassifier needs a "
+                            "trainer that takes the public label set (e.g. DPLogisticRegression)")
+        own, given = self.classes, trainer_params["classes"]
+        classes = check_classes(own if own is not None else given, "DPCPClassifier")
+        if own is not None and given is not None and not np.array_equal(check_classes(given, "the trainer"),
+                                                                         classes):
+            raise ValueError("DPCPClassifier(classes=...) and the trainer's classes differ; give the label set once")
         X = check_2d(X, "X")
         y = np.asarray(y)
-        if y.ndim != 1 or len(y) != len(X):
-            raise ValueError(f"y must be a 1-D array of {len(X)} labels, got shape {y.shape}")
-        self._fit(X, y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be a 1-D array of labels, got {y.ndim} dimensions")
+        check_same_length(("X", X), ("y", y))
+        self._fit(X, y, {"classes": list(classes)})
         self.classes_ = np.asarray(self.estimator_.classes_)
         return self
 
@@ -490,7 +579,8 @@ class DPCPClassifier(_DPCPBase):
 
     def predict(self, X) -> np.ndarray:
         """Most probable class (point prediction)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)          # raises NotFittedError before fit
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K); every class is included when ``qhat_ == 1``."""
@@ -501,18 +591,20 @@ class DPCPClassifier(_DPCPBase):
 
 
 def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
-                  delta: float = 1e-6, bound: float = 1.0, bins=1000, rng: RandomLike = None) -> np.ndarray:
+                  delta: float = 1e-6, bound: float = 1.0, bins=1000, rng: RandomLike = None, *,
+                  n: int | None = None, variant: str = "tight") -> np.ndarray:
     """DPCP intervals for ``X_test`` in one call (chapter 6); see :class:`DPCPRegressor`."""
     model = DPCPRegressor(trainer, alpha=alpha, epsilon=epsilon, epsilon1=epsilon1, delta=delta, bound=bound,
-                          bins=bins, rng=rng)
+                          bins=bins, rng=rng, n=n, variant=variant)
     return model.fit(X, y).predict_interval(X_test)
 
 
 def dpcp_set(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
-             delta: float = 1e-6, score: str = "lac", bins=1000, rng: RandomLike = None) -> np.ndarray:
-    """DPCP prediction sets for ``X_test`` in one call (chapter 6); see :class:`DPCPClassifier`."""
+             delta: float = 1e-6, score: str = "lac", bins=1000, rng: RandomLike = None, *, classes=None,
+             n: int | None = None, variant: str = "tight") -> np.ndarray:
+    """DPCP prediction sets for ``X_test`` in one call (chapter 6); see :class:`DPCPClassifier` (``classes`` is required)."""
     model = DPCPClassifier(trainer, alpha=alpha, epsilon=epsilon, epsilon1=epsilon1, delta=delta, score=score,
-                           bins=bins, rng=rng)
+                           bins=bins, rng=rng, classes=classes, n=n, variant=variant)
     return model.fit(X, y).predict_set(X_test)
 
 
@@ -570,7 +662,7 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
             raise ValueError(f"DPRegressogram uses one feature, got {X.shape[1]}; select a column first")
         low = check_scalar(self.low, "low")
         high = check_scalar(self.high, "high", low=low)
-        n_bins = check_positive_int(self.n_bins, "n_bins")
+        n_bins = check_positive_int(self.n_bins, "n_bins", maximum=10 ** 7)
         position = (np.clip(X[:, 0], low, high) - low) / (high - low) * n_bins
         return np.minimum(position.astype(int), n_bins - 1)
 

@@ -17,7 +17,17 @@ import math
 import numpy as np
 from scipy.special import log_ndtr, log_softmax
 
-from ._validation import RandomLike, check_1d, check_delta, check_epsilon, check_random_state, check_scalar
+from ._validation import (
+    MAX_MAGNITUDE,
+    RandomLike,
+    _real_array,
+    check_1d,
+    check_bool,
+    check_delta,
+    check_epsilon,
+    check_random_state,
+    check_scalar,
+)
 
 __all__ = [
     "laplace_scale",
@@ -40,12 +50,14 @@ def _check_sensitivity(sensitivity) -> float:
 
 
 def _check_value(value) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"value must be a real number or an array of real numbers ({exc})") from None
+    # the query answer is private: the domain check's message is the same for every invalid answer
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise TypeError(f"value must be a real number or an array of real numbers, got {type(value).__name__}")
+    arr = _real_array(value, "value")
     if not np.isfinite(arr).all():
         raise ValueError("value contains NaN or infinite entries; a private release needs a finite query answer")
+    if arr.size and not np.abs(arr).max() <= MAX_MAGNITUDE:
+        raise ValueError(f"value has entries beyond {MAX_MAGNITUDE:g} in magnitude; rescale the query")
     return arr
 
 
@@ -186,7 +198,7 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, analytic: b
     if delta == 0.0:
         raise ValueError("the Gaussian mechanism needs delta > 0 (no amount of Gaussian noise gives pure "
                          "epsilon-DP); use laplace_mechanism for delta = 0")
-    if analytic:
+    if check_bool(analytic, "analytic"):
         return sensitivity * _analytic_gaussian_alpha(epsilon, delta) / math.sqrt(2.0 * epsilon)
     if epsilon >= 1.0:
         raise ValueError(f"the classical Gaussian calibration is only proved for epsilon < 1, got epsilon={epsilon:g}; "
@@ -247,7 +259,7 @@ def gumbel_max_sample(logits: np.ndarray, rng: RandomLike = None) -> int:
     Exact for any finite logits (no exponentials are formed). Entries equal to
     ``-inf`` are never chosen.
     """
-    logits = np.asarray(logits, dtype=float)
+    logits = _real_array(logits, "logits")
     if logits.ndim != 1 or logits.size == 0:
         raise ValueError(f"logits must be a non-empty 1-D array, got shape {logits.shape}")
     if np.isnan(logits).any() or not np.isfinite(logits.max()):
@@ -301,5 +313,6 @@ def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: Ra
 
 
 def _normalise(logits: np.ndarray, log: bool) -> np.ndarray:
+    log = check_bool(log, "log")
     logp = log_softmax(logits)
     return logp if log else np.exp(logp)

@@ -22,18 +22,37 @@ which is :math:`\\varepsilon`-DP for replace-one neighbours (McSherry & Talwar,
 
 Everything the samplers use besides the data -- directions, candidates, the
 prior, the starting point, the step size and the number of steps -- must be
-chosen without looking at the data.
+chosen without looking at the data. The functions do **not** test that (for
+example by refusing candidates equal to data rows): such a test is itself a
+data-dependent refusal -- on lattice data (ages, rounded coordinates) a public
+grid point equals a record in one data set and not in its neighbour, so a
+refusal would be an infinite privacy loss and a membership test -- and it
+cannot detect data-derived inputs anyway (``data + 1e-12`` passes). A
+candidate that happens to equal a record is harmless: the mechanism is
+:math:`\\varepsilon`-DP for every fixed set of public candidates. Every error
+raised here depends only on public inputs (shapes, ``epsilon``, the prior,
+the candidates' shape, the sampler's settings), never on data values; the
+record count ``n`` is public (replace-one neighbours).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_softmax
 
-from ._validation import RandomLike, check_2d, check_epsilon, check_positive_int, check_random_state, check_scalar
+from ._validation import (
+    RandomLike,
+    check_2d,
+    check_array,
+    check_epsilon,
+    check_positive_int,
+    check_random_state,
+    check_scalar,
+)
 from .depth import (
     _resolve_directions,
     _smoothed_cdfs,
@@ -61,6 +80,10 @@ _DEFAULT_DIRECTIONS = {"halfspace": 1000, "idd": 500, "smoothed_idd": 500}
 # bound on |d^2/dt^2 F(1-F)| for a logistic-smoothed CDF with slope s, divided by s^2:
 # max|sigma''| + 2 max(sigma')^2 = 1/(6 sqrt 3) + 1/8
 _CURVATURE = 1.0 / (6.0 * np.sqrt(3.0)) + 0.125
+# public range of a prior's scale: its square and inverse square stay normal floating-point numbers
+_MIN_SCALE, _MAX_SCALE = 1e-100, 1e100
+# iterates are kept below this magnitude by a public check made before the chain runs
+_LANGEVIN_LIMIT = 1e150
 
 
 @dataclass(frozen=True)
@@ -84,13 +107,18 @@ class GaussianPrior:
     mean: float | tuple = 0.0
 
     def __post_init__(self):
-        check_scalar(self.scale, "prior scale", low=0.0)
-        mean = np.asarray(self.mean, dtype=float)
-        if mean.ndim > 1 or not np.all(np.isfinite(mean)):
-            raise ValueError("prior mean must be a finite scalar or 1-D array")
+        check_scalar(self.scale, "prior scale", low=_MIN_SCALE, high=_MAX_SCALE, low_inclusive=True,
+                     high_inclusive=True, hint=f"use a standard deviation between {_MIN_SCALE:g} and {_MAX_SCALE:g} "
+                     "on the data's (public) scale; rescale the data if it lives outside that range")
+        mean = check_array(self.mean, "prior mean", max_ndim=1)
+        if mean.ndim == 1 and mean.size == 0:
+            raise ValueError("prior mean is empty; give a scalar or one value per coordinate")
+        if np.any(np.abs(mean) > _MAX_SCALE):
+            raise ValueError(f"prior mean must lie within +-{_MAX_SCALE:g} in every coordinate")
 
     def mean_vector(self, d: int) -> np.ndarray:
         """The mean as a vector of length ``d``."""
+        d = check_positive_int(d, "d")
         mean = np.asarray(self.mean, dtype=float)
         if mean.ndim == 0:
             return np.full(d, float(mean))
@@ -100,17 +128,24 @@ class GaussianPrior:
 
     def sample(self, size: int, d: int, rng: RandomLike = None) -> np.ndarray:
         """``size`` i.i.d. draws, shape ``(size, d)``."""
+        size = check_positive_int(size, "size")
+        d = check_positive_int(d, "d")
+        if size * d > 10 ** 8:
+            raise ValueError(f"size * d = {size * d} draws would not fit in memory; use fewer (at most 1e8)")
         rng = check_random_state(rng)
         return self.mean_vector(d) + self.scale * rng.standard_normal((size, d))
 
     def log_density(self, x) -> np.ndarray:
         """Log density up to an additive constant, :math:`-\\|x - \\mu\\|^2 / (2\\tau^2)`, rows of ``x``."""
-        x = np.atleast_2d(np.asarray(x, dtype=float))
+        x = check_array(x, "x", max_ndim=2)
+        x = np.atleast_2d(x)
         return -0.5 * np.sum((x - self.mean_vector(x.shape[1])) ** 2, axis=1) / self.scale ** 2
 
     def grad_log_density(self, x) -> np.ndarray:
         """:math:`-(x - \\mu)/\\tau^2` for one point ``x`` of shape (d,)."""
-        x = np.asarray(x, dtype=float)
+        x = check_array(x, "x", max_ndim=1)
+        if x.ndim != 1:
+            raise ValueError(f"x must be one point of shape (d,), got shape {x.shape}")
         return -(x - self.mean_vector(x.shape[0])) / self.scale ** 2
 
 
@@ -134,9 +169,9 @@ def public_grid(lower: float, upper: float, num: int, d: int) -> np.ndarray:
     upper = check_scalar(upper, "upper")
     if upper <= lower:
         raise ValueError(f"upper={upper} must exceed lower={lower}")
-    num = check_positive_int(num, "num", minimum=2)
+    num = check_positive_int(num, "num", minimum=2, maximum=10 ** 6)
     d = check_positive_int(d, "d")
-    if num ** d > 10 ** 6:
+    if d * math.log10(num) > 6:
         raise ValueError(f"a grid with {num}^{d} points is too large; use fewer points per axis "
                          "or candidates drawn from a public prior")
     axis = np.linspace(lower, upper, num)
@@ -152,33 +187,42 @@ def langevin_step_size(beta: float, directions, smoothing: float = 10.0, prior_s
     :math:`|\\partial_t^2 F(1-F)| \\le c s^2` for a logistic-smoothed CDF. It
     depends on :math:`\\varepsilon`, :math:`n`, the directions and the prior
     only, never on the data.
+
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature, ``> 0`` (:func:`mechanism_beta`).
+    directions : array-like of shape (m, d)
+        Public, non-zero directions.
+    smoothing : float
+        Logistic slope :math:`s > 0`.
+    prior_scale : float
+        Prior standard deviation :math:`\\tau > 0`; ``inf`` (the default) drops
+        the prior's curvature :math:`1/\\tau^2`.
     """
-    beta = check_scalar(beta, "beta", low=0.0)
+    beta = check_scalar(beta, "beta", low=0.0, hint="it is the inverse temperature, see mechanism_beta")
     u = check_2d(directions, "directions")
-    u = u / np.linalg.norm(u, axis=1)[:, None]
+    norms = np.linalg.norm(u, axis=1)
+    if np.any(norms == 0) or not np.all(np.isfinite(norms)):
+        raise ValueError("directions must be non-zero vectors of moderate size")
+    u = u / norms[:, None]
     s = check_scalar(smoothing, "smoothing", low=0.0)
+    if not (isinstance(prior_scale, (int, float, np.integer, np.floating)) and prior_scale == np.inf):
+        prior_scale = check_scalar(prior_scale, "prior_scale", low=_MIN_SCALE, high=_MAX_SCALE, low_inclusive=True,
+                                   high_inclusive=True, hint="it is the prior's standard deviation "
+                                   f"(between {_MIN_SCALE:g} and {_MAX_SCALE:g}); pass numpy.inf for a flat prior")
     lam = float(np.linalg.eigvalsh(u.T @ u / u.shape[0])[-1])
-    return 1.0 / (beta * _CURVATURE * s ** 2 * lam + 1.0 / prior_scale ** 2)
-
-
-def _refuse_data_rows(candidates: np.ndarray, data: np.ndarray, name: str) -> None:
-    """Raise if any row of ``candidates`` equals a row of ``data`` (an obvious data-derived input)."""
-    a = np.ascontiguousarray(candidates + 0.0)      # +0.0 maps -0.0 to 0.0 before comparing bytes
-    b = np.ascontiguousarray(data + 0.0)
-    row = np.dtype((np.void, a.dtype.itemsize * a.shape[1]))
-    hits = np.isin(a.view(row).ravel(), b.view(row).ravel())
-    if hits.any():
-        raise ValueError(
-            f"{int(hits.sum())} of the {name} coincide with data rows: {name} must not be derived from the "
-            "data (that breaks the privacy guarantee). Use a public grid (public_grid) or draws from a public "
-            "prior; the caller is responsible for their data independence")
+    step = 1.0 / (beta * _CURVATURE * s ** 2 * lam + 1.0 / float(prior_scale) ** 2)
+    if not (math.isfinite(step) and step > 0):
+        raise ValueError(f"beta={beta:g}, smoothing={s:g} and prior_scale={prior_scale:g} give no usable step "
+                         "(it under- or overflows); use moderate values")
+    return step
 
 
 def _check_candidates(candidates, data: np.ndarray) -> np.ndarray:
     cand = check_2d(candidates, "candidates")
     if cand.shape[1] != data.shape[1]:
         raise ValueError(f"candidates have {cand.shape[1]} columns but data have {data.shape[1]}")
-    _refuse_data_rows(cand, data, "candidates")
     return cand
 
 
@@ -209,7 +253,8 @@ def depth_median_log_probabilities(data, epsilon: float, candidates, depth: str 
     data : array-like of shape (n, d)
     epsilon : float
     candidates : array-like of shape (K, d)
-        Public, data-independent candidates (rows equal to data rows are refused).
+        Public, data-independent candidates. A candidate may equal a data row
+        (lattice data on a public grid); nothing is refused on that ground.
     depth : {"halfspace", "spatial", "idd", "smoothed_idd"}
     directions : array-like of shape (m, d), optional
         Public directions. Required for ``"idd"``, ``"smoothed_idd"`` and for
@@ -225,6 +270,7 @@ def depth_median_log_probabilities(data, epsilon: float, candidates, depth: str 
     depth = check_depth_name(depth)
     beta = mechanism_beta(epsilon, depth, data.shape[0])
     cand = _check_candidates(candidates, data)
+    smoothing = check_scalar(smoothing, "smoothing", low=0.0)
     needs = depth in ("idd", "smoothed_idd") or (depth == "halfspace" and data.shape[1] > 2)
     if needs and directions is None:
         raise ValueError(f"depth={depth!r} in d={data.shape[1]} needs public `directions` "
@@ -264,8 +310,10 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
         Candidates are drawn from it; Langevin uses its gradient.
     candidates : array-like of shape (K, d), optional
         Public candidates, e.g. :func:`public_grid`. By default ``n_candidates``
-        draws from ``prior``. Rows equal to data rows are refused; beyond that the
-        caller is responsible for their independence from the data.
+        draws from ``prior``. The caller is responsible for their independence
+        from the data; a candidate that equals a data row is allowed (the
+        mechanism is exactly epsilon-DP for every fixed public candidate set,
+        lattice data included), and nothing is refused on that ground.
     n_candidates : int
         Number of prior draws when ``candidates`` is not given.
     directions : array-like of shape (m, d), optional
@@ -278,19 +326,32 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
         Logistic slope :math:`s` of the smoothed IDD.
     start : array-like of shape (d,), optional
         Langevin starting point; by default a draw from :math:`N(\\text{prior mean}, I_d)`
-        (the authors' choice). Must be data-independent.
+        (the authors' choice). Must be data-independent (it may equal a data row).
     n_steps : int, optional
         Langevin steps; by default :math:`\\max(1000, 80d)`, a public rule of thumb
         that reaches the stationary regime with the default step on unit-scale
         data (chapter 10).
     step_size : float, optional
-        Langevin step :math:`h`; by default :func:`langevin_step_size`.
+        Langevin step :math:`h`; by default :func:`langevin_step_size`. Must be
+        below :math:`2\\tau^2` (:math:`\\tau` the prior scale), which keeps the
+        chain stable for every data set.
     rng : None, int or numpy.random.Generator
         Randomness, used in the order: directions, candidates or start, sampling.
 
     Returns
     -------
     ndarray of shape (d,)
+
+    Raises
+    ------
+    ValueError, TypeError
+        Only for public inputs: the data's shape (``n >= 2`` and ``d`` are
+        public), non-finite entries (the data domain is :math:`\\mathbb{R}^d`;
+        the message is the same for every such data set), ``epsilon``, the
+        options above, and Langevin settings whose a-priori bound on the
+        iterates (computed from the public settings and the data-independent
+        noise, before the chain runs) leaves the floating-point range. Nothing
+        is raised because of data values (tests/test_private_errors.py).
     """
     data = _check_data(data)
     n, d = data.shape
@@ -323,27 +384,35 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
         raise ValueError("candidates are only used with sampler='candidates'")
     smoothing = check_scalar(smoothing, "smoothing", low=0.0)
     n_steps = max(1000, 80 * d) if n_steps is None else check_positive_int(n_steps, "n_steps")
+    mean, precision = prior.mean_vector(d), 1.0 / prior.scale ** 2
     h = langevin_step_size(beta, u, smoothing, prior.scale) if step_size is None else \
-        check_scalar(step_size, "step_size", low=0.0)
+        check_scalar(step_size, "step_size", low=0.0, high=2.0 * prior.scale ** 2,
+                     hint="a step of 2 * prior.scale**2 or more makes the chain unstable for every data set")
     if start is None:
-        theta = prior.mean_vector(d) + rng.standard_normal(d)
+        theta = mean + rng.standard_normal(d)
     else:
         theta = _check_point(start, d, "start")
-        _refuse_data_rows(theta[None, :], data, "start")
-    cdfs = _smoothed_cdfs(data, u, smoothing, dtype=np.float32)   # drift only: float32 is ample
     noise = np.sqrt(2.0 * h) * rng.standard_normal((n_steps, d))
-    mean, precision = prior.mean_vector(d), 1.0 / prior.scale ** 2
+    # A public bound on every iterate, for every data set: per coordinate x = theta - mean follows
+    # x' = (1 - a) x + h beta grad + noise with a = h / tau^2 in (0, 2) and |grad| <= s / 4 (the smoothed
+    # IDD's gradient: |(1 - 2F) F'| <= 1/4 and unit directions), so |x_t| <= |x_0| + (h beta s/4 + max|noise|)
+    # / min(a, 2 - a). It uses no data, so refusing on it is not a release.
+    a = h * precision
+    bound = float(np.abs(theta - mean).max()) + (h * beta * smoothing / 4.0 + float(np.abs(noise).max())) \
+        / min(a, 2.0 - a) + float(np.abs(mean).max())
+    if not bound < _LANGEVIN_LIMIT:
+        raise ValueError(f"with these public settings (step_size={h:.3g}, beta={beta:.3g}, prior scale "
+                         f"{prior.scale:.3g}) the chain's iterates are not bounded below {_LANGEVIN_LIMIT:g}; "
+                         "use a smaller step_size, a smaller prior scale or the default step")
+    cdfs = _smoothed_cdfs(data, u, smoothing, dtype=np.float32)   # drift only: float32 is ample
     for step in range(n_steps):
         drift = beta * _smoothed_gradient(cdfs, u, u @ theta) - precision * (theta - mean)
         theta = theta + h * drift + noise[step]
-        if not np.abs(theta).max() < 1e150:   # stop long before anything overflows
-            raise RuntimeError(f"the Langevin chain diverged (|theta| > 1e150); step_size={h:.3g} is too large "
-                               "for this prior and beta: use a smaller step_size or the default")
     return theta
 
 
 def _check_point(x, d: int, name: str) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
+    x = check_array(x, name, max_ndim=1)
     if x.shape != (d,):
         raise ValueError(f"{name} must have shape ({d},), got {x.shape}")
     if not np.all(np.isfinite(x)):

@@ -18,14 +18,27 @@ The quantile follows the authors' reference implementation
 5. :math:`\\hat s = e_j` with probability :math:`\\propto \\exp(-c\\, w_j)`,
    drawn in log space.
 
-The reference exponent is :math:`c = \\varepsilon\\min(\\alpha, 1-\\alpha)/2`. Under
-add/remove neighbours the loss is monotone with sensitivity
-:math:`\\Delta = 1/\\min(\\tilde q, 1-\\tilde q)`, so the release is
-:math:`c\\Delta`-DP, which is at most :math:`\\varepsilon` exactly when
-:math:`\\min(\\alpha, 1-\\alpha) \\le 2\\min(\\tilde q, 1-\\tilde q)` (checked here).
-``strict=True`` uses :math:`c = \\varepsilon\\min(\\tilde q, 1-\\tilde q)/2`, which is
-:math:`\\varepsilon`-DP under replace-one neighbours too. The size :math:`n` of the
+Two exponents are available (``variant=``); the size :math:`n` of the
 calibration set is treated as public.
+
+* ``"tight"`` (default): :math:`c = \\varepsilon\\tilde q(1-\\tilde q)`, i.e.
+  :math:`c\\,w_j = \\varepsilon\\max((1-\\tilde q)A_j,\\ \\tilde q B_j)`. Replacing one
+  record moves a rounded score from one side of the edges between its old
+  and new value to the other: every :math:`c\\,w_j` changes by at least
+  :math:`-\\varepsilon(1-\\tilde q)` and at most :math:`\\varepsilon\\tilde q` (or the
+  reverse), so the release is exactly :math:`\\varepsilon`-DP under replace-one;
+  under add/remove (monotone loss) it is
+  :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`-DP.
+* ``"reference"``: :math:`c = \\varepsilon\\min(\\alpha, 1-\\alpha)/2`, as in the
+  authors' code. Its exact loss is :math:`c\\,(1/\\tilde q + 1/(1-\\tilde q))`
+  under replace-one and :math:`c/\\min(\\tilde q, 1-\\tilde q)` under add/remove,
+  which exceed :math:`\\varepsilon` once :math:`\\tilde q` is close to 1
+  (:func:`pps_privacy_loss`); it is kept to reproduce the authors' results.
+
+The coverage argument of the reference (the exponential mechanism's tail
+bound) carries over to the tight exponent for :math:`\\alpha \\le 1/2`: it needs
+:math:`(1-\\tilde q)/c \\le 2/\\varepsilon`, and :math:`(1-\\tilde q)/c = 1/(\\varepsilon\\tilde q)
+\\le 2/\\varepsilon` because :math:`\\tilde q > 1-\\alpha \\ge 1/2` (chapter 4).
 """
 
 from __future__ import annotations
@@ -44,6 +57,7 @@ from ._validation import (
     check_same_length,
     check_scalar,
 )
+from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
 from .conformal import _SplitConformalBase, aps_prediction_set, aps_score, lac_prediction_set, lac_score
 from .mechanisms import _normalise, gumbel_max_sample
 
@@ -55,6 +69,8 @@ __all__ = [
     "pps_choose_m",
     "pps_quantile_probabilities",
     "pps_private_quantile",
+    "pps_privacy_loss",
+    "PPS_VARIANTS",
     "normalised_residual_score",
     "bounded_interval",
     "PrivateSplitConformalRegressor",
@@ -177,24 +193,55 @@ def _resolve_gamma(gamma, n: int, alpha: float, epsilon: float) -> float:
     return _check_gamma(gamma)
 
 
-def _exponent(alpha: float, epsilon: float, qtilde: float, strict: bool) -> float:
-    """Exponent ``c`` of ``exp(-c w)``; raises if the reference exponent is not epsilon-DP."""
-    sensitivity = 1.0 / min(qtilde, 1.0 - qtilde)
-    if strict:
-        return epsilon / (2.0 * sensitivity)
-    c = epsilon * min(alpha, 1.0 - alpha) / 2.0
-    if c * sensitivity > epsilon * (1 + 1e-12):
-        raise ValueError(
-            f"the reference exponent epsilon*min(alpha, 1-alpha)/2 is only epsilon-DP when "
-            f"min(qtilde, 1-qtilde) >= min(alpha, 1-alpha)/2, but qtilde={qtilde:.6g} and alpha={alpha:.6g} "
-            f"(privacy loss {c * sensitivity / epsilon:.3g} * epsilon); pass strict=True, or use a larger n or epsilon"
-        )
-    return c
+PPS_VARIANTS = ("tight", "reference")
 
 
-def _pps_law(scores, alpha, epsilon, m, gamma, strict, n):
+def _check_variant(variant) -> str:
+    if not isinstance(variant, str) or variant not in PPS_VARIANTS:
+        raise ValueError(f"variant={variant!r} is not supported; choose 'tight' (the package default, exactly "
+                         "epsilon-DP under replace-one and add/remove) or 'reference' (Angelopoulos et al.'s code)")
+    return variant
+
+
+def _exponent(alpha: float, epsilon: float, qtilde: float, variant: str) -> float:
+    """Exponent ``c`` of ``exp(-c w)`` (chapter 4); depends only on public quantities."""
+    if _check_variant(variant) == "tight":
+        return epsilon * qtilde * (1.0 - qtilde)
+    return epsilon * min(alpha, 1.0 - alpha) / 2.0
+
+
+def pps_privacy_loss(n: int, alpha: float, epsilon: float, m: int, gamma="auto", variant: str = "tight", *,
+                     relation: str = "replace-one") -> float:
+    """Exact privacy loss of :func:`pps_private_quantile` with :math:`n` public (chapter 4).
+
+    With :math:`c` the exponent of ``variant``: :math:`c\\,(1/\\tilde q + 1/(1-\\tilde q))`
+    under replace-one and :math:`c/\\min(\\tilde q, 1-\\tilde q)` under add/remove
+    (the supremum of the log-ratio over neighbouring data sets). For
+    ``"tight"`` these are :math:`\\varepsilon` and
+    :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`. When :math:`\\tilde q \\ge 1` the
+    release is the constant 1 and the loss is 0.
+    """
+    variant = _check_variant(variant)
+    if relation not in ("replace-one", "add/remove"):
+        raise ValueError(f"relation={relation!r} is not supported; choose 'replace-one' or 'add/remove'")
+    n = check_positive_int(n, "n")
+    alpha = check_alpha(alpha)
+    epsilon = check_epsilon(epsilon)
+    m = _check_m(m)
+    qtilde = pps_corrected_level(n, alpha, epsilon, m, _resolve_gamma(gamma, n, alpha, epsilon))
+    if qtilde >= 1.0:
+        return 0.0
+    if variant == "tight":   # c (1/q + 1/(1-q)) = eps and c / min(q, 1-q) = eps max(q, 1-q), without rounding
+        return epsilon if relation == "replace-one" else epsilon * max(qtilde, 1.0 - qtilde)
+    c = _exponent(alpha, epsilon, qtilde, variant)
+    if relation == "replace-one":
+        return c * (1.0 / qtilde + 1.0 / (1.0 - qtilde))
+    return c / min(qtilde, 1.0 - qtilde)
+
+
+def _pps_law(scores, alpha, epsilon, m, gamma, variant, n):
     """Edges, log-weights (up to a constant) and qtilde; ``logits is None`` means the trivial release."""
-    scores = check_1d(scores, "scores", unit_interval=True)
+    scores = check_scores_or_histogram(scores)    # an array, or a merged histogram (chapter 14)
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
     m = _check_m(m)
@@ -204,23 +251,23 @@ def _pps_law(scores, alpha, epsilon, m, gamma, strict, n):
     edges = pps_grid(m)
     if qtilde >= 1.0:
         return edges, None, qtilde
-    counts = np.bincount(_round_up_index(scores, edges), minlength=m)
+    counts = round_up_counts(edge_histogram(scores, edges, validated=True))   # one counting pass
     at_or_below = np.cumsum(counts)
     below = at_or_below - counts              # A_j = #{rounded score < e_j}
     above = scores.size - at_or_below         # B_j = #{rounded score > e_j}
     loss = np.maximum(below / qtilde, above / (1.0 - qtilde))
-    logits = -_exponent(alpha, epsilon, qtilde, strict) * (loss - loss.min())
+    logits = -_exponent(alpha, epsilon, qtilde, variant) * (loss - loss.min())
     return edges, logits, qtilde
 
 
 def pps_quantile_probabilities(scores, alpha: float, epsilon: float, m: int, gamma="auto",
-                               strict: bool = False, n: int | None = None,
+                               variant: str = "tight", n: int | None = None,
                                log: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Exact output law of :func:`pps_private_quantile` for a fixed grid size ``m``.
 
     Parameters
     ----------
-    scores, alpha, epsilon, gamma, strict
+    scores, alpha, epsilon, gamma, variant
         As in :func:`pps_private_quantile`.
     m : int
         Number of grid edges.
@@ -236,14 +283,14 @@ def pps_quantile_probabilities(scores, alpha: float, epsilon: float, m: int, gam
     probabilities : ndarray of shape (m,)
         :math:`P(\\hat s = e_j)`; all mass on the top edge when :math:`\\tilde q \\ge 1`.
     """
-    edges, logits, _ = _pps_law(scores, alpha, epsilon, m, gamma, strict, n)
+    edges, logits, _ = _pps_law(scores, alpha, epsilon, m, gamma, variant, n)
     if logits is None:
         logits = np.full(edges.size, -np.inf)
         logits[-1] = 0.0
     return edges, _normalise(logits, log)
 
 
-def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, strict: bool = False,
+def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, variant: str = "tight",
                  rule: str = "reference", rng: RandomLike = None) -> tuple[int, float]:
     """Data-independent choice of the grid size :math:`m` and of :math:`\\gamma` (chapter 4).
 
@@ -284,6 +331,8 @@ def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, strict: 
         low, high, count = _M_SCAN
         candidates = np.logspace(low, high, count).astype(int)
     candidates = [_check_m(c) for c in np.atleast_1d(candidates)]
+    if not candidates:
+        raise ValueError("candidates is empty; give at least one grid size m (or None for the default grid)")
     gamma = pps_optimal_gamma(n, alpha, epsilon)
     if rule == "analytic":
         cost = [pps_corrected_level(n, alpha, epsilon, m, gamma) + 0.5 / (m - 1) for m in candidates]
@@ -291,14 +340,14 @@ def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, strict: 
     simulated = rng.uniform(size=n)
     best_m, best_s = max(int(1 / alpha), 2), 1.0
     for m in candidates:
-        s = pps_private_quantile(simulated, alpha, epsilon, m=m, gamma=gamma, strict=strict, rng=rng)
+        s = pps_private_quantile(simulated, alpha, epsilon, m=m, gamma=gamma, variant=variant, rng=rng)
         if s < best_s:
             best_m, best_s = m, s
     return best_m, gamma
 
 
 def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="auto",
-                         strict: bool = False, n: int | None = None, rng: RandomLike = None) -> float:
+                         variant: str = "tight", n: int | None = None, rng: RandomLike = None) -> float:
     """:math:`\\varepsilon`-DP conformal threshold of Angelopoulos et al. (chapter 4).
 
     Rounds the scores up to the grid :math:`k/(m-1)`, computes the corrected
@@ -319,12 +368,12 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
         Number of grid edges; ``"auto"`` runs :func:`pps_choose_m` (data-independent).
     gamma : float or "auto"
         Split of :math:`\\alpha`; ``"auto"`` is :func:`pps_optimal_gamma`.
-    strict : bool
-        ``False`` (default): the reference exponent
-        :math:`c = \\varepsilon\\min(\\alpha,1-\\alpha)/2`, :math:`\\varepsilon`-DP under
-        add/remove when :math:`\\min(\\tilde q,1-\\tilde q) \\ge \\min(\\alpha,1-\\alpha)/2`
-        (otherwise ``ValueError``). ``True``: :math:`c = \\varepsilon\\min(\\tilde q,1-\\tilde q)/2`,
-        :math:`\\varepsilon`-DP under add/remove and replace-one.
+    variant : {"tight", "reference"}
+        ``"tight"`` (default): :math:`c = \\varepsilon\\tilde q(1-\\tilde q)`, exactly
+        :math:`\\varepsilon`-DP under replace-one and
+        :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`-DP under add/remove (:math:`n`
+        public). ``"reference"``: :math:`c = \\varepsilon\\min(\\alpha,1-\\alpha)/2`,
+        the authors' code; its loss can exceed :math:`\\varepsilon` (:func:`pps_privacy_loss`).
     n : int, optional
         Public calibration size used in :math:`\\tilde q` (default: ``len(scores)``).
     rng : None, int or numpy.random.Generator
@@ -340,13 +389,13 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
     rng = check_random_state(rng)
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
-    scores_arr = check_1d(scores, "scores", unit_interval=True)
+    scores_arr = check_scores_or_histogram(scores)
     n_public = scores_arr.size if n is None else check_positive_int(n, "n")
     if isinstance(m, str):
         if m != "auto":
             raise ValueError(f"m={m!r}: pass an integer >= 2 or 'auto'")
-        m, _ = pps_choose_m(n_public, alpha, epsilon, strict=strict, rng=rng)
-    edges, logits, _ = _pps_law(scores_arr, alpha, epsilon, m, gamma, strict, n_public)
+        m, _ = pps_choose_m(n_public, alpha, epsilon, variant=variant, rng=rng)
+    edges, logits, _ = _pps_law(scores_arr, alpha, epsilon, m, gamma, variant, n_public)
     if logits is None:
         return 1.0
     return float(edges[gumbel_max_sample(logits, rng)])
@@ -382,7 +431,7 @@ def bounded_interval(y_pred, qhat: float, bound: float) -> np.ndarray:
 
     A threshold at the top edge admits every clipped score, i.e. every
     residual, so the set is :math:`(-\\infty, \\infty)`, not
-    :math:`\\hat\\mu \\pm B` (seed error S7).
+    :math:`\\hat\\mu \\pm B` (DPCP write-up error D7).
 
     Returns
     -------
@@ -411,13 +460,13 @@ class _PrivateSplitBase(_SplitConformalBase):
         if isinstance(self.m, str):
             if self.m != "auto":
                 raise ValueError(f"m={self.m!r}: pass an integer >= 2 or 'auto'")
-            m, _ = pps_choose_m(n, alpha, epsilon, strict=self.strict, rng=rng)
+            m, _ = pps_choose_m(n, alpha, epsilon, variant=self.variant, rng=rng)
         else:
             m = _check_m(self.m)
         self.m_ = m
         self.gamma_ = _resolve_gamma(self.gamma, n, alpha, epsilon)
         self.qtilde_ = pps_corrected_level(n, alpha, epsilon, m, self.gamma_)
-        self.qhat_ = pps_private_quantile(scores, alpha, epsilon, m=m, gamma=self.gamma_, strict=self.strict,
+        self.qhat_ = pps_private_quantile(scores, alpha, epsilon, m=m, gamma=self.gamma_, variant=self.variant,
                                           rng=rng)
         return self
 
@@ -428,9 +477,12 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
     ``fit`` trains a clone of ``estimator`` on the training part; ``calibrate``
     releases an :math:`\\varepsilon`-DP threshold from the disjoint calibration
     part with :func:`pps_private_quantile`. The whole pipeline is
-    :math:`\\varepsilon`-DP when ``estimator`` is an :math:`\\varepsilon`-DP trainer
-    (parallel composition over disjoint data); the calibration step alone is
-    :math:`\\varepsilon`-DP with respect to the calibration set.
+    :math:`\\varepsilon`-DP when ``estimator`` is an :math:`\\varepsilon`-DP trainer under the
+    same neighbouring relation (parallel composition over disjoint data, split
+    drawn independently of the data). The calibration step alone, with the
+    calibration size public, is exactly :math:`\\varepsilon`-DP under replace-one and
+    :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`-DP under add/remove with the default
+    ``variant="tight"`` (:func:`pps_privacy_loss` for ``"reference"``).
 
     Parameters
     ----------
@@ -443,7 +495,7 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
     bound : float
         Public bound :math:`B` on the absolute residuals; scores are
         :math:`\\min(|y-\\hat\\mu(x)|/B, 1)`.
-    m, gamma, strict
+    m, gamma, variant
         As in :func:`pps_private_quantile`.
     prefit : bool
         Whether ``estimator`` is already fitted.
@@ -459,13 +511,13 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
     """
 
     def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, bound: float = 1.0, m="auto",
-                 gamma="auto", strict: bool = False, prefit: bool = False, rng: RandomLike = None):
+                 gamma="auto", variant: str = "tight", prefit: bool = False, rng: RandomLike = None):
         super().__init__(estimator, alpha=alpha, prefit=prefit)
         self.epsilon = epsilon
         self.bound = bound
         self.m = m
         self.gamma = gamma
-        self.strict = strict
+        self.variant = variant
         self.rng = rng
 
     def calibrate(self, X, y):
@@ -491,13 +543,13 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
 
     Both scores already lie in [0, 1]. The set is
     :math:`\\{y : s(x, y) \\le \\hat s\\}`, built with the *same* score as the
-    calibration (seed error S11).
+    calibration (DPCP write-up error D11).
 
     Parameters
     ----------
     estimator : scikit-learn classifier with ``predict_proba``
         Labels must be the integers 0..K-1.
-    alpha, epsilon, m, gamma, strict, prefit, rng
+    alpha, epsilon, m, gamma, variant, prefit, rng
         As in :class:`PrivateSplitConformalRegressor`.
     score : {"lac", "aps"}
         ``"lac"``: :math:`1-\\hat p_y(x)`; ``"aps"``: cumulative sorted mass.
@@ -506,13 +558,13 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
     _SCORES = {"lac": (lac_score, lac_prediction_set), "aps": (aps_score, aps_prediction_set)}
 
     def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, score: str = "lac", m="auto",
-                 gamma="auto", strict: bool = False, prefit: bool = False, rng: RandomLike = None):
+                 gamma="auto", variant: str = "tight", prefit: bool = False, rng: RandomLike = None):
         super().__init__(estimator, alpha=alpha, prefit=prefit)
         self.epsilon = epsilon
         self.score = score
         self.m = m
         self.gamma = gamma
-        self.strict = strict
+        self.variant = variant
         self.rng = rng
 
     def _score_functions(self):

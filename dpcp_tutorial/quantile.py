@@ -1,41 +1,61 @@
-"""Private quantile of conformal scores: the seed's Algorithm 1 (chapter 3).
+"""Private quantile of conformal scores: Algorithm 1 of the DPCP write-up and its tight variant (chapter 3).
 
 Given scores :math:`R_1, \\dots, R_N \\in [0, 1]`, right bin edges
 :math:`0 \\le e_1 < \\dots < e_M = 1`, a miscoverage level :math:`\\beta` and a
-budget :math:`\\varepsilon`:
+budget :math:`\\varepsilon`, both variants release an edge :math:`e_j` with
+probability :math:`\\propto \\exp(-\\varepsilon\\,u_j)`.
 
-1. :math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)` (must be positive);
-2. :math:`a_j = \\#\\{i : R_i < e_j\\}`, :math:`b_j = \\#\\{i : R_i > e_j\\}`;
-3. loss :math:`w_j = \\max\\big(a_j/(1-\\alpha_0),\\, b_j/\\alpha_0\\big)` with
-   sensitivity :math:`\\Delta = 1/\\min(\\alpha_0, 1-\\alpha_0)`;
-4. release :math:`e_j` with probability :math:`\\propto \\exp(-\\varepsilon w_j/(2\\Delta))`.
+``variant="original"`` (the DPCP write-up's Algorithm 1, reproduced exactly):
+:math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)`, :math:`a_j = \\#\\{R_i < e_j\\}`,
+:math:`b_j = \\#\\{R_i > e_j\\}`, loss
+:math:`w_j = \\max(a_j/(1-\\alpha_0), b_j/\\alpha_0)`, sensitivity
+:math:`\\Delta = 1/\\min(\\alpha_0, 1-\\alpha_0)` and
+:math:`\\varepsilon u_j = \\varepsilon w_j/(2\\Delta)`.
 
-The loss is minimised near the :math:`(1-\\alpha_0)` empirical quantile.
+``variant="tight"`` (the package default, chapter 3): the scores are rounded up
+to the grid (a score in :math:`(e_{j-1}, e_j]` becomes :math:`e_j`, which leaves
+every event :math:`\\{R \\le e_j\\}` unchanged), so
+:math:`a_j = \\#\\{R_i \\le e_{j-1}\\}` and :math:`b_j = \\#\\{R_i > e_j\\}`; the
+exponent is :math:`\\varepsilon\\alpha_0(1-\\alpha_0)w_j`, i.e.
+:math:`u_j = \\max(\\alpha_0 a_j, (1-\\alpha_0) b_j)`; and :math:`\\alpha_0` is the
+largest level whose proven miscoverage bound
+(:func:`private_quantile_miscoverage_bound`) is at most :math:`\\beta`.
 
-Privacy (chapter 3, *What exactly is guaranteed*): with the record count
-:math:`N` public, replacing one record changes every :math:`w_j` by at most
-:math:`\\Delta`, so the release is :math:`\\varepsilon`-DP under replace-one.
-Under add/remove with :math:`\\alpha_0` computed from a fixed public ``n`` the
-loss is monotone and the release is :math:`\\varepsilon/2`-DP; when
-:math:`\\alpha_0` is recomputed from each data set's own size the exact bound is
-:func:`algorithm1_add_remove_loss`, which equals :math:`\\varepsilon/2` for every
-:math:`\\beta \\le 1/2` (every conformal level) and can exceed :math:`\\varepsilon`
-for :math:`\\beta > 1/2`.
+Privacy, with :math:`N` public (exact losses, :func:`private_quantile_privacy_loss`):
+
+* ``"tight"``: :math:`\\varepsilon` under replace-one and
+  :math:`\\varepsilon\\max(\\alpha_0, 1-\\alpha_0)` under add/remove with
+  :math:`\\alpha_0` from a public ``n``;
+* ``"original"``: :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))` under
+  replace-one and :math:`\\varepsilon/2` under add/remove with a public ``n``.
+
+When :math:`\\alpha_0` is recomputed from each data set's own size (``n=None``)
+under add/remove, the level moves with the size and the exact bound is
+``private_quantile_privacy_loss(..., relation="add/remove", public_n=False)``.
+Coverage: the tight variant has :math:`P(R_{N+1} \\le \\hat q) \\ge 1-\\beta` for
+every exchangeable score distribution (ties included) at every feasible
+:math:`(N, \\varepsilon, M)`; the original has no such guarantee.
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
-from ._validation import RandomLike, check_1d, check_alpha, check_epsilon, check_positive_int
+from ._counts import below_above, edge_histogram
+from ._validation import RandomLike, check_1d, check_alpha, check_epsilon, check_positive_int, check_scalar
 from .mechanisms import _normalise, gumbel_max_sample
 
 __all__ = [
     "quantile_edges",
     "algorithm1_level",
     "algorithm1_add_remove_loss",
+    "QUANTILE_VARIANTS",
+    "private_quantile_level",
+    "private_quantile_miscoverage_bound",
+    "private_quantile_privacy_loss",
     "private_quantile",
     "private_quantile_probabilities",
 ]
@@ -137,28 +157,183 @@ def algorithm1_add_remove_loss(beta: float, n: int, epsilon: float) -> float:
     return 0.5 * float(epsilon) * (max(a_next + rise_a, b_next) + fall_b)
 
 
-def _sorted_unit_scores(scores) -> np.ndarray:
-    """Sorted copy of the scores; validated from the sorted ends (no extra pass on the happy path)."""
-    try:
-        arr = np.asarray(scores, dtype=float)
-    except (TypeError, ValueError):
-        arr = None
-    if arr is None or arr.ndim != 1 or arr.size == 0:
-        check_1d(scores, "scores", unit_interval=True)  # raises the standard message
-    ordered = np.sort(arr)  # NaN sorts last, so the two ends decide validity
-    if not (ordered[0] >= 0.0 and ordered[-1] <= 1.0):
-        check_1d(arr, "scores", unit_interval=True)  # raises the standard message
-    return ordered
+QUANTILE_VARIANTS = ("tight", "original")
 
 
-def _algorithm1_logits(scores, beta: float, epsilon: float, bins, n) -> tuple[np.ndarray, np.ndarray]:
-    ordered = _sorted_unit_scores(scores)
+def _check_variant(variant) -> str:
+    if not isinstance(variant, str) or variant not in QUANTILE_VARIANTS:
+        raise ValueError(f"variant={variant!r} is not supported; choose 'tight' (the package default: exactly "
+                         "epsilon-DP, finite-sample coverage) or 'original' (the DPCP write-up's Algorithm 1)")
+    return variant
+
+
+def _edge_count(bins) -> int:
+    return check_positive_int(bins, "bins") if np.ndim(bins) == 0 else quantile_edges(bins).size
+
+
+def private_quantile_miscoverage_bound(alpha0: float, n: int, epsilon: float, bins=1000) -> float:
+    """Proven miscoverage bound of the tight private quantile at level ``alpha0`` (chapter 3).
+
+    With :math:`c = \\varepsilon(1-\\alpha_0)` and :math:`M` edges,
+
+    .. math:: P(R_{N+1} > \\hat q) \\le \\frac{1}{N+1}\\sum_{k=0}^{N} \\min\\Big(1,\\
+              (M-1)\\,e^{-c\\,(k - \\alpha_0 N)}\\Big)
+
+    for every exchangeable score distribution (ties included): the test
+    score's rank from the top is uniform on :math:`\\{0, \\dots, N\\}` and,
+    whatever the data, the mechanism puts probability at most
+    :math:`(M-1)e^{-c(k - \\alpha_0 N)}` on edges with :math:`k` or more scores
+    above them. The sum is evaluated in closed form. For ``M = 1`` the
+    release is always 1 and the bound is :math:`1/(N+1)`.
+
+    Parameters
+    ----------
+    alpha0 : float
+        Level of the mechanism, in [0, 1).
+    n : int
+        Public number of calibration scores :math:`N`.
+    epsilon : float
+        Privacy budget.
+    bins : int or array-like
+        The edges (only their number :math:`M` matters).
+    """
+    alpha0 = check_scalar(alpha0, "alpha0", low=0.0, high=1.0, low_inclusive=True)
+    n = check_positive_int(n, "n")
+    epsilon = check_epsilon(epsilon)
+    m = _edge_count(bins)
+    if m == 1:
+        return 1.0 / (n + 1)
+    c = epsilon * (1.0 - alpha0)
+    # terms with (M-1) e^{-c(k - alpha0 N)} >= 1 contribute 1 each (k = 0..k0), the rest a geometric tail
+    k0 = math.floor(alpha0 * n + math.log(m - 1) / c)
+    if k0 >= n:
+        return 1.0
+    first = (m - 1) * math.exp(-c * (k0 + 1 - alpha0 * n))
+    tail = first * (-math.expm1(-c * (n - k0))) / (-math.expm1(-c))
+    return min(1.0, (k0 + 1 + tail) / (n + 1))
+
+
+@lru_cache(maxsize=256)
+def _tight_level(beta: float, n: int, epsilon: float, m: int) -> float:
+    bins = m                  # only the number of edges enters the bound
+    if m == 1:
+        return beta   # the release is always the top edge; the level plays no role
+    if private_quantile_miscoverage_bound(0.0, n, epsilon, bins) > beta:
+        n_min = n
+        while private_quantile_miscoverage_bound(0.0, n_min, epsilon, bins) > beta and n_min < 2**62:
+            n_min *= 2
+        lo = n_min // 2
+        while n_min - lo > 1:   # smallest feasible n by bisection (the bound at level 0 falls with n)
+            mid = (lo + n_min) // 2
+            lo, n_min = (lo, mid) if private_quantile_miscoverage_bound(0.0, mid, epsilon, bins) <= beta \
+                else (mid, n_min)
+        raise ValueError(
+            f"the tight private quantile cannot guarantee miscoverage beta={beta:.6g} with N={n} scores, "
+            f"epsilon={epsilon:.6g} and M={m} edges (even at level 0 the proven bound exceeds beta); use at least "
+            f"N={n_min} scores, a larger epsilon or fewer bins; variant='original' runs here but guarantees no "
+            "coverage"
+        )
+    lo, hi = 0.0, 1.0
+    for _ in range(64):   # the bound increases with the level: bisection to double precision
+        mid = 0.5 * (lo + hi)
+        if private_quantile_miscoverage_bound(mid, n, epsilon, bins) <= beta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def private_quantile_level(beta: float, n: int, epsilon: float, bins=1000, variant: str = "tight") -> float:
+    """The level :math:`\\alpha_0` of the private quantile (chapter 3).
+
+    ``variant="original"``: :math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)`
+    (:func:`algorithm1_level`). ``variant="tight"``: the largest
+    :math:`\\alpha_0` with :func:`private_quantile_miscoverage_bound`
+    :math:`\\le \\beta`, found by bisection; it depends on :math:`N`,
+    :math:`\\varepsilon`, :math:`\\beta` and the number of edges :math:`M`, all public.
+
+    Raises
+    ------
+    ValueError
+        If no positive level works; the message names the smallest ``n`` (and
+        what else to change). It depends only on the public inputs.
+    """
+    variant = _check_variant(variant)
+    if variant == "original":
+        return algorithm1_level(beta, n, epsilon)
+    beta = check_alpha(beta, "beta")
+    n = check_positive_int(n, "n")
+    epsilon = check_epsilon(epsilon)
+    return _tight_level(float(beta), n, float(epsilon), _edge_count(bins))
+
+
+def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000, variant: str = "tight", *,
+                                  relation: str = "replace-one", public_n: bool = True) -> float:
+    """Exact privacy loss of the private quantile (the supremum of the log-ratio over neighbours; chapter 3).
+
+    Write the release as :math:`P(e_j) \\propto \\exp(-\\varepsilon u_j)` with
+    :math:`u_j = \\max(A a_j, B b_j)`: :math:`(A, B) = (\\alpha_0, 1-\\alpha_0)` for
+    ``"tight"`` and :math:`\\min(\\alpha_0, 1-\\alpha_0)/2 \\cdot (1/(1-\\alpha_0), 1/\\alpha_0)`
+    for ``"original"``. Replacing one record moves a score from one side of
+    the edges between its old and new value to the other, so every
+    :math:`u_j` changes by at least :math:`-A` and at most :math:`B` (or the
+    reverse): the loss is :math:`\\varepsilon(A + B)`. Adding a record with a
+    public ``n`` moves every :math:`u_j` up by at most :math:`\\max(A, B)`.
+
+    ``relation="replace-one"`` (sizes equal, :math:`N` public):
+    :math:`\\varepsilon` (tight), :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))` (original).
+    ``relation="add/remove"``, ``public_n=True`` (:math:`\\alpha_0` from a fixed
+    public ``n``): :math:`\\varepsilon\\max(\\alpha_0, 1-\\alpha_0)` (tight),
+    :math:`\\varepsilon/2` (original). ``public_n=False``: between sizes ``n`` and
+    ``n + 1`` with :math:`\\alpha_0` recomputed from each size; for the original
+    variant this is :func:`algorithm1_add_remove_loss`, for the tight one, with
+    :math:`\\alpha = \\alpha_0(n)`, :math:`\\alpha' = \\alpha_0(n+1)` and
+    :math:`d = n\\,|\\alpha' - \\alpha|`, the bound
+    :math:`\\varepsilon[\\max(\\alpha' + d, 1-\\alpha') + d]` if :math:`\\alpha' \\ge \\alpha`
+    and :math:`\\varepsilon[\\max(\\alpha', 1-\\alpha' + d) + d]` otherwise.
+
+    Raises
+    ------
+    ValueError
+        If the variant is infeasible at size ``n`` (or ``n + 1``).
+    """
+    variant = _check_variant(variant)
+    if relation not in ("replace-one", "add/remove"):
+        raise ValueError(f"relation={relation!r} is not supported; choose 'replace-one' or 'add/remove'")
+    epsilon = check_epsilon(epsilon)
+    alpha = private_quantile_level(beta, n, epsilon, bins, variant)
+    if variant == "original":
+        if relation == "replace-one":
+            return epsilon / (2.0 * max(alpha, 1.0 - alpha))
+        return epsilon / 2.0 if public_n else algorithm1_add_remove_loss(beta, n, epsilon)
+    if relation == "replace-one":
+        return epsilon
+    if public_n:
+        return epsilon * max(alpha, 1.0 - alpha)
+    alpha_next = private_quantile_level(beta, n + 1, epsilon, bins, variant)
+    d = n * abs(alpha_next - alpha)
+    if alpha_next >= alpha:
+        return epsilon * (max(alpha_next + d, 1.0 - alpha_next) + d)
+    return epsilon * (max(alpha_next, 1.0 - alpha_next + d) + d)
+
+
+def _algorithm1_logits(scores, beta: float, epsilon: float, bins, n, variant: str = "tight"
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    variant = _check_variant(variant)
     edges = quantile_edges(bins)
-    size = ordered.size
+    hist = edge_histogram(scores, edges)        # one pass over the scores (or a merged histogram, chapter 14)
+    size = hist.size
+    epsilon = float(check_epsilon(epsilon))
+    if variant == "tight":
+        alpha0 = private_quantile_level(beta, size if n is None else n, epsilon, bins, variant)
+        through = np.cumsum(hist.counts)[1::2]  # #{R_i <= e_j}
+        below = np.concatenate(([0], through[:-1]))   # scores rounded up to e_j: a_j = #{R_i <= e_(j-1)}
+        above = size - through                  # b_j = #{R_i > e_j}
+        loss = np.maximum(alpha0 * below, (1.0 - alpha0) * above)
+        with np.errstate(over="ignore"):    # a huge epsilon: -inf is probability 0; no data-dependent warning
+            return edges, -epsilon * (loss - loss.min())
     alpha0 = algorithm1_level(beta, size if n is None else n, epsilon)
-    epsilon = float(epsilon)
-    below = np.searchsorted(ordered, edges, side="left")         # a_j = #{R_i < e_j}
-    above = size - np.searchsorted(ordered, edges, side="right")  # b_j = #{R_i > e_j}
+    below, above = below_above(hist)            # a_j = #{R_i < e_j}, b_j = #{R_i > e_j}
     loss = np.maximum(below / (1.0 - alpha0), above / alpha0)
     sensitivity = 1.0 / min(alpha0, 1.0 - alpha0)
     # shift by the minimum loss before scaling: logits are <= 0, the best is 0
@@ -167,17 +342,17 @@ def _algorithm1_logits(scores, beta: float, epsilon: float, bins, n) -> tuple[np
 
 
 def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=1000, log: bool = False, *,
-                                   n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                                   n: int | None = None, variant: str = "tight") -> tuple[np.ndarray, np.ndarray]:
     """Exact output law of :func:`private_quantile` (chapter 3).
 
-    .. math:: P(\\hat q = e_j) = \\frac{\\exp(-\\varepsilon w_j/(2\\Delta))}{\\sum_k \\exp(-\\varepsilon w_k/(2\\Delta))},
+    .. math:: P(\\hat q = e_j) = \\frac{\\exp(-\\varepsilon u_j)}{\\sum_k \\exp(-\\varepsilon u_k)},
 
     computed as a log-softmax, so it never returns ``nan`` even where every
     unnormalised weight underflows.
 
     Parameters
     ----------
-    scores, beta, epsilon, bins, n
+    scores, beta, epsilon, bins, n, variant
         As in :func:`private_quantile`.
     log : bool
         Return log-probabilities (exact where probabilities underflow to 0;
@@ -190,33 +365,46 @@ def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=100
     probabilities : ndarray of shape (M,)
         :math:`P(\\hat q = e_j)` (or its logarithm).
     """
-    edges, logits = _algorithm1_logits(scores, beta, epsilon, bins, n)
+    edges, logits = _algorithm1_logits(scores, beta, epsilon, bins, n, variant)
     return edges, _normalise(logits, log)
 
 
 def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: RandomLike = None, *,
-                     n: int | None = None) -> float:
-    """:math:`\\varepsilon`-DP quantile of scores in [0, 1] (Algorithm 1, chapter 3).
+                     n: int | None = None, variant: str = "tight") -> float:
+    """:math:`\\varepsilon`-DP quantile of scores in [0, 1] for conformal prediction (chapter 3).
 
-    Returns one of the right bin edges, chosen by the exponential mechanism
-    with loss :math:`w_j = \\max(a_j/(1-\\alpha_0), b_j/\\alpha_0)`,
-    :math:`a_j = \\#\\{R_i < e_j\\}`, :math:`b_j = \\#\\{R_i > e_j\\}` and
-    :math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)`; sampled with the Gumbel-max
-    trick in log space. Cost :math:`O(N \\log N + M \\log N)` (one sort, two
-    ``searchsorted`` calls).
+    Returns one of the right bin edges, chosen by the exponential mechanism,
+    :math:`P(\\hat q = e_j) \\propto \\exp(-\\varepsilon u_j)`, sampled with the
+    Gumbel-max trick in log space.
 
-    Privacy: :math:`\\varepsilon`-DP under replace-one with :math:`N` public;
-    :math:`\\varepsilon/2`-DP under add/remove when ``n`` is a fixed public
-    constant; under add/remove with ``n=None`` see
-    :func:`algorithm1_add_remove_loss` (:math:`\\varepsilon/2` for every
-    :math:`\\beta \\le 1/2`).
+    * ``variant="tight"`` (default): scores rounded up to the edges,
+      :math:`u_j = \\max(\\alpha_0 a_j, (1-\\alpha_0) b_j)` with
+      :math:`a_j = \\#\\{R_i \\le e_{j-1}\\}`, :math:`b_j = \\#\\{R_i > e_j\\}` and
+      :math:`\\alpha_0` from :func:`private_quantile_level`. Exactly
+      :math:`\\varepsilon`-DP under replace-one (:math:`N` public); under
+      add/remove with a public ``n`` the loss is
+      :math:`\\varepsilon\\max(\\alpha_0, 1-\\alpha_0) \\le \\varepsilon`. Coverage
+      :math:`P(R_{N+1} \\le \\hat q) \\ge 1-\\beta` for exchangeable scores.
+    * ``variant="original"``: the DPCP write-up's Algorithm 1,
+      :math:`w_j = \\max(a_j/(1-\\alpha_0), b_j/\\alpha_0)` with
+      :math:`a_j = \\#\\{R_i < e_j\\}`, :math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)` and
+      :math:`\\varepsilon u_j = \\varepsilon w_j \\min(\\alpha_0, 1-\\alpha_0)/2`. Exact loss
+      :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))` under replace-one and
+      :math:`\\varepsilon/2` under add/remove with a public ``n`` (with ``n=None``
+      see :func:`algorithm1_add_remove_loss`); no coverage guarantee.
+
+    Cost :math:`O(N + M)`: one counting pass over the scores into the cells
+    of the edges (no sort; :mod:`dpcp_tutorial._counts`, shared with the
+    distributed path of chapter 14).
 
     Parameters
     ----------
     scores : array-like of shape (N,)
         Non-conformity scores, already normalised to [0, 1] by a *public* bound.
     beta : float
-        Miscoverage level in (0, 1); must exceed :math:`2/(N\\varepsilon)`.
+        Miscoverage level in (0, 1). ``"original"`` needs
+        :math:`\\beta > 2/(N\\varepsilon)`; ``"tight"`` needs the proven bound at
+        level 0 to be at most :math:`\\beta` (:func:`private_quantile_level`).
     epsilon : float
         Privacy budget spent on this release.
     bins : int or array-like
@@ -227,7 +415,17 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
     n : int, optional
         Public record count used for :math:`\\alpha_0` (and hence
         :math:`\\Delta`); defaults to ``len(scores)``. Fixing it makes
-        :math:`\\alpha_0` data-independent.
+        :math:`\\alpha_0` data-independent. **Size and errors:** with
+        ``n=None`` the number of scores is treated as **public** -- the
+        feasibility check (and its message, which quotes it) depends on it, as
+        the replace-one guarantee allows. For an add/remove guarantee with a
+        private size pass a public ``n``: the data's own size is then never
+        used, and every error depends only on public inputs (``beta``,
+        ``epsilon``, ``bins``, ``n``) or on scores outside the domain
+        ``[0, 1]`` (one fixed message for every such data set, see
+        :mod:`dpcp_tutorial._validation`).
+    variant : {"tight", "original"}
+        The mechanism (see above).
 
     Returns
     -------
@@ -242,5 +440,5 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
     >>> 0.85 < q <= 0.95
     True
     """
-    edges, logits = _algorithm1_logits(scores, beta, epsilon, bins, n)
+    edges, logits = _algorithm1_logits(scores, beta, epsilon, bins, n, variant)
     return float(edges[gumbel_max_sample(logits, rng)])

@@ -42,6 +42,7 @@ from ._validation import (
     RandomLike,
     check_1d,
     check_2d,
+    check_bool,
     check_delta,
     check_epsilon,
     check_positive_int,
@@ -81,10 +82,7 @@ def _check_neighbouring(neighbouring: str) -> str:
     return neighbouring
 
 
-def _check_bool(value, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
-    return bool(value)
+_check_bool = check_bool
 
 
 def _row_bound(x_bound: float, fit_intercept: bool) -> float:
@@ -450,27 +448,50 @@ def _minimise_logistic(Xa: np.ndarray, Y: np.ndarray, l2: float, grad_tol: float
                        f"{max_iter} Newton steps; increase l2 or reduce the number of features")
 
 
-def _encode_labels(y, classes) -> tuple[np.ndarray, np.ndarray]:
-    """``classes_`` (sorted) and the index of each label in it."""
+def check_classes(classes, owner: str) -> np.ndarray:
+    """The public label set, sorted; required wherever a private release depends on it.
+
+    Reading the label set from the data would make the release data-dependent:
+    removing the only record of a class changes the model's shape or turns a
+    result into an error (an infinite privacy loss). So ``classes=None`` is
+    refused with the same message for every data set.
+    """
+    if classes is None:
+        raise ValueError(f"{owner} needs the public label set: pass classes=[...] (e.g. classes=[0, 1]). "
+                         "Reading the labels from the data would make the private release depend on which "
+                         "classes happen to occur")
+    if isinstance(classes, (str, bytes)) or np.ndim(classes) != 1:
+        raise TypeError(f"classes must be a 1-D list of labels, got {type(classes).__name__}")
+    values = np.asarray(classes)
+    if values.dtype.kind == "c" or (values.dtype.kind == "f" and not np.all(np.isfinite(values))):
+        raise ValueError("classes must be finite real labels or strings")
+    classes_ = np.unique(values)
+    if classes_.size != len(values) or classes_.size < 2:
+        raise ValueError(f"classes={values.tolist()!r} must hold at least two distinct labels")
+    return classes_
+
+
+def _encode_labels(y, classes, owner: str = "this classifier") -> tuple[np.ndarray, np.ndarray]:
+    """``classes_`` (the sorted public label set) and the index of each label in it.
+
+    The label set is public (:func:`check_classes`). A label outside it is
+    outside the data domain; the message is the same for every such data set
+    (it names the public classes, never the offending values or their number).
+    """
+    classes_ = check_classes(classes, owner)
     y = np.asarray(y)
     if y.ndim != 1 or y.size == 0:
         raise ValueError(f"y must be a non-empty 1-D array of labels, got shape {y.shape}")
-    if y.dtype.kind == "f" and np.isnan(y).any():
-        raise ValueError("y contains NaN labels; remove those rows first")
-    if classes is None:
-        classes_ = np.unique(y)
-        if classes_.size < 2:
-            raise ValueError(f"y contains a single class ({classes_[0]!r}); a classifier needs at least two. "
-                             "Pass the public label set as classes=[...] to fit anyway")
-    else:
-        classes_ = np.unique(np.asarray(classes))
-        if classes_.size != len(classes) or classes_.size < 2:
-            raise ValueError(f"classes={list(classes)!r} must hold at least two distinct labels")
-    index = np.searchsorted(classes_, y).clip(0, classes_.size - 1)
-    unknown = classes_[index] != y
-    if unknown.any():
-        raise ValueError(f"y contains labels not in classes: {sorted(set(y[unknown].tolist()))[:5]}; "
-                         f"classes are {classes_.tolist()}")
+    if y.dtype.kind == "c":
+        raise TypeError("y must hold real labels or strings, not complex numbers")
+    try:
+        index = np.searchsorted(classes_, y).clip(0, classes_.size - 1)
+        unknown = classes_[index] != y
+    except TypeError:          # e.g. string labels against numeric classes
+        unknown = np.ones(y.shape, dtype=bool)
+    if np.any(unknown):
+        raise ValueError(f"y contains labels outside the public label set classes={classes_.tolist()} "
+                         "(NaN included); remove those rows or fix classes")
     return classes_, index
 
 
@@ -535,10 +556,11 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         the intercept column raises the row bound to :math:`\\sqrt{x_{\\max}^2+1}`).
     fit_intercept : bool
     rng : None, int or numpy.random.Generator
-    classes : array-like or None
-        The public label set. ``None`` takes the labels present in ``y``; the
-        label set itself is then read from the data, which is fine when it is
-        known in advance (e.g. {0, 1}).
+    classes : array-like
+        The public label set, **required** by :meth:`fit` (e.g. ``[0, 1]``):
+        reading it from ``y`` would make the release depend on which classes
+        occur (removing the only record of a class would change the model or
+        raise). Labels in ``classes`` but absent from ``y`` are fine.
 
     Attributes
     ----------
@@ -574,7 +596,7 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         x_bound, _ = _check_bounds(self.x_bound)
         fit_intercept = _check_bool(self.fit_intercept, "fit_intercept")
         X = check_2d(X, "X")
-        classes_, index = _encode_labels(y, self.classes)
+        classes_, index = _encode_labels(y, self.classes, "DPLogisticRegression")
         check_same_length(("X", X), ("y", index))
         rng = check_random_state(self.rng)
 
@@ -618,9 +640,12 @@ def _check_accountant(accountant: str) -> str:
 
 def _check_sgd_privacy(noise_multiplier, sampling_rate, steps, delta) -> tuple[float, float, int, float]:
     noise_multiplier = check_scalar(noise_multiplier, "noise_multiplier", low=0.0, low_inclusive=True)
+    if 0.0 < noise_multiplier < 1e-4:
+        raise ValueError(f"noise_multiplier={noise_multiplier:g} is too small to account for (below 1e-4 the "
+                         "privacy loss is astronomically large); use 0 for no noise or at least 1e-4")
     sampling_rate = check_scalar(sampling_rate, "sampling_rate", low=0.0, high=1.0, high_inclusive=True,
                                  hint="it is the probability that an example enters a step's batch")
-    steps = check_positive_int(steps, "steps")
+    steps = check_positive_int(steps, "steps", maximum=10 ** 8)
     delta = check_scalar(delta, "delta", low=0.0, high=1.0,
                          hint="DP-SGD's Gaussian noise needs 0 < delta < 1, far below 1/n")
     return noise_multiplier, sampling_rate, steps, delta
@@ -813,7 +838,7 @@ class _DPSGDBase(BaseEstimator):
         if self.expected_batch_size is None:
             batch_size = sampling_rate * X.shape[0]
         else:
-            batch_size = check_scalar(self.expected_batch_size, "expected_batch_size", low=0.0,
+            batch_size = check_scalar(self.expected_batch_size, "expected_batch_size", low=1e-6,
                                       hint="a public constant such as sampling_rate * (planned data-set size)")
         theta = _dp_sgd(_design(X, x_bound, fit_intercept), Y, kind, noise_multiplier=noise_multiplier,
                         clip_norm=clip_norm, sampling_rate=sampling_rate, steps=steps,
@@ -942,8 +967,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
     accountant : {"rdp", "pld"}
     epsilon : float or None
         Target budget (calibrates ``noise_multiplier_``).
-    classes : array-like or None
-        Public label set (``None``: the labels present in ``y``).
+    classes : array-like
+        The public label set, **required** by :meth:`fit` (as in
+        :class:`DPLogisticRegression`).
 
     Attributes
     ----------
@@ -980,7 +1006,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
     def fit(self, X, y):
         """Run DP-SGD on ``(X, y)``. Returns ``self``."""
         X = check_2d(X, "X")
-        classes_, index = _encode_labels(y, self.classes)
+        classes_, index = _encode_labels(y, self.classes, "DPSGDClassifier")
         check_same_length(("X", X), ("y", index))
         kind = "logistic" if classes_.size == 2 else "softmax"
         theta = self._run(X, _one_hot(index, classes_.size), kind)

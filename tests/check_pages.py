@@ -9,7 +9,13 @@ For every chapter page under ``<html>/book/``:
   the count is 0 offline);
 * require every ``<img>`` to resolve: a local file that exists and is a
   decodable image, or an embedded ``data:`` image;
-* save a screenshot under ``<html>/../screenshots/``.
+* require every chapter figure to stay legible in a 500 px wide window: an image that
+  records its resolution (matplotlib writes it) may be at most ``MAX_FIGURE_INCHES`` wide,
+  since a wider figure is scaled down until its 10 pt labels are smaller than 8 px
+  (stack the panels instead of putting them side by side);
+* save screenshots under ``<html>/../screenshots/``: ``PAGE.png`` (1280 px wide, the top
+  of the page) and, for chapters, ``PAGE-narrow.png`` (500 px wide, the whole page up to
+  ``NARROW_HEIGHT`` px), to be looked at.
 
 Usage: ``python tests/check_pages.py _build/html`` (part of ``make test``).
 Exits non-zero and lists every failing page.
@@ -33,8 +39,12 @@ from PIL import Image
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-    "--hide-scrollbars", "--virtual-time-budget=15000", "--window-size=1280,1600",
+    "--hide-scrollbars", "--virtual-time-budget=15000",
 ]
+WIDE, NARROW, NARROW_HEIGHT = "1280,1600", 500, 60000
+#: widest legible figure, in inches: at 500 px the content column is about 460 px wide, so a
+#: figure W inches wide shows 10 pt text at 10 * 460 / (72 W) px, at least 8 px for W <= 8
+MAX_FIGURE_INCHES = 8.0
 MATH_MARKERS = ('class="math', "\\(", "\\[")
 
 
@@ -65,15 +75,27 @@ def _run_chromium(browser: str, page: pathlib.Path, *extra: str) -> str:
     return result.stdout
 
 
+def _too_wide(image: Image.Image) -> str | None:
+    dpi = image.info.get("dpi")
+    if not dpi or not dpi[0]:
+        return None
+    inches = image.width / float(dpi[0])
+    if inches > MAX_FIGURE_INCHES + 0.05:
+        return f"{inches:.1f} in wide at {float(dpi[0]):.0f} dpi (at most {MAX_FIGURE_INCHES:g} in)"
+    return None
+
+
 def _broken_images(page: pathlib.Path, source: str) -> list[str]:
     parser = _ImgCollector()
     parser.feed(source)
     broken = []
+    wide = []
     for src in parser.sources:
         try:
             if src.startswith("data:"):
                 payload = base64.b64decode(src.split(",", 1)[1])
                 Image.open(io.BytesIO(payload)).verify()
+                wide.append((src[:40], _too_wide(Image.open(io.BytesIO(payload)))))
                 continue
             if urllib.parse.urlparse(src).scheme in ("http", "https"):
                 broken.append(f"{src} (remote image; the book must work offline)")
@@ -84,23 +106,42 @@ def _broken_images(page: pathlib.Path, source: str) -> list[str]:
                     broken.append(src)
                 continue
             Image.open(target).verify()
+            wide.append((src, _too_wide(Image.open(target))))
         except Exception as exc:  # any failure to resolve or decode is a broken image
             broken.append(f"{src} ({type(exc).__name__})")
-    return broken
+    return broken, [f"{src}: {why}" for src, why in wide if why]
 
 
 def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path) -> list[str]:
     """Return a list of problems found on one page (empty when it is fine)."""
     source = page.read_text(encoding="utf-8")
-    problems = [f"broken image {b}" for b in _broken_images(page, source)]
+    broken, wide = _broken_images(page, source)
+    problems = [f"broken image {b}" for b in broken]
+    if page.stem[:2].isdigit():  # chapters: figures must be legible at 500 px
+        problems += [f"figure too wide for a 500 px window, {w}" for w in wide]
     body = source.split('<main', 1)[-1]
     if any(marker in body for marker in MATH_MARKERS):
         dom = _run_chromium(browser, page, "--dump-dom")
         typeset = dom.count("<mjx-container")
         if typeset == 0:
             problems.append("page has math but Chromium rendered no <mjx-container> (MathJax not typeset)")
-    _run_chromium(browser, page, f"--screenshot={shots / (page.stem + '.png')}")
+    _run_chromium(browser, page, f"--window-size={WIDE}", f"--screenshot={shots / (page.stem + '.png')}")
+    if page.stem[:2].isdigit():  # chapters: the whole page at 500 px, to look at the figures
+        narrow = shots / (page.stem + "-narrow.png")
+        _run_chromium(browser, page, f"--window-size={NARROW},{NARROW_HEIGHT}", f"--screenshot={narrow}")
+        _crop_blank_bottom(narrow)
     return problems
+
+
+def _crop_blank_bottom(path: pathlib.Path) -> None:
+    """Cut the empty space below the end of a tall screenshot."""
+    if not path.is_file():
+        return
+    with Image.open(path) as image:
+        image.load()
+    box = Image.eval(image.convert("L"), lambda v: 255 - v).getbbox()
+    if box and box[3] < image.height - 20:
+        image.crop((0, 0, image.width, box[3] + 20)).save(path)
 
 
 def main(argv: list[str]) -> int:
@@ -121,7 +162,7 @@ def main(argv: list[str]) -> int:
             for problem in problems:
                 print(f"     - {problem}")
             failures += bool(problems)
-    print(f"screenshots of every chapter page: {shots}")
+    print(f"screenshots of every page (PAGE.png at 1280 px, PAGE-narrow.png at 500 px): {shots}")
     print(f"check_pages: {len(pages) - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -253,7 +253,7 @@ def test_bad_scores():
 
 
 def test_shape_mismatches_and_labels():
-    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+    with pytest.raises(ValueError, match="different numbers of samples"):
         absolute_residual_score([1.0, 2.0], [1.0])
     with pytest.raises(ValueError, match="proba"):
         lac_score([[0.5, 0.6]], [0])
@@ -265,7 +265,7 @@ def test_shape_mismatches_and_labels():
     with pytest.raises(ValueError, match="two-dimensional"):
         SplitConformalRegressor(LinearRegression()).fit(X.ravel(), y)
     scr = SplitConformalRegressor(LinearRegression()).fit(X, y)
-    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+    with pytest.raises(ValueError, match="different numbers of samples"):
         scr.calibrate(X, y[:-1])
 
 

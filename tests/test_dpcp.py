@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
 
 from dpcp_tutorial import (
@@ -22,6 +23,7 @@ from dpcp_tutorial import (
     differential_cp_set,
     dpcp_interval,
     dpcp_levels,
+    private_quantile_level,
     dpcp_quantile,
     dpcp_set,
     interval_coverage,
@@ -52,21 +54,34 @@ def test_level_inflation_table(eps1, alpha1):
 @pytest.mark.parametrize("eps1, eps2, n_min", [(0.1, 0.9, 25), (0.25, 0.75, 35), (1, 1, 55), (0.5, 0.5, 66),
                                                (2, 1, 148), (0.8, 0.2, 223), (4, 1, 1093)])
 def test_feasibility_table_and_error_states_smallest_n(eps1, eps2, n_min):
-    dpcp_levels(n_min, ALPHA, eps1, eps2, DELTA)
+    """The write-up's feasibility (variant="original"): alpha1 > 2/(n eps2)."""
+    dpcp_levels(n_min, ALPHA, eps1, eps2, DELTA, variant="original")
     with pytest.raises(ValueError, match=f"at least n={n_min} points"):
+        dpcp_levels(n_min - 1, ALPHA, eps1, eps2, DELTA, variant="original")
+
+
+@pytest.mark.parametrize("eps1, eps2", [(0.1, 0.9), (0.3, 0.7), (1, 1), (0.5, 0.5)])
+def test_tight_feasibility_states_smallest_n(eps1, eps2):
+    """The default (tight) quantile needs more points; the message names the smallest n, which works."""
+    with pytest.raises(ValueError, match="at least N=") as info:
+        dpcp_levels(20, ALPHA, eps1, eps2, DELTA)
+    n_min = int(str(info.value).split("at least N=")[1].split(" ")[0])
+    alpha1, alpha0 = dpcp_levels(n_min, ALPHA, eps1, eps2, DELTA)
+    assert 0 < alpha0 < alpha1
+    with pytest.raises(ValueError):
         dpcp_levels(n_min - 1, ALPHA, eps1, eps2, DELTA)
 
 
 def test_infeasible_error_states_epsilon2_and_epsilon1_that_work():
     n, eps1, eps2 = 1000, 4.0, 1.0          # the note's example: alpha0 = -0.00017
     with pytest.raises(ValueError) as info:
-        dpcp_levels(n, ALPHA, eps1, eps2, DELTA)
+        dpcp_levels(n, ALPHA, eps1, eps2, DELTA, variant="original")
     message = str(info.value)
     eps2_min = float(message.split("epsilon2 above ")[1].split(",")[0])
     eps1_max = float(message.split("epsilon1 below ")[1])
-    alpha1, alpha0 = dpcp_levels(n, ALPHA, eps1, eps2_min * 1.001, DELTA)
+    alpha1, alpha0 = dpcp_levels(n, ALPHA, eps1, eps2_min * 1.001, DELTA, variant="original")
     assert alpha0 > 0 and alpha1 == pytest.approx(math.exp(-4) * (ALPHA - DELTA))
-    assert dpcp_levels(n, ALPHA, eps1_max * 0.999, eps2, DELTA)[1] > 0
+    assert dpcp_levels(n, ALPHA, eps1_max * 0.999, eps2, DELTA, variant="original")[1] > 0
     assert alpha1 - 2 / (n * eps2) == pytest.approx(-0.00017, abs=5e-6)
 
 
@@ -78,9 +93,10 @@ def test_alpha_not_above_delta_is_refused():
 
 
 def test_levels_and_floor_formulas():
-    alpha1, alpha0 = dpcp_levels(2000, 0.1, 0.5, 1.5, 1e-6)
+    alpha1, alpha0 = dpcp_levels(2000, 0.1, 0.5, 1.5, 1e-6, variant="original")
     assert alpha1 == pytest.approx(math.exp(-0.5) * (0.1 - 1e-6))
     assert alpha0 == pytest.approx(alpha1 - 2 / (2000 * 1.5))
+    assert dpcp_levels(2000, 0.1, 0.5, 1.5, 1e-6) == (alpha1, private_quantile_level(alpha1, 2000, 1.5, 1000))
     assert differential_cp_coverage_floor(0.1, 1.0, 1e-6) == pytest.approx(1 - math.e * 0.1 - 1e-6)
     # the shifted level gives exactly alpha back in the miscoverage bound e^eps alpha1 + delta
     assert math.exp(1.0) * differential_cp_level(0.1, 1.0, 1e-6) + 1e-6 == pytest.approx(0.1)
@@ -102,7 +118,7 @@ def test_dpcp_quantile_is_algorithm1_at_alpha1():
     assert 1 - differential_cp_level(ALPHA, 0.5, DELTA) - 0.02 < q < 1.0
 
 
-# --------------------------------------------------------------------------- the trainer contract (S8)
+# --------------------------------------------------------------------------- the trainer contract (D8)
 
 
 class _ReplaceOneTrainer(DPRidgeRegression):
@@ -119,7 +135,7 @@ def test_trainer_contract_refusals():
     with pytest.raises(ValueError, match="expected_batch_size"):
         check_dp_trainer(DPSGDRegressor(epsilon=1.0))
     X, y = make_synthetic(300, 0)
-    with pytest.raises(ValueError, match="S8"):
+    with pytest.raises(ValueError, match="error D8"):
         DPCPRegressor(_ReplaceOneTrainer()).fit(X, y)
     with pytest.raises(TypeError, match="epsilon"):
         differential_cp_interval(LinearRegression(), X, y, X)
@@ -143,22 +159,54 @@ def test_infeasible_setting_raises_before_training():
     assert _CountingTrainer.fits == 0
 
 
+def test_public_n_makes_feasibility_independent_of_the_data_size():
+    """With a public n the data's own size is never used: neighbours of sizes 38 and 39 both release (issue 10)."""
+    X, y = make_heteroscedastic_regression(40, rng=0)
+    kw = dict(epsilon=1.0, epsilon1=0.3, bound=5.0, bins=50, rng=0)
+    with pytest.raises(ValueError, match="infeasible"):       # n = len(X) = 38 is public here, and too small
+        DPCPRegressor(DPRidgeRegression(), **kw).fit(X[:38], y[:38])
+    for m in (37, 38, 39, 40):                                 # n public and fixed: same behaviour for every size
+        model = DPCPRegressor(DPRidgeRegression(), n=1000, **kw).fit(X[:m], y[:m])
+        assert 0 < model.qhat_ <= 1
+    with pytest.raises(ValueError, match="infeasible"):        # a too small public n fails for every data set
+        DPCPRegressor(DPRidgeRegression(), n=20, **kw).fit(X, y)
+    # dpcp_quantile: the public n replaces the number of scores
+    s = np.linspace(0, 1, 30)
+    assert 0 < dpcp_quantile(s, 0.1, 0.3, 0.7, 1e-6, bins=20, rng=0, n=1000) <= 1
+    with pytest.raises(ValueError, match="infeasible"):
+        dpcp_quantile(s, 0.1, 0.3, 0.7, 1e-6, bins=20, rng=0)
+
+
+def test_dpcp_levels_and_floor_extremes_are_finite_or_clear():
+    with pytest.raises(ValueError, match="infeasible"):
+        dpcp_levels(100, 0.1, 746.0, 1.0, 1e-6)                 # alpha1 underflows to 0: no ZeroDivisionError
+    with pytest.raises(ValueError, match="infeasible"):
+        dpcp_quantile(np.linspace(0, 1, 50), 0.1, 800.0, 1.0, 1e-6)
+    assert differential_cp_coverage_floor(0.1, 1e12, 0.0) == -np.inf
+    assert differential_cp_coverage_floor(0.1, 1.0, 0.0) == pytest.approx(1 - np.e * 0.1)
+
+
 def test_bad_estimator_parameters():
     X, y = make_heteroscedastic_regression(500, rng=0)
     with pytest.raises(ValueError, match="smaller than the total"):
         DPCPRegressor(DPRegressogram(), epsilon=1.0, epsilon1=1.0).fit(X, y)
     with pytest.raises(ValueError, match="never the data's own maximum"):
         DPCPRegressor(DPRegressogram(), bound=-1.0).fit(X, y)
-    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+    with pytest.raises(ValueError, match="different numbers of samples"):
         DPCPRegressor(DPRegressogram()).fit(X, y[:-1])
     with pytest.raises(ValueError, match="end exactly at 1"):
         DPCPRegressor(DPRegressogram(), bins=[0.2, 0.5]).fit(X, y)
     with pytest.raises(ValueError, match="score="):
-        DPCPClassifier(DPLogisticRegression(), score="raps").fit(X, (y > 0).astype(int))
+        DPCPClassifier(DPLogisticRegression(), score="raps", classes=[0, 1]).fit(X, (y > 0).astype(int))
     with pytest.raises(ValueError, match="classes"):
-        DPCPClassifier(DPLogisticRegression(classes=[0, 1])).fit(X, np.where(y > 0, 1, 2))
+        DPCPClassifier(DPLogisticRegression(), classes=[0, 1]).fit(X, np.where(y > 0, 1, 2))
+    with pytest.raises(ValueError, match="public label set"):       # never read from the data
+        DPCPClassifier(DPLogisticRegression()).fit(X, (y > 0).astype(int))
     with pytest.raises(Exception, match="not fitted"):
         DPCPRegressor(DPRegressogram()).predict_interval(X)
+    for method in ("predict", "predict_proba", "predict_set"):
+        with pytest.raises(NotFittedError):
+            getattr(DPCPClassifier(DPLogisticRegression(), classes=[0, 1]), method)(X)
 
 
 # --------------------------------------------------------------------------- estimators: ledger and attributes
@@ -173,7 +221,7 @@ def test_regressor_ledger_levels_and_attributes():
     assert model.budget_.spent_epsilon == pytest.approx(model.epsilon1_ + model.epsilon2_) == pytest.approx(2.0)
     assert model.budget_.spent_delta == DELTA
     assert model.estimator_.get_params()["epsilon"] == 0.6 and model.estimator_.privacy_ == (0.6, DELTA)
-    assert (model.alpha1_, model.alpha0_) == dpcp_levels(2000, ALPHA, 0.6, model.epsilon2_, DELTA)
+    assert (model.alpha1_, model.alpha0_) == dpcp_levels(2000, ALPHA, 0.6, model.epsilon2_, DELTA, 500)
     assert model.qhat_ in quantile_edges(500)
     intervals = model.predict_interval(X[:10])
     np.testing.assert_allclose(intervals[:, 1] - intervals[:, 0], 2 * 2.0 * model.qhat_)
@@ -203,14 +251,15 @@ def test_classifier_ledger_labels_and_sets():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1500, 2)) * 0.4
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=1500) > 0, "b", "a")
-    model = DPCPClassifier(DPLogisticRegression(l2=5.0), epsilon=3.0, epsilon1=1.0, delta=DELTA, rng=0).fit(X, y)
+    model = DPCPClassifier(DPLogisticRegression(l2=5.0), epsilon=3.0, epsilon1=1.0, delta=DELTA, rng=0,
+                           classes=["a", "b"]).fit(X, y)
     assert model.classes_.tolist() == ["a", "b"]
     assert model.budget_.spent_epsilon == pytest.approx(3.0) and model.budget_.spent_delta == DELTA
     sets = model.predict_set(X[:50])
     assert sets.shape == (50, 2) and sets.dtype == bool
     np.testing.assert_array_equal(sets, (1 - model.predict_proba(X[:50])) <= model.qhat_)
     np.testing.assert_array_equal(dpcp_set(DPLogisticRegression(l2=5.0), X, y, X[:50], epsilon=3.0, epsilon1=1.0,
-                                           delta=DELTA, rng=0), sets)
+                                           delta=DELTA, rng=0, classes=["a", "b"]), sets)
     assert set(model.predict(X[:50])) <= {"a", "b"}
 
 
@@ -360,7 +409,7 @@ def test_dpcp_classification_coverage():
 # --------------------------------------------------------------------------- where DPCP wins and where it does not
 
 
-def _paired_width_gap(n, eps, eps1, reps, seed):
+def _paired_width_gap(n, eps, eps1, reps, seed, dpcp_variant="tight"):
     """Mean and SE over repetitions of (private split width - DPCP width) on the same data."""
     rng = np.random.default_rng(seed)
     pps = pps_tuning(n // 2, eps)
@@ -369,7 +418,7 @@ def _paired_width_gap(n, eps, eps1, reps, seed):
         X, y = make_synthetic(n, rng)
         X_test, y_test = make_synthetic(1000, rng)
         out = regression_repetition(X, y, X_test, y_test, epsilon=eps, epsilon1=eps1, config=SYNTHETIC, pps=pps,
-                                    rng=rng, methods=("private_split", "dpcp"))
+                                    rng=rng, methods=("private_split", "dpcp"), dpcp_variant=dpcp_variant)
         gaps.append(out["private_split"]["width"] - out["dpcp"]["width"])
     gaps = np.array(gaps)
     return gaps.mean(), gaps.std(ddof=1) / math.sqrt(reps)
@@ -377,9 +426,11 @@ def _paired_width_gap(n, eps, eps1, reps, seed):
 
 def test_dpcp_is_narrower_at_small_n_and_epsilon():
     """n = 500, eps1 = 0.2, eps2 = 0.3 (eps = 0.5): private split calibrates on 250 points, where its
-    log(m)/(n eps) correction is huge. 40 paired repetitions; the gap exceeds 3 SE."""
-    gap, se = _paired_width_gap(500, 0.5, 0.2, 40, seed=1)
-    assert gap > 3 * se
+    log(m)/(n eps) correction is huge. 40 paired repetitions; the gap exceeds 3 SE, with the tight quantile (the
+    default, coverage proven) and with the write-up's (variant="original", no coverage guarantee)."""
+    for variant in ("tight", "original"):
+        gap, se = _paired_width_gap(500, 0.5, 0.2, 40, seed=1, dpcp_variant=variant)
+        assert gap > 3 * se
 
 
 def test_dpcp_is_wider_at_large_n_and_epsilon():

@@ -33,7 +33,7 @@ def summed_terms(scores, edges, alpha0):
 def test_loss_checker(capsys):
     assert check_algorithm1_loss(correct_loss)
     assert "all checks passed" in capsys.readouterr().out
-    for fn, phrase in [(non_strict_below, "strict inequality, a_j"), (swapped_denominators, "swapped"),
+    for fn, phrase in [(non_strict_below, "equal to an edge in a_j"), (swapped_denominators, "swapped"),
                        (summed_terms, "sum of the two terms")]:
         assert not check_algorithm1_loss(fn), fn.__name__
         assert phrase in capsys.readouterr().out, fn.__name__
@@ -61,6 +61,7 @@ def wrong_sign(losses, epsilon, sensitivity):
 def test_probability_checker(capsys):
     assert check_stable_probabilities(stable)
     assert "all checks passed" in capsys.readouterr().out
-    for fn, phrase in [(naive, "underflows"), (missing_two, "factor 2"), (wrong_sign, "favour the largest loss")]:
+    for fn, phrase in [(naive, "underflows"), (missing_two, "twice too large"),
+                       (wrong_sign, "favour the largest loss")]:
         assert not check_stable_probabilities(fn), fn.__name__
         assert phrase in capsys.readouterr().out, fn.__name__

@@ -39,7 +39,7 @@ def test_spatial_depth_checker(capsys):
     with np.errstate(invalid="ignore", divide="ignore"):
         assert check_spatial_depth(spatial_correct)
         assert "all checks passed" in capsys.readouterr().out
-        for fn, phrase in [(spatial_nan_at_data, "S(0) = 0"), (spatial_divides_by_nonzero, "divide the sum"),
+        for fn, phrase in [(spatial_nan_at_data, "what S(0) is"), (spatial_divides_by_nonzero, "divide the sum"),
                            (spatial_unnormalised, "unit length")]:
             assert not check_spatial_depth(fn), fn.__name__
             assert phrase in capsys.readouterr().out, fn.__name__
@@ -60,8 +60,8 @@ def test_idd_checker(capsys):
     assert check_integrated_dual_depth(idd)
     assert "all checks passed" in capsys.readouterr().out
     assert not check_integrated_dual_depth(lambda p, d, u: idd(p, d, u, strict=True))
-    assert "non-strict" in capsys.readouterr().out
+    assert "strictly below" in capsys.readouterr().out
     assert not check_integrated_dual_depth(lambda p, d, u: idd(p, d, u, factor=2.0))
-    assert "not 2F(1 - F)" in capsys.readouterr().out
+    assert "twice too large" in capsys.readouterr().out
     assert not check_integrated_dual_depth(lambda p, d, u: idd(p, d, u) * len(u))
     assert "do not sum" in capsys.readouterr().out

@@ -47,8 +47,8 @@ def test_accepts_correct(capsys):
 
 
 def test_diagnoses_mistakes(capsys):
-    for wrong, phrase in [(no_lengths, "interval lengths"), (beta_too_large, "beta = epsilon*n/2"),
-                          (no_clipping, "clip the data"), (unnormalised, "do not sum to 1")]:
+    for wrong, phrase in [(no_lengths, "interval lengths"), (beta_too_large, "twice too large"),
+                          (no_clipping, "lie outside"), (unnormalised, "do not sum to 1")]:
         assert not check_interval_log_probabilities(wrong)
         assert phrase in capsys.readouterr().out
 

@@ -42,7 +42,8 @@ def test_depth_checker_accepts_correct(capsys):
 
 
 def test_depth_checker_diagnoses_mistakes(capsys):
-    for wrong, phrase in [(open_halfspaces, "strictly"), (one_sided, "opposite halfspace"), (averaged, "MINIMUM"),
+    for wrong, phrase in [(open_halfspaces, "strictly"), (one_sided, "opposite halfspace"),
+                          (averaged, "integrated depth"),
                           (lambda p, x, u: correct_depth(p, x, u) * len(x), "divide by n")]:
         assert not check_halfspace_depth_directions(wrong)
         assert phrase in capsys.readouterr().out

@@ -45,6 +45,37 @@ def test_public_grid_and_directions():
         public_square_grid(1.0, 2.0)
 
 
+def test_public_box_grid_does_not_know_the_centre(monkeypatch):
+    """The default grid fills the public box [-3, 5]^2, not a box centred on the true centre 0; CoinPress starts
+    at the box centre and the coordinate-wise median is bounded by the box."""
+    grid = heavy_tails.public_box_grid(-3.0, 5.0, 0.5)
+    assert grid.shape == (256, 2) and np.allclose(grid.min(axis=0), -2.75) and np.allclose(grid.max(axis=0), 4.75)
+    assert np.allclose(grid.mean(axis=0), 1.0)                      # the box centre is (1, 1), not 0
+    np.testing.assert_array_equal(public_square_grid(1.0, 0.5), heavy_tails.public_box_grid(-1.0, 1.0, 0.5))
+    with pytest.raises(ValueError, match="empty"):
+        heavy_tails.public_box_grid(1.0, -1.0, 0.1)
+    seen = {}
+    real_cp, real_cw = heavy_tails.coinpress_mean, heavy_tails.coordinatewise_private_median
+
+    def cp(x, rho, radius, center=0.0, **kw):
+        seen["center"] = center
+        return real_cp(x, rho, radius, center=center, **kw)
+
+    def cw(x, eps, bounds, **kw):
+        seen["bounds"] = bounds
+        return real_cw(x, eps, bounds, **kw)
+
+    monkeypatch.setattr(heavy_tails, "coinpress_mean", cp)
+    monkeypatch.setattr(heavy_tails, "coordinatewise_private_median", cw)
+    depth = GridHalfspaceDepth(grid, equally_spaced_directions(8))
+    errors = simulate("gaussian", 100, [0.1], 2, grid_step=0.5, depth=depth, rng=0)
+    assert seen["center"] == pytest.approx(1.0) and seen["bounds"] == pytest.approx((-3.0, 5.0))
+    # at a small budget (beta = 5) the release is nearly uniform on the box: its error is not capped by a
+    # box built around the answer
+    far = simulate("gaussian", 100, [0.1], 100, grid_step=0.5, depth=depth, rng=1)["private_tukey_median"]
+    assert far.max() > 5.0 and errors["private_tukey_median"].shape == (1, 2)
+
+
 def test_simulate_shapes_and_reproducibility():
     depth = GridHalfspaceDepth(public_square_grid(2.5, 0.1), equally_spaced_directions(16))
     a = simulate("cauchy", 200, [0.5, 50.0], 3, depth=depth, rng=5)
@@ -61,7 +92,7 @@ def test_simulate_shapes_and_reproducibility():
 
 
 def test_runners_run_tiny(tmp_path):
-    ht = heavy_tails.run(argparse.Namespace(n=[60], epsilons=[1.0], reps=2, half_width=2.0, grid_step=0.2,
+    ht = heavy_tails.run(argparse.Namespace(n=[60], epsilons=[1.0], reps=2, box=[-2.0, 3.0], grid_step=0.2,
                                             directions=8, seed=1))
     assert set(ht["results"]) == {"cauchy", "gaussian"} and "60" in ht["results"]["cauchy"]
     ds = depth_scaling.run(argparse.Namespace(n=[50], d=[2], kinds=list(depth_scaling.KINDS), directions=20,
@@ -80,7 +111,8 @@ def test_committed_results_have_the_full_configuration(name):
     parser = argparse.ArgumentParser()
     getattr({"heavy_tails": heavy_tails, "depth_scaling": depth_scaling}[name], "add_arguments")(parser)
     defaults = vars(parser.parse_args([]))
-    assert result["meta"]["command"] == f"python -m dpcp_tutorial.experiments {name}"
+    assert result["meta"]["command"] in (f"python -m dpcp_tutorial.experiments {name}",
+                                         f"python -m dpcp_tutorial.experiments {name} --out dpcp_tutorial/data/{name}.json")
     for key in ("n", "reps", "epsilons", "d", "repeats"):
         if key in defaults:
             assert result["config"][key] == defaults[key], key

@@ -5,6 +5,12 @@
   ``%pip`` recorded instead of run), and its normal branch does nothing.
 * Every code cell was executed, in order, in one fresh kernel (outputs are comparable by nbval).
 * Every chapter has learning goals and 3–6 exercises, each with a hidden solution.
+* Pages a reader can read (issue 9): visible code lines fit the page (<= 79 characters, also
+  in the files included on the reference-implementations page); ``## Summary`` then
+  ``## Exercises`` close every chapter, and only hidden solution cells follow; the source
+  write-ups are named, never "the seed"; every cited error of a write-up links to the
+  appendix book/source_errors.md; every {ref}/{doc} resolves; the instructors' page links
+  only to exercises that exist.
 """
 
 from __future__ import annotations
@@ -104,3 +110,134 @@ def test_learning_goals_and_exercises(path):
     labels = re.findall(r"`{3,}\{exercise\}[^\n]*\n:label: *(\S+)", text)
     assert 3 <= len(exercises) <= 6, f"{len(exercises)} exercises; each chapter needs 3 to 6"
     assert sorted(solutions) == sorted(labels), "every exercise needs a hidden (dropdown) solution"
+
+
+# --- issue 9: pages a reader can read -----------------------------------------------------------
+
+MAX_CODE_LINE = 79
+HIDDEN_TAGS = {"remove-cell", "remove-input", "hide-input"}
+MD_PAGES = sorted((ROOT / "book").glob("*.md"))
+
+
+def _tags(cell) -> set[str]:
+    return set(cell.get("metadata", {}).get("tags", []))
+
+
+def _markdown(path) -> str:
+    return "\n".join(_source(c) for c in _load(path)["cells"] if c["cell_type"] == "markdown")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_visible_code_lines_fit_the_page(path):
+    long = [(i, line) for i, c in enumerate(_load(path)["cells"])
+            if c["cell_type"] == "code" and not _tags(c) & HIDDEN_TAGS
+            for line in _source(c).splitlines() if len(line) > MAX_CODE_LINE]
+    assert not long, f"visible code lines longer than {MAX_CODE_LINE} characters (cell, line): {long}"
+
+
+def _included_files():
+    page = (ROOT / "book" / "reference_implementations.md").read_text(encoding="utf-8")
+    return [ROOT / "book" / name for name in re.findall(r"\{literalinclude\}\s*(\S+)", page)]
+
+
+def test_reference_implementation_lines_fit_the_page():
+    files = _included_files()
+    assert files, "reference_implementations.md includes no files"
+    long = [(f.name, n) for f in files for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+            if len(line) > MAX_CODE_LINE]
+    assert not long, f"lines longer than {MAX_CODE_LINE} characters (file, line): {long}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_summary_then_exercises_last(path):
+    cells = _load(path)["cells"]
+    headings = [(i, h) for i, c in enumerate(cells) if c["cell_type"] == "markdown"
+                for h in re.findall(r"^## +(.+?)\s*$", _source(c), re.M)]
+    assert [h for _, h in headings[-2:]] == ["Summary", "Exercises"], \
+        f"the last two sections must be '## Summary' then '## Exercises', got {[h for _, h in headings[-2:]]}"
+    after = cells[headings[-1][0] + 1:]
+    shown = [i for i, c in enumerate(after) if not {"remove-cell", "solution"} <= _tags(c)]
+    assert not shown, "cells after the Exercises must be hidden solution cells (tags remove-cell and solution)"
+
+
+SEED_JARGON = re.compile(r"\bthe seed\b|\bseed (?:error|post|claim|write-ups?)\b|\bseed's\b|\bS\d{1,2}\)", re.I)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + MD_PAGES, ids=lambda p: p.name)
+def test_sources_are_named_not_seed(path):
+    """Reader-facing text says "the DPCP write-up"/"the medians write-up", never "the seed"."""
+    if path.suffix == ".ipynb":
+        text = "\n".join(_source(c) for c in _load(path)["cells"]
+                         if c["cell_type"] == "markdown" or not _tags(c) & HIDDEN_TAGS)
+    else:
+        text = path.read_text(encoding="utf-8")
+    found = sorted(set(m.group(0) for m in SEED_JARGON.finditer(text)))
+    assert not found, f"undefined 'seed' jargon: {found}; see book/source_errors.md"
+
+
+def _all_text():
+    texts = {p.name: _markdown(p) for p in NOTEBOOKS}
+    texts.update({p.name: p.read_text(encoding="utf-8") for p in MD_PAGES})
+    return texts
+
+
+def _labels(texts) -> set[str]:
+    labels = set()
+    for text in texts.values():
+        labels |= set(re.findall(r"^\(([\w-]+)\)=\s*$", text, re.M))
+        labels |= set(re.findall(r"^:label: *([\w-]+)\s*$", text, re.M))
+    return labels
+
+
+def _targets(role: str, text: str) -> list[str]:
+    return [m.group(2) or m.group(3)
+            for m in re.finditer(r"\{" + role + r"\}`(?:([^`<]*)<([^`>]+)>|([^`<]+))`", text)]
+
+
+def test_every_reference_resolves():
+    """Every {ref}/{prf:ref}/{numref} names a label and every {doc} a page in the book."""
+    texts = _all_text()
+    labels = _labels(texts)
+    pages = {p.stem for p in NOTEBOOKS + MD_PAGES}
+    missing = [(name, t) for name, text in texts.items()
+               for role in ("ref", "prf:ref", "numref") for t in _targets(role, text)
+               if t.strip() not in labels]
+    missing += [(name, t) for name, text in texts.items() for t in _targets("doc", text)
+                if t.strip().split("/")[-1] not in pages]
+    assert not missing, f"unresolved references (page, target): {missing}"
+
+
+def test_source_errors_page_is_complete():
+    """The appendix defines err-d1..d16 and err-m1..m20, and every cited error links to it."""
+    page = (ROOT / "book" / "source_errors.md").read_text(encoding="utf-8")
+    defined = set(re.findall(r"^\((err-[dm]\d+)\)=\s*$", page, re.M))
+    assert defined == {f"err-d{k}" for k in range(1, 17)} | {f"err-m{k}" for k in range(1, 21)}
+    for name, text in _all_text().items():
+        if name == "source_errors.md":
+            continue
+        cited = re.findall(r"\berror ([DM]\d+)\b", text)
+        linked = re.findall(r"\{ref\}`[^`<]*\berror ([DM]\d+) *<err-([dm]\d+)>`", text)
+        assert all(a.lower() == b for a, b in linked), f"{name}: error number and label disagree: {linked}"
+        assert sorted(cited) == sorted(a for a, _ in linked), \
+            f"{name}: every 'error Dk/Mk' must be a {{ref}} link to the appendix: {cited} vs {linked}"
+
+
+def test_instructor_assignments_link_existing_exercises():
+    texts = _all_text()
+    exercise_labels = set()
+    for p in NOTEBOOKS:
+        exercise_labels |= set(re.findall(r"`{3,}\{exercise\}[^\n]*\n:label: *([\w-]+)", texts[p.name]))
+    page = texts["for_instructors.md"]
+    linked = [t for t in _targets("ref", page) if t.startswith("ex-")]
+    assert len(linked) >= 8, "the assignments must link to the exercises they use"
+    assert set(linked) <= exercise_labels, f"links to exercises that do not exist: {set(linked) - exercise_labels}"
+
+
+def test_answer_key_covers_every_exercise():
+    """book/answer_key.md (instructor edition only) has an entry linking to every exercise."""
+    texts = _all_text()
+    exercise_labels = set()
+    for p in NOTEBOOKS:
+        exercise_labels |= set(re.findall(r"`{3,}\{exercise\}[^\n]*\n:label: *([\w-]+)", texts[p.name]))
+    keyed = set(_targets("ref", texts["answer_key.md"]))
+    assert exercise_labels <= keyed, f"exercises without an answer-key entry: {sorted(exercise_labels - keyed)}"

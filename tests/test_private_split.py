@@ -19,6 +19,7 @@ from dpcp_tutorial import (
     pps_grid,
     pps_optimal_gamma,
     pps_private_quantile,
+    pps_privacy_loss,
     pps_quantile_probabilities,
     pps_round_up,
     set_coverage,
@@ -141,7 +142,7 @@ def _reference_log_probabilities(scores, alpha, epsilon, m, gamma):
 def test_law_matches_an_independent_port_of_the_reference(n, epsilon, m):
     scores = np.random.default_rng(n).beta(2, 5, size=n)
     gamma = pps_optimal_gamma(n, ALPHA, epsilon)
-    edges, logp = pps_quantile_probabilities(scores, ALPHA, epsilon, m, gamma, log=True)
+    edges, logp = pps_quantile_probabilities(scores, ALPHA, epsilon, m, gamma, variant="reference", log=True)
     np.testing.assert_allclose(logp, _reference_log_probabilities(scores, ALPHA, epsilon, m, gamma),
                                rtol=1e-9, atol=1e-9)
     assert np.isclose(np.exp(logp).sum(), 1.0) and np.array_equal(edges, pps_grid(m))
@@ -157,11 +158,11 @@ def test_sampling_follows_the_exact_law():
     assert np.all(np.abs(freq - p) <= 5 * np.sqrt(p * (1 - p) / 10_000) + 1e-4)
 
 
-def _max_log_ratio(scores, neighbours, epsilon, m, strict, n):
-    _, base = pps_quantile_probabilities(scores, ALPHA, epsilon, m, strict=strict, n=n, log=True)
+def _max_log_ratio(scores, neighbours, epsilon, m, variant, n):
+    _, base = pps_quantile_probabilities(scores, ALPHA, epsilon, m, variant=variant, n=n, log=True)
     worst = 0.0
     for other in neighbours:
-        _, logp = pps_quantile_probabilities(other, ALPHA, epsilon, m, strict=strict, n=n, log=True)
+        _, logp = pps_quantile_probabilities(other, ALPHA, epsilon, m, variant=variant, n=n, log=True)
         worst = max(worst, float(np.max(np.abs(base - logp))))
     return worst
 
@@ -182,40 +183,80 @@ def _replace_neighbours(scores, rng):
     return out
 
 
-@pytest.mark.parametrize("n, epsilon, m", [(100, 10.0, 21), (100, 5.0, 32), (500, 1.0, 200), (2000, 0.5, 1000),
-                                           (300, 1000.0, 50)])
-def test_reference_exponent_is_epsilon_dp_under_add_remove(n, epsilon, m):
+def _awkward_scores(rng, n, m):
+    """Uniform, lattice (every score on a grid edge), heavy ties with 0 and 1, or a split around the quantile."""
+    kind = rng.integers(4)
+    if kind == 0:
+        return rng.uniform(size=n)
+    if kind == 1:
+        return rng.integers(0, m, size=n) / (m - 1)
+    if kind == 2:
+        return rng.choice([0.0, 1.0, 0.5, rng.uniform()], size=n)
+    return np.r_[np.full(n - n // 10, 0.2), np.full(n // 10, 0.95)]
+
+
+@pytest.mark.parametrize("n, epsilon, m", [(100, 10.0, 21), (100, 5.0, 32), (100, 5.0, 200), (300, 1.0, 1000),
+                                           (500, 1.0, 200), (2000, 0.5, 1000), (300, 1000.0, 50), (60, 10.0, 31)])
+def test_tight_exponent_is_exactly_epsilon_dp_under_both_relations(n, epsilon, m):
+    """Default exponent eps * qtilde (1 - qtilde), n public: replace-one loss <= eps and add/remove loss
+    <= eps max(qtilde, 1 - qtilde) (pps_privacy_loss), including the old refusal window (n = 100, m = 200)."""
+    rng = np.random.default_rng(n + m)
+    for _ in range(3):
+        scores = _awkward_scores(rng, n, m)
+        assert pps_privacy_loss(n, ALPHA, epsilon, m) in (0.0, epsilon)
+        replace = _max_log_ratio(scores, _replace_neighbours(scores, rng), epsilon, m, "tight", n)
+        add_remove = _max_log_ratio(scores, _add_remove_neighbours(scores, rng), epsilon, m, "tight", n)
+        assert replace <= pps_privacy_loss(n, ALPHA, epsilon, m) + 1e-9
+        assert add_remove <= pps_privacy_loss(n, ALPHA, epsilon, m, relation="add/remove") + 1e-9
+
+
+def test_tight_replace_one_loss_is_attained():
+    """A split data set and one record moved from 0 to 1: the log-ratio comes within 1% of eps."""
+    n, epsilon, m = 20_000, 5.0, 3
+    gamma = pps_optimal_gamma(n, ALPHA, epsilon)
+    qtilde = pps_corrected_level(n, ALPHA, epsilon, m, gamma)
+    worst = 0.0
+    for k in range(int((1 - qtilde) * n) - 3, int((1 - qtilde) * n) + 4):
+        scores = np.r_[np.full(n - k, 0.2), np.full(k, 0.7)]
+        for index, value in [(0, 1.0), (n - 1, 0.0), (0, 0.7), (n - 1, 0.2)]:
+            other = scores.copy()
+            other[index] = value
+            worst = max(worst, _max_log_ratio(scores, [other], epsilon, m, "tight", n))
+    assert 0.99 * epsilon < worst <= epsilon + 1e-9
+
+
+@pytest.mark.parametrize("n, epsilon, m", [(100, 10.0, 21), (500, 1.0, 200), (2000, 0.5, 1000), (300, 1000.0, 50)])
+def test_reference_exponent_losses(n, epsilon, m):
+    """The authors' exponent: every log-ratio within its exact loss c (1/qtilde + 1/(1 - qtilde)) (replace-one)
+    and c / min(qtilde, 1 - qtilde) (add/remove)."""
     rng = np.random.default_rng(n + m)
     scores = rng.beta(2, 3, size=n)
-    assert _max_log_ratio(scores, _add_remove_neighbours(scores, rng), epsilon, m, False, n) <= epsilon + 1e-9
-
-
-@pytest.mark.parametrize("n, epsilon, m", [(100, 5.0, 32), (500, 1.0, 200), (60, 10.0, 31)])
-def test_strict_exponent_is_epsilon_dp_under_both_notions(n, epsilon, m):
-    rng = np.random.default_rng(n)
-    scores = np.linspace(0.005, 0.995, n)
-    neighbours = _add_remove_neighbours(scores, rng) + _replace_neighbours(scores, rng)
-    assert _max_log_ratio(scores, neighbours, epsilon, m, True, n) <= epsilon + 1e-9
+    replace = pps_privacy_loss(n, ALPHA, epsilon, m, variant="reference")
+    add_remove = pps_privacy_loss(n, ALPHA, epsilon, m, variant="reference", relation="add/remove")
+    assert _max_log_ratio(scores, _replace_neighbours(scores, rng), epsilon, m, "reference", n) <= replace + 1e-9
+    assert _max_log_ratio(scores, _add_remove_neighbours(scores, rng), epsilon, m, "reference", n) <= add_remove + 1e-9
 
 
 def test_reference_exponent_exceeds_epsilon_under_replace_one():
-    """The default is calibrated for add/remove only: here qtilde = 0.9486, 1 - qtilde just above alpha/2."""
+    """Here qtilde = 0.9486, 1 - qtilde just above alpha/2: the authors' exponent loses more than eps."""
     n, epsilon, m = 100, 5.0, 32
     scores = np.linspace(0.005, 0.995, n)
     neighbours = _replace_neighbours(scores, np.random.default_rng(0)) + [
         np.where(np.arange(n) == i, v, scores) for i in range(n) for v in (0.0, 1.0)]
-    assert _max_log_ratio(scores, neighbours, epsilon, m, False, n) > 1.01 * epsilon
+    assert _max_log_ratio(scores, neighbours, epsilon, m, "reference", n) > 1.01 * epsilon
+    assert pps_privacy_loss(n, ALPHA, epsilon, m, variant="reference") > 1.01 * epsilon
 
 
-def test_reference_exponent_refused_when_one_minus_qtilde_is_below_alpha_over_two():
-    n, epsilon = 100, 5.0
-    gamma = pps_optimal_gamma(n, ALPHA, epsilon)
-    m = 200
-    assert 1 - pps_corrected_level(n, ALPHA, epsilon, m, gamma) < ALPHA / 2
-    scores = np.random.default_rng(0).uniform(size=n)
-    with pytest.raises(ValueError, match="strict=True"):
-        pps_private_quantile(scores, ALPHA, epsilon, m=m, rng=0)
-    assert pps_private_quantile(scores, ALPHA, epsilon, m=m, strict=True, rng=0) in pps_grid(m)
+@pytest.mark.parametrize("variant", ["tight", "reference"])
+def test_no_refusal_window(variant):
+    """The old code refused for about 170 <= n <= 500 with the default m; both variants now release everywhere."""
+    rng = np.random.default_rng(1)
+    for n in [150, 170, 200, 300, 400, 500, 520]:
+        scores = rng.uniform(size=n)
+        for m in [1000, 30_000]:
+            assert pps_private_quantile(scores, ALPHA, 1.0, m=m, variant=variant, rng=0) in pps_grid(m)
+    with pytest.raises(ValueError, match="variant"):
+        pps_private_quantile(scores, ALPHA, 1.0, m=100, variant="strict")
 
 
 @pytest.mark.parametrize("n, epsilon", [(50_000, 1.0), (5_000, 8.0), (20_000, 1000.0), (200_000, 0.5)])

@@ -308,7 +308,7 @@ def test_ridge_rejects_bad_data_and_unfitted_use():
         DPRidgeRegression().fit(Xn, y)
     with pytest.raises(ValueError, match="NaN"):
         DPRidgeRegression().fit(X, np.where(np.arange(20) == 3, np.nan, y))
-    with pytest.raises(ValueError, match="inconsistent"):
+    with pytest.raises(ValueError, match="different numbers"):
         DPRidgeRegression().fit(X, y[:-1])
     with pytest.raises(ValueError, match="two-dimensional"):
         DPRidgeRegression().fit(X[:, 0], y)
@@ -362,7 +362,7 @@ def test_logistic_minimiser_moves_at_most_sensitivity_under_add_remove(k):
 @pytest.mark.parametrize("k", [2, 3])
 def test_logistic_solver_matches_sklearn(k):
     X, y = _classification_data(n=200, d=3, k=k)
-    ours = DPLogisticRegression(epsilon=1e12, l2=2.0, fit_intercept=False, rng=0).fit(X, y)
+    ours = DPLogisticRegression(epsilon=1e12, l2=2.0, fit_intercept=False, rng=0, classes=list(range(k))).fit(X, y)
     Xc = _design(X, 1.0, False)  # the rows our estimator sees (clipped to x_bound=1)
     ref = LogisticRegression(C=1 / 2.0, fit_intercept=False, tol=1e-12, max_iter=10000).fit(Xc, y)
     if k == 2:
@@ -375,7 +375,7 @@ def test_logistic_noise_has_stated_std():
     """300 seeds x 4 coefficients = 1200 draws around a fixed minimiser; sample variance has
     relative SE sqrt(2/1200)=0.041, we allow 5 SE."""
     X, y = _classification_data(n=100)
-    fits = [DPLogisticRegression(epsilon=1.5, delta=1e-5, l2=3.0, rng=s).fit(X, y) for s in range(300)]
+    fits = [DPLogisticRegression(epsilon=1.5, delta=1e-5, l2=3.0, rng=s, classes=[0, 1]).fit(X, y) for s in range(300)]
     theta = np.array([np.append(f.coef_, f.intercept_) for f in fits])
     noise = (theta - theta.mean(axis=0)).ravel()
     scale = fits[0].noise_scale_
@@ -387,13 +387,13 @@ def test_logistic_noise_has_stated_std():
 def test_logistic_probabilities_valid_and_labels_kept():
     X, y = _classification_data(n=150, k=3)
     labels = np.array(["cat", "dog", "emu"])[y]
-    model = DPLogisticRegression(epsilon=0.5, rng=0).fit(X, labels)
+    model = DPLogisticRegression(epsilon=0.5, rng=0, classes=["cat", "dog", "emu"]).fit(X, labels)
     proba = model.predict_proba(np.vstack([X, X * 1e8]))
     assert proba.shape == (300, 3)
     assert np.all((proba >= 0) & (proba <= 1)) and np.allclose(proba.sum(axis=1), 1)
     assert set(model.predict(X)) <= {"cat", "dog", "emu"}
     assert model.coef_.shape == (3, 3) and model.intercept_.shape == (3,)
-    binary = DPLogisticRegression(epsilon=0.5, rng=0).fit(X, y == 1)
+    binary = DPLogisticRegression(epsilon=0.5, rng=0, classes=[False, True]).fit(X, y == 1)
     pb = binary.predict_proba(X)
     assert pb.shape == (150, 2) and np.allclose(pb.sum(axis=1), 1)
     assert binary.coef_.shape == (1, 3) and list(binary.classes_) == [False, True]
@@ -403,35 +403,44 @@ def test_logistic_public_classes_and_label_errors():
     X, y = _classification_data(n=50)
     model = DPLogisticRegression(classes=[0, 1, 2], rng=0).fit(X, y)  # class 2 absent from y: still fine
     assert list(model.classes_) == [0, 1, 2] and model.predict_proba(X).shape == (50, 3)
-    with pytest.raises(ValueError, match="single class"):
-        DPLogisticRegression().fit(X, np.zeros(50))
-    with pytest.raises(ValueError, match="not in classes"):
+    model = DPLogisticRegression(classes=[0, 1], rng=0).fit(X, np.zeros(50))  # one class present: fine
+    assert list(model.classes_) == [0, 1]
+    for estimator in (DPLogisticRegression(), DPSGDClassifier(steps=5)):
+        with pytest.raises(ValueError, match="public label set"):      # the label set is never read from y
+            estimator.fit(X, y)
+    with pytest.raises(ValueError, match="outside the public label set"):
         DPLogisticRegression(classes=[0, 1]).fit(X, y + 1)
     with pytest.raises(ValueError, match="distinct"):
         DPLogisticRegression(classes=[1, 1]).fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
-        DPLogisticRegression().fit(X, np.where(np.arange(50) == 0, np.nan, y.astype(float)))
+        DPLogisticRegression(classes=[0, 1]).fit(X, np.where(np.arange(50) == 0, np.nan, y.astype(float)))
+    with pytest.raises(TypeError, match="classes"):
+        DPLogisticRegression(classes="01").fit(X, y)
+    # the message for labels outside the label set quotes no data value and no count
+    a = pytest.raises(ValueError, DPLogisticRegression(classes=[0, 1]).fit, X, np.where(np.arange(50) < 3, 7, y))
+    b = pytest.raises(ValueError, DPLogisticRegression(classes=[0, 1]).fit, X, np.where(np.arange(50) < 9, 5, y))
+    assert str(a.value) == str(b.value)
 
 
 def test_logistic_determinism_permutation_clone_and_errors():
     X, y = _classification_data(n=80)
-    a = DPLogisticRegression(rng=3).fit(X, y)
+    a = DPLogisticRegression(rng=3, classes=[0, 1]).fit(X, y)
     perm = np.random.default_rng(1).permutation(80)
-    b = DPLogisticRegression(rng=3).fit(X[perm], y[perm])
+    b = DPLogisticRegression(rng=3, classes=[0, 1]).fit(X[perm], y[perm])
     assert np.allclose(a.coef_, b.coef_, atol=1e-8)
     assert np.array_equal(clone(a).fit(X, y).coef_, a.coef_)
     assert DPLogisticRegression.neighbouring == "add/remove"
     assert a.privacy_ == (1.0, 1e-6)
-    pure = DPLogisticRegression(delta=0.0, epsilon=2.0, rng=0).fit(X, y)
+    pure = DPLogisticRegression(delta=0.0, epsilon=2.0, rng=0, classes=[0, 1]).fit(X, y)
     assert pure.mechanism_ == "l2-laplace" and pure.noise_scale_ == pytest.approx(pure.sensitivity_ / 2.0)
     with pytest.raises(NotFittedError):
         DPLogisticRegression().predict_proba(X)
     with pytest.raises(ValueError, match="epsilon"):
-        DPLogisticRegression(epsilon=0).fit(X, y)
-    with pytest.raises(ValueError, match="inconsistent"):
-        DPLogisticRegression().fit(X, y[:-1])
+        DPLogisticRegression(epsilon=0, classes=[0, 1]).fit(X, y)
+    with pytest.raises(ValueError, match="different numbers"):
+        DPLogisticRegression(classes=[0, 1]).fit(X, y[:-1])
     with pytest.raises(ValueError, match="l2"):
-        DPLogisticRegression(l2=0).fit(X, y)
+        DPLogisticRegression(l2=0, classes=[0, 1]).fit(X, y)
 
 
 # ---------------------------------------------------------------------------
@@ -567,7 +576,7 @@ def test_dp_sgd_deterministic_and_clone():
 def test_dp_sgd_classifier_probabilities_and_accuracy(k):
     X, y = _classification_data(n=600, k=k)
     model = DPSGDClassifier(noise_multiplier=0.8, sampling_rate=0.1, steps=300, learning_rate=1.0, rng=0,
-                            x_bound=3.0).fit(X, y)
+                            x_bound=3.0, classes=list(range(k))).fit(X, y)
     proba = model.predict_proba(X)
     assert proba.shape == (600, k) and np.allclose(proba.sum(axis=1), 1) and proba.min() >= 0
     assert model.score(X, y) > (0.8 if k == 2 else 0.6)
@@ -584,7 +593,7 @@ def test_dp_sgd_classifier_probabilities_and_accuracy(k):
 def test_dp_sgd_rejects_bad_parameters(params, match):
     X, y = _classification_data(n=30)
     with pytest.raises(ValueError, match=match):
-        DPSGDClassifier(**{"steps": 5, **params}).fit(X, y)
+        DPSGDClassifier(**{"steps": 5, "classes": [0, 1], **params}).fit(X, y)
 
 
 def test_dp_sgd_unfitted_and_shape_errors():
@@ -593,7 +602,7 @@ def test_dp_sgd_unfitted_and_shape_errors():
         DPSGDRegressor().predict(X)
     with pytest.raises(NotFittedError):
         DPSGDClassifier().predict(X)
-    with pytest.raises(ValueError, match="inconsistent"):
+    with pytest.raises(ValueError, match="different numbers"):
         DPSGDRegressor(steps=5).fit(X, y[:3])
     model = DPSGDRegressor(steps=5, rng=0).fit(X, y)
     with pytest.raises(ValueError, match="features"):

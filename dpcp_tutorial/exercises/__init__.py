@@ -1,11 +1,17 @@
 """Checkers for the coding exercises at the end of each chapter.
 
-Each ``check_<name>(fn)`` runs a reader's function on hidden cases and prints
-specific feedback; it returns ``True`` when every case passes. Usage in a
-chapter::
+Each ``check_<name>(fn, *, time_limit=10.0, quiet=False)`` runs a reader's
+function on hidden cases and prints specific feedback; it returns an
+:class:`ExerciseResult`, truthy exactly when every case passes. Each call of
+``fn`` may take ``time_limit`` seconds; ``None``, exceptions, wrong types,
+shapes or NaN, and calls that run too long fail the check with a message
+(the shared harness in ``_common.py``). Usage in a chapter::
 
     from dpcp_tutorial.exercises import check_conformal_quantile
-    check_conformal_quantile(my_quantile)
+    assert check_conformal_quantile(my_quantile)
+
+``python -m dpcp_tutorial.grading`` runs every checker over a folder of
+submissions (:mod:`dpcp_tutorial.grading`).
 """
 
 from ._common import ExerciseResult  # noqa: F401
@@ -22,3 +28,5 @@ from .ch10 import check_langevin_step, check_spatial_worst_case  # noqa: F401
 from .ch11 import check_interval_log_probabilities  # noqa: F401
 from .ch12 import check_halfspace_depth_directions, check_whitening_counterexample  # noqa: F401
 from .ch13 import check_clipped_mean, check_tukey_safe_attackers  # noqa: F401
+from .ch14 import check_leaked_quantile, check_partition_counts  # noqa: F401
+from .ch15 import check_annulus_area, check_tukey_level_probabilities  # noqa: F401

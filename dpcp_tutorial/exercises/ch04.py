@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..private_split import pps_corrected_level, pps_grid, pps_round_up
-from ._common import ExerciseResult, run_safely
+from ._common import array, checker, number
 
 __all__ = ["check_pps_round_up", "check_pps_level"]
 
@@ -20,8 +20,8 @@ def _diagnose_round_up(scores: np.ndarray, m: int, got: np.ndarray) -> str:
     down = edges[np.maximum(np.searchsorted(edges, scores, side="right") - 1, 0)]
     if got.shape == expected.shape:
         if np.array_equal(got, edges[index]):
-            return ("a score exactly on an edge must move to the *next* edge (smallest edge strictly above it, "
-                    "np.searchsorted(..., side='right')); you kept it in place")
+            return ("a score exactly on an edge must move to the *next* edge (the smallest edge strictly above "
+                    "it); you kept it in place")
         if np.array_equal(got, nearest):
             return "you round to the nearest edge; round *up*, to the smallest edge strictly above the score"
         if np.array_equal(got, down):
@@ -35,24 +35,21 @@ def _diagnose_round_up(scores: np.ndarray, m: int, got: np.ndarray) -> str:
             + (f", got {got[bad]!r}" if got.shape == expected.shape else f"; got an array of shape {got.shape}"))
 
 
-def check_pps_round_up(fn) -> ExerciseResult:
-    """Check a reader's ``fn(scores, m) -> array`` rounding scores up to the grid ``k/(m-1)``.
+@checker(function="my_round_up", exercise="ex-04-code")
+def check_pps_round_up(ctx) -> None:
+    """Check a reader's ``fn(scores, m) -> array`` rounding scores up to the grid ``k/(m-1)`` (chapter 4).
 
-    Hidden cases: interior scores, scores exactly on edges (must move up), 0 and 1, small and large ``m``.
+    Hidden cases: interior scores, scores exactly on edges, 0 and 1, small and large ``m``.
     """
-    result = ExerciseResult("check_pps_round_up")
     rng = np.random.default_rng(4)
     cases = [(rng.uniform(size=200), 11), (np.array([0.0, 0.25, 0.5, 0.75, 1.0]), 5),
              (np.array([0.0, 1.0, 0.999999]), 2), (rng.uniform(size=1000), 10_001)]
     for scores, m in cases:
-        got = run_safely(result, fn, scores.copy(), m)
-        if got is None:
+        got = ctx.call(scores.copy(), m, returns=array(scores.shape, what="one rounded score per score"),
+                       case=f"m={m}")
+        if not np.array_equal(got, pps_round_up(scores, m)):
+            ctx.fail(_diagnose_round_up(scores, m, got))
             break
-        got = np.asarray(got, dtype=float)
-        if got.shape != scores.shape or not np.array_equal(got, pps_round_up(scores, m)):
-            result.fail(_diagnose_round_up(scores, m, got))
-            break
-    return result.report()
 
 
 def _level_variants(n, alpha, eps, m, gamma) -> dict[str, float]:
@@ -70,26 +67,17 @@ def _level_variants(n, alpha, eps, m, gamma) -> dict[str, float]:
     }
 
 
-def check_pps_level(fn) -> ExerciseResult:
-    """Check a reader's ``fn(n, alpha, epsilon, m, gamma) -> float`` against the corrected level qtilde."""
-    result = ExerciseResult("check_pps_level")
+@checker(function="my_qtilde", exercise="ex-04-code")
+def check_pps_level(ctx) -> None:
+    """Check a reader's ``fn(n, alpha, epsilon, m, gamma) -> float`` against the corrected level of chapter 4."""
     cases = [(5000, 0.1, 8.0, 33932, 5.554e-4), (1000, 0.1, 1.0, 30888, 0.0221), (100, 0.1, 1.0, 10**4, 0.2),
              (200, 0.05, 2.0, 500, 0.3)]
     for n, alpha, eps, m, gamma in cases:
-        got = run_safely(result, fn, n, alpha, eps, m, gamma)
-        if got is None:
-            break
+        case = f"n={n}, alpha={alpha}, eps={eps}, m={m}, gamma={gamma}"
+        got = ctx.call(n, alpha, eps, m, gamma, returns=number(allow_inf=True), case=case)
         expected = pps_corrected_level(n, alpha, eps, m, gamma)
-        try:
-            got = float(got)
-        except (TypeError, ValueError):
-            result.fail(f"return a float, got {type(got).__name__}")
-            break
         if not math.isclose(got, expected, rel_tol=1e-9):
             hint = next((msg for msg, value in _level_variants(n, alpha, eps, m, gamma).items()
-                         if math.isclose(got, value, rel_tol=1e-9)),
-                        f"for n={n}, alpha={alpha}, eps={eps}, m={m}, gamma={gamma} expected {expected:.6f}, "
-                        f"got {got:.6f}")
-            result.fail(hint)
+                         if math.isclose(got, value, rel_tol=1e-9)), f"expected {expected:.6f}, got {got:.6f}")
+            ctx.fail(f"{case}: {hint}")
             break
-    return result.report()

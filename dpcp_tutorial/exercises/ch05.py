@@ -8,7 +8,7 @@ import numpy as np
 
 from ..conformal import conformal_quantile
 from ..dpcp import differential_cp_quantile
-from ._common import ExerciseResult, run_safely
+from ._common import checker, number
 
 __all__ = ["check_differential_cp_quantile"]
 
@@ -33,27 +33,21 @@ def _variants(scores, alpha, eps, delta) -> dict[str, float]:
     }
 
 
-def check_differential_cp_quantile(fn) -> ExerciseResult:
-    """Check a reader's ``fn(scores, alpha, epsilon, delta) -> float`` (``math.inf`` when the rank exceeds n)."""
-    result = ExerciseResult("check_differential_cp_quantile")
+@checker(function="my_dcp_quantile", exercise="ex-05-code")
+def check_differential_cp_quantile(ctx) -> None:
+    """Check a reader's ``fn(scores, alpha, epsilon, delta) -> float`` against the Differential-CP quantile.
+
+    ``math.inf`` is expected when the rank exceeds n (chapter 5); four hidden cases.
+    """
     rng = np.random.default_rng(5)
     cases = [(rng.exponential(size=500), 0.1, 0.5, 1e-5), (rng.exponential(size=2000), 0.1, 1.0, 1e-3),
              (rng.exponential(size=100), 0.2, 0.25, 0.0), (rng.exponential(size=50), 0.1, 2.0, 1e-6)]
     for scores, alpha, eps, delta in cases:
-        got = run_safely(result, fn, scores.copy(), alpha, eps, delta)
-        if got is None:
-            break
+        case = f"n={scores.size}, alpha={alpha}, eps={eps}, delta={delta}"
+        got = ctx.call(scores.copy(), alpha, eps, delta, returns=number(allow_inf=True), case=case)
         expected = differential_cp_quantile(scores, alpha, eps, delta)
-        try:
-            got = float(got)
-        except (TypeError, ValueError):
-            result.fail(f"return a float (math.inf for the whole space), got {type(got).__name__}")
-            break
         if got != expected:
             hint = next((msg for msg, value in _variants(scores, alpha, eps, delta).items()
-                         if value == got and value != expected),
-                        f"for n={scores.size}, alpha={alpha}, eps={eps}, delta={delta} expected {expected!r}, "
-                        f"got {got!r}")
-            result.fail(hint)
+                         if value == got and value != expected), f"expected {expected!r}, got {got!r}")
+            ctx.fail(f"{case}: {hint}")
             break
-    return result.report()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..dpcp import dpcp_levels
-from ._common import ExerciseResult
+from ._common import checker, number, sequence
 
 __all__ = ["check_dpcp_levels"]
 
@@ -26,36 +26,24 @@ def _variants(n, alpha, eps1, eps2, delta) -> dict[str, tuple[float, float]]:
     }
 
 
-def check_dpcp_levels(fn) -> ExerciseResult:
-    """Check a reader's ``fn(n, alpha, epsilon1, epsilon2, delta) -> (alpha1, alpha0)``.
+@checker(function="my_levels", exercise="ex-06-code")
+def check_dpcp_levels(ctx) -> None:
+    """Check a reader's ``fn(n, alpha, epsilon1, epsilon2, delta) -> (alpha1, alpha0)`` (chapter 6).
 
-    It must raise ``ValueError`` when Algorithm 1 is infeasible (alpha0 <= 0).
+    Three feasible cases are compared with the levels of DPCP; two infeasible ones
+    (alpha0 <= 0) must raise ``ValueError``.
     """
-    result = ExerciseResult("check_dpcp_levels")
     feasible = [(1000, 0.1, 0.5, 0.5, 1e-5), (5000, 0.1, 1.0, 2.0, 1e-6), (200, 0.2, 0.25, 1.0, 0.0)]
     for case in feasible:
-        try:
-            got = fn(*case)
-            got = (float(got[0]), float(got[1]))
-        except Exception as exc:  # a reader's bug must become feedback
-            result.fail(f"for (n, alpha, eps1, eps2, delta)={case} your function raised {type(exc).__name__}: {exc}")
-            return result.report()
-        expected = dpcp_levels(*case)
+        label = f"(n, alpha, eps1, eps2, delta)={case}"
+        got = ctx.call(*case, returns=sequence(number(), number(), names="a pair (alpha1, alpha0)"), case=label)
+        expected = dpcp_levels(*case, variant="original")  # the exercise asks for the shift 2/(n eps2)
         if not all(math.isclose(g, e, rel_tol=1e-9, abs_tol=1e-15) for g, e in zip(got, expected)):
             hint = next((msg for msg, value in _variants(*case).items()
                          if all(math.isclose(g, v, rel_tol=1e-9) for g, v in zip(got, value))),
-                        f"for (n, alpha, eps1, eps2, delta)={case} expected {expected}, got {got}")
-            result.fail(hint)
-            return result.report()
+                        f"expected {expected}, got {got}")
+            ctx.stop(f"{label}: {hint}")
     for case in [(1000, 0.1, 4.0, 1.0, 1e-5), (20, 0.1, 0.5, 0.5, 1e-5)]:
-        try:
-            got = fn(*case)
-        except ValueError:
-            continue
-        except Exception as exc:
-            result.fail(f"for the infeasible {case} raise ValueError, not {type(exc).__name__}")
-            break
-        result.fail(f"(n, alpha, eps1, eps2, delta)={case} is infeasible (alpha0 <= 0), but you returned {got}; "
-                    "raise ValueError and say which n or epsilon2 would work")
-        break
-    return result.report()
+        ctx.call_raises(ValueError, *case, case=f"(n, alpha, eps1, eps2, delta)={case}",
+                        message="this input is infeasible (alpha0 <= 0), but your function returned a value; "
+                                "raise ValueError and say which n or epsilon2 would work")

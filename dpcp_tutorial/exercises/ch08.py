@@ -7,36 +7,36 @@ import math
 import numpy as np
 
 from ..private_split import bounded_interval
-from ._common import ExerciseResult, run_safely
+from ._common import array, checker, integer
 
 __all__ = ["check_bounded_interval", "check_smallest_n"]
 
 
-def check_bounded_interval(fn) -> ExerciseResult:
-    """Check a reader's ``fn(y_pred, qhat, bound) -> array (n, 2)``: a threshold on [0, 1] scores as intervals."""
-    result = ExerciseResult("check_bounded_interval")
+@checker(function="my_interval", exercise="ex-08-code-interval")
+def check_bounded_interval(ctx) -> None:
+    """Check a reader's ``fn(y_pred, qhat, bound) -> array (n, 2)`` (chapter 8).
+
+    The intervals (lower and upper ends per prediction) must be those that a
+    threshold on scores normalised by the public bound gives, for three
+    thresholds up to and including the top edge 1.
+    """
     y_pred = np.array([-1.0, 0.0, 2.5])
     for qhat, bound in [(0.2, 3.0), (0.5, 0.1), (1.0, 2.0)]:
-        got = run_safely(result, fn, y_pred.copy(), qhat, bound)
-        if got is None:
-            break
-        got = np.asarray(got, dtype=float)
         expected = bounded_interval(y_pred, qhat, bound)
-        if got.shape != expected.shape:
-            result.fail(f"return an array of shape (n, 2) with lower and upper ends, got shape {got.shape}")
-            break
+        got = ctx.call(y_pred.copy(), qhat, bound, returns=array(expected.shape, allow_inf=True,
+                                                                 what="lower and upper end per prediction"),
+                       case=f"qhat={qhat}, bound={bound}")
         if np.array_equal(got, expected):
             continue
         if qhat < 1 and np.allclose(got, np.column_stack([y_pred - qhat, y_pred + qhat])):
-            result.fail("the threshold lives on the normalised scale: the half-width is B * qhat, not qhat "
-                        "(seed error S7)")
+            ctx.fail("you used qhat itself as the half-width, but qhat is a threshold on normalised scores; "
+                     "convert it back to the scale of y (DPCP write-up error D7 in the book's appendix)")
         elif qhat == 1 and np.all(np.isfinite(got)):
-            result.fail("qhat = 1 is the top edge of *clipped* scores: every residual is admitted, so the interval is "
-                        "(-inf, inf), not mu +- B")
+            ctx.fail("qhat = 1 is the top edge of *clipped* scores: every residual is admitted, so a finite "
+                     "interval is wrong here")
         else:
-            result.fail(f"for qhat={qhat}, bound={bound} expected {expected.tolist()}, got {got.tolist()}")
+            ctx.fail(f"for qhat={qhat}, bound={bound} expected {expected.tolist()}, got {got.tolist()}")
         break
-    return result.report()
 
 
 def _smallest_n(alpha, eps1, eps2, delta) -> int:
@@ -44,29 +44,26 @@ def _smallest_n(alpha, eps1, eps2, delta) -> int:
     return math.floor(2.0 / (alpha1 * eps2)) + 1
 
 
-def check_smallest_n(fn) -> ExerciseResult:
+@checker(function="smallest_n", exercise="ex-08-code-n")
+def check_smallest_n(ctx) -> None:
     """Check a reader's ``fn(alpha, epsilon1, epsilon2, delta) -> int``: the smallest n for which DPCP is feasible.
 
-    Feasible means :math:`e^{-\\varepsilon_1}(\\alpha-\\delta) > 2/(n\\varepsilon_2)` (strictly).
+    Feasible means that Algorithm 1's level alpha0 is strictly positive (chapter 6); four hidden cases.
     """
-    result = ExerciseResult("check_smallest_n")
     cases = [(0.1, 0.1, 0.9, 1e-5), (0.1, 4.0, 1.0, 1e-5), (0.1, 1.0, 1.0, 1e-5), (0.2, 0.5, 0.4, 1e-3)]
     for alpha, eps1, eps2, delta in cases:
-        got = run_safely(result, fn, alpha, eps1, eps2, delta)
-        if got is None:
-            break
+        case = f"alpha={alpha}, eps1={eps1:.4g}, eps2={eps2}, delta={delta}"
+        got = ctx.call(alpha, eps1, eps2, delta, returns=integer(), case=case)
         expected = _smallest_n(alpha, eps1, eps2, delta)
         if got == expected:
             continue
         if got in (_smallest_n(alpha, eps1 + eps2, eps2, delta), _smallest_n(alpha, eps1, eps1 + eps2, delta)):
-            result.fail("alpha1 uses epsilon1 (training) and the shift uses epsilon2 (quantile); "
-                        "do not mix in the total")
+            ctx.fail(f"{case}: alpha1 uses epsilon1 (training) and the shift uses epsilon2 (quantile); "
+                     "do not mix in the total")
         elif got == _smallest_n(alpha, eps1, eps2, 0.0):
-            result.fail("alpha1 = e^-eps1 (alpha - delta): delta is missing")
+            ctx.fail(f"{case}: delta is missing from alpha1")
         elif got == expected - 1:
-            result.fail("off by one: the condition alpha1 > 2/(n eps2) is strict, so n must exceed 2/(alpha1 eps2)")
+            ctx.fail(f"{case}: off by one: at your n, alpha0 is not yet strictly positive")
         else:
-            result.fail(f"for alpha={alpha}, eps1={eps1:.4g}, eps2={eps2}, delta={delta} expected n={expected}, "
-                        f"got {got!r}")
+            ctx.fail(f"{case}: your n={got} is too {'small' if got < expected else 'large'}")
         break
-    return result.report()

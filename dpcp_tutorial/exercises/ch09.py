@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import ExerciseResult, run_safely
+from ._common import array, checker
 
 __all__ = ["check_spatial_depth", "check_integrated_dual_depth"]
 
@@ -32,41 +32,32 @@ def _spatial_cases():
     ]
 
 
-def check_spatial_depth(fn) -> ExerciseResult:
-    """Check a reader's ``fn(points, data) -> array`` of spatial depths (chapter 9).
+@checker(function="my_spatial_depth", exercise="ex-09-spatial")
+def check_spatial_depth(ctx) -> None:
+    """Check a reader's ``fn(points, data) -> array`` of sample spatial depths (chapter 9).
 
-    Expected :math:`SD(x) = 1 - \\|\\frac1n \\sum_i S(x - X_i)\\|` with
-    :math:`S(v) = v/\\|v\\|` and :math:`S(0) = 0`. Hidden cases include queries
-    equal to (repeated) data points.
+    One depth per query point; hidden cases include queries equal to (repeated)
+    data points and d = 5.
     """
-    result = ExerciseResult("check_spatial_depth")
+    nan_hint = ("NaN depth: a query equal to a data point gives x - X_i = 0, and the definition says what S(0) is; "
+                "do not divide by a zero norm")
     for name, points, data in _spatial_cases():
-        got = run_safely(result, fn, points.copy(), data.copy())
-        if got is None:
-            break
-        got = np.asarray(got, dtype=float)
-        if got.shape != (len(points),):
-            result.fail(f"{name}: expected one depth per point, shape ({len(points)},); got shape {got.shape}")
-            break
+        got = ctx.call(points.copy(), data.copy(), returns=array((len(points),), nan_hint=nan_hint,
+                                                                 what="one depth per point"), case=name)
         want = 1.0 - _unit_sum(points, data)
-        if np.any(np.isnan(got)):
-            result.fail(f"{name}: NaN depth. A query equal to a data point gives x - X_i = 0; "
-                        "define S(0) = 0 (skip that term) instead of dividing by a zero norm")
-            break
         if not np.allclose(got, want, rtol=0, atol=1e-10):
             variants = {
                 "divide the sum of unit vectors by n (all points), not by the number of points different from x":
                     1.0 - _unit_sum(points, data, divide_by_nonzero=True),
                 "normalise each difference x - X_i to unit length before averaging":
                     1.0 - _unit_sum(points, data, normalise=False),
-                "the depth is 1 minus the norm of the average unit vector (you returned the norm itself)":
+                "you returned the norm of the average unit vector itself; compare with the definition":
                     _unit_sum(points, data),
             }
             hint = next((h for h, w in variants.items() if np.allclose(got, w, rtol=0, atol=1e-10)), None)
             k = int(np.argmax(np.abs(got - want)))
-            result.fail(f"{name}: " + (hint or f"at point {k} expected {want[k]:.6f}, got {got[k]:.6f}"))
+            ctx.fail(f"{name}: " + (hint or f"at point {k} expected {want[k]:.6f}, got {got[k]:.6f}"))
             break
-    return result.report()
 
 
 def _idd(points, data, directions, univariate="ff", strict=False, reduce="mean"):
@@ -91,33 +82,26 @@ def _idd_cases():
     ]
 
 
-def check_integrated_dual_depth(fn) -> ExerciseResult:
-    """Check a reader's ``fn(points, data, directions) -> array`` of Monte Carlo IDDs (chapter 9).
+@checker(function="my_idd", exercise="ex-09-idd")
+def check_integrated_dual_depth(ctx) -> None:
+    """Check a reader's ``fn(points, data, directions) -> array`` of Monte Carlo integrated dual depths (chapter 9).
 
-    Expected :math:`\\frac1m \\sum_j F_j(1 - F_j)` with
-    :math:`F_j = \\frac1n\\#\\{i : u_j^\\top X_i \\le u_j^\\top x\\}`. Hidden cases
-    include queries tied with data points.
+    One depth per query point; hidden cases include queries tied with data points.
     """
-    result = ExerciseResult("check_integrated_dual_depth")
     for name, points, data, u in _idd_cases():
-        got = run_safely(result, fn, points.copy(), data.copy(), u.copy())
-        if got is None:
-            break
-        got = np.asarray(got, dtype=float)
-        if got.shape != (len(points),):
-            result.fail(f"{name}: expected one depth per point, shape ({len(points)},); got shape {got.shape}")
-            break
+        got = ctx.call(points.copy(), data.copy(), u.copy(), returns=array((len(points),), what="one depth per point"),
+                       case=name)
         want = _idd(points, data, u)
         if not np.allclose(got, want, rtol=0, atol=1e-12):
             variants = {
-                "count the data with u'X_i <= u'x (a non-strict inequality): the point itself belongs to F":
+                "you count the data strictly below the query; check the inequality in the definition of F":
                     _idd(points, data, u, strict=True),
-                "the univariate depth is F(1 - F) (maximum 1/4), not 2F(1 - F)": _idd(points, data, u, "2ff"),
-                "the univariate depth here is F(1 - F), not min(F, 1 - F)": _idd(points, data, u, "min"),
+                "your univariate depth is twice too large (its maximum must be 1/4)": _idd(points, data, u, "2ff"),
+                "you used min(F, 1 - F) as the univariate depth; compare with the definition of the IDD":
+                    _idd(points, data, u, "min"),
                 "average over the directions (divide by m), do not sum": _idd(points, data, u, reduce="sum"),
             }
             hint = next((h for h, w in variants.items() if np.allclose(got, w, rtol=0, atol=1e-12)), None)
             k = int(np.argmax(np.abs(got - want)))
-            result.fail(f"{name}: " + (hint or f"at point {k} expected {want[k]:.6f}, got {got[k]:.6f}"))
+            ctx.fail(f"{name}: " + (hint or f"at point {k} expected {want[k]:.6f}, got {got[k]:.6f}"))
             break
-    return result.report()

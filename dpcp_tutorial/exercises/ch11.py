@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from ._common import ExerciseResult, run_safely
+from ._common import array, checker
 
 __all__ = ["check_interval_log_probabilities"]
 
@@ -25,8 +25,8 @@ def _interval_logits(data: np.ndarray, epsilon: float, lower: float, upper: floa
     return logits
 
 
-def reference_interval_log_probabilities(data, epsilon: float, lower: float, upper: float) -> np.ndarray:
-    """Exact 1-D private median law: interval :math:`k` has mass :math:`\\propto |I_k|\\,e^{\\varepsilon\\min(k, n-k)/2}`."""
+def _reference_interval_log_probabilities(data, epsilon: float, lower: float, upper: float) -> np.ndarray:
+    """The exact law the checker compares with (not part of the public API)."""
     logits = _interval_logits(np.asarray(data, dtype=float), epsilon, lower, upper)
     return logits - logsumexp(logits)
 
@@ -43,18 +43,15 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
                 and np.allclose(a[fin], b[fin], rtol=1e-7, atol=1e-9))
 
 
-def check_interval_log_probabilities(fn) -> ExerciseResult:
+@checker(function="interval_log_probabilities", exercise="ex-11-exact-1d")
+def check_interval_log_probabilities(ctx) -> None:
     """Check a reader's ``fn(data, epsilon, lower, upper) -> array of n+1 log-probabilities`` (chapter 11).
 
-    The exact continuous exponential mechanism in one dimension with a uniform prior on
-    :math:`[a, b]` and utility the halfspace depth: after clipping the data to
-    :math:`[a, b]` and sorting, interval :math:`k` (:math:`k = 0, \\dots, n`, between
-    the :math:`k`-th and :math:`(k+1)`-th order statistics) has probability proportional
-    to its length times :math:`e^{\\varepsilon \\min(k, n-k)/2}`. Empty intervals (ties)
-    get :math:`-\\infty`. Hidden cases include unsorted data, data outside
-    :math:`[a, b]`, ties, and :math:`\\varepsilon n` large enough that a naive ``exp`` overflows.
+    The output is compared with the exact law of the one-dimensional continuous
+    exponential mechanism of the exercise over the n+1 intervals. Hidden cases
+    include unsorted data, data outside ``[lower, upper]``, ties, and
+    :math:`\\varepsilon n` large enough that a naive ``exp`` overflows.
     """
-    result = ExerciseResult("check_interval_log_probabilities")
     rng = np.random.default_rng(1111)
     cases = [
         (np.array([0.3, -0.2, 0.1]), 1.0, -1.0, 1.0),
@@ -63,58 +60,43 @@ def check_interval_log_probabilities(fn) -> ExerciseResult:
         (rng.standard_cauchy(4000), 1.0, -10.0, 10.0),             # eps*n/4 = 1000: exp would overflow
     ]
     for data, epsilon, lower, upper in cases:
-        got = run_safely(result, fn, data.copy(), epsilon, lower, upper)
-        if got is None:
-            break
-        try:
-            got = np.asarray(got, dtype=float)
-        except (TypeError, ValueError):
-            result.fail(f"expected an array of {data.size + 1} log-probabilities, got {type(got).__name__}")
-            break
-        expected = reference_interval_log_probabilities(data, epsilon, lower, upper)
-        if got.shape != expected.shape:
-            result.fail(f"with n={data.size} points there are n+1={data.size + 1} intervals; your output has shape "
-                        f"{got.shape}")
-            break
-        d = np.asarray(data, dtype=float)
-        if np.isnan(got).any():
-            outside = np.any((d < lower) | (d > upper))
-            if outside:
-                result.fail(f"n={data.size}, epsilon={epsilon}: your output contains NaN and some data lie outside "
-                            f"[{lower}, {upper}]: clip the data to [lower, upper] first (otherwise interval lengths "
-                            "can be negative)")
-            else:
-                result.fail(f"n={data.size}, epsilon={epsilon}: your output contains NaN. Work in log space (add "
-                            "the log-lengths to the logits and subtract logsumexp) so that nothing overflows, and "
-                            "use -inf for empty intervals")
-            break
+        case = f"n={data.size}, epsilon={epsilon}"
+        if np.any((data < lower) | (data > upper)):
+            nan_hint = (f"your output contains NaN and some data lie outside [{lower}, {upper}]: "
+                        "what does the exercise do with them before sorting?")
+        else:
+            nan_hint = ("your output contains NaN. Work in log space so that nothing overflows, and use "
+                        "-inf for empty intervals")
+        got = ctx.call(data.copy(), epsilon, lower, upper,
+                       returns=array((data.size + 1,), allow_inf=True, nan_hint=nan_hint,
+                                     what=f"n+1 = {data.size + 1} log-probabilities, one per interval"),
+                       case=case)
+        expected = _reference_interval_log_probabilities(data, epsilon, lower, upper)
         if _same(got, expected):
             continue
+        d = np.asarray(data, dtype=float)
         diagnoses = [
             (_normalised(_interval_logits(d, epsilon, lower, upper, lengths=False)),
-             "you left out the interval lengths: with a uniform prior the mass of an interval is its length times "
-             "exp(beta * depth), not exp(beta * depth) alone"),
+             "you left out the interval lengths: with a uniform prior the mass of an interval is not "
+             "exp(beta * depth) alone"),
             (_normalised(_interval_logits(d, epsilon, lower, upper, beta_factor=1.0)),
-             "your exponent is epsilon*min(k, n-k), i.e. beta = epsilon*n; the halfspace depth has sensitivity 1/n, "
-             "so beta = epsilon*n/2 and the exponent is epsilon*min(k, n-k)/2"),
+             "your exponent is twice too large: check beta against the sensitivity of the halfspace depth"),
             (_normalised(_interval_logits(d, epsilon, lower, upper, clip=False)),
              "you did not clip the data to [lower, upper]; points outside the prior's support give negative "
              "interval lengths"),
         ]
         for candidate, message in diagnoses:
             if _same(got, candidate):
-                result.fail(f"n={data.size}, epsilon={epsilon}: {message}")
+                ctx.fail(f"{case}: {message}")
                 break
         else:
             if np.all(np.isfinite(got)) and not np.isclose(logsumexp(got), 0.0):
-                result.fail(f"n={data.size}, epsilon={epsilon}: your log-probabilities do not sum to 1 "
-                            f"(logsumexp = {logsumexp(got):.4g}); subtract logsumexp of the logits")
+                ctx.fail(f"{case}: your log-probabilities do not sum to 1 (logsumexp = {logsumexp(got):.4g})")
             elif np.all(np.isfinite(got)) and not np.all(np.isfinite(expected)):
-                result.fail(f"n={data.size}, epsilon={epsilon}: tied data points make some intervals empty; they "
-                            "must get probability 0 (log-probability -inf)")
+                ctx.fail(f"{case}: tied data points make some intervals empty; they must get probability 0 "
+                         "(log-probability -inf)")
             else:
                 k = int(np.argmax(~np.isclose(got, expected, rtol=1e-7, atol=1e-9)))
-                result.fail(f"n={data.size}, epsilon={epsilon}, [lower, upper]=[{lower}, {upper}]: interval {k} "
-                            f"should have log-probability {expected[k]:.6g}, got {got[k]:.6g}")
+                ctx.fail(f"{case}, [lower, upper]=[{lower}, {upper}]: interval {k} should have log-probability "
+                         f"{expected[k]:.6g}, got {got[k]:.6g}")
         break
-    return result.report()

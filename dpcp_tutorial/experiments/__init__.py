@@ -6,10 +6,10 @@ Each runner is a module of this package that defines
 
 * ``DESCRIPTION`` (one line),
 * ``add_arguments(parser)`` (its command-line options, with full-size defaults),
-* ``run(args) -> dict`` (runs with a progress bar on stderr and returns a JSON-able result).
+* ``run(args) -> dict`` (runs with a tqdm progress bar on stderr and returns a JSON-able result).
 
-Results are written to ``--output`` (default: the package's ``data/`` folder,
-where the committed full-size results live and the chapters load them).
+Results are written to ``--out`` (default: ``NAME.json`` in the working directory,
+never the installed package; the committed results in ``data/`` were written with an explicit ``--out``).
 """
 
 from __future__ import annotations

@@ -5,37 +5,63 @@ The setting of Ramsay, Jagannath & Chenouri's simulations: per run one
 first quarter of the rows shifted), of which the first :math:`d` columns are
 used for each :math:`d`; the target is 0, the centre of the clean part; the
 error of a run is :math:`\\|\\hat\\theta\\|` and the summary
-:math:`\\mathrm{ERMSE} = \\sqrt{\\text{mean}_r \\|\\hat\\theta_r\\|^2}`.
+:math:`\\mathrm{ERMSE} = \\sqrt{\\text{mean}_r \\|\\hat\\theta_r\\|^2}`, reported
+with its standard error over runs (delta method, :func:`ermse_and_se`).
 
-Estimators (all pure :math:`\\varepsilon`-DP unless noted; :math:`\\varepsilon = 10`):
+Estimators of the corrected run (all pure :math:`\\varepsilon`-DP for
+replace-one neighbours with :math:`n` public, unless noted):
 
 * ``private_idd`` -- :func:`~dpcp_tutorial.private_depth_median` with the
-  smoothed IDD (:math:`s = 10`, :math:`m = 200` public directions),
-  :math:`\\beta = \\varepsilon n/2`, prior :math:`N(0, 25d\\,I)`, a public
+  smoothed IDD (:math:`s = 10`, :math:`m = 500` public directions, the number
+  in the authors' direction files), :math:`\\beta = \\varepsilon n/2` (the tight
+  sensitivity :math:`1/n`), prior :math:`N(0, 25d\\,I)`, a public
   :math:`N(0, I)` start and the default step and number of steps; the output
   of the Langevin chain is only **approximately** :math:`\\varepsilon`-DP;
 * ``nonprivate_idd`` -- the maximiser of the same smoothed IDD (L-BFGS);
+* ``nonprivate_idd_m200`` -- the same with only the first 200 of the
+  directions (the sensitivity of the median to :math:`m`);
 * ``spatial_median`` -- the non-private spatial median;
 * ``coordinatewise`` -- :func:`~dpcp_tutorial.coordinatewise_private_median`
   with public bounds [-20, 20] and 4000 bins per coordinate;
-* ``coinpress`` -- :func:`~dpcp_tutorial.coinpress_mean` with
-  :math:`\\rho = \\varepsilon^2/2` (zCDP, a weaker guarantee than
-  :math:`\\varepsilon`-DP), 4 steps, initial ball :math:`B(0, 10\\sqrt d)`;
+* ``coinpress`` -- :func:`~dpcp_tutorial.coinpress_mean` as specified
+  (every step clips the original data), :math:`\\rho = \\varepsilon^2/2`
+  (zCDP, a weaker guarantee than :math:`\\varepsilon`-DP), 4 steps, initial
+  ball :math:`B(0, 10\\sqrt d)`;
 * ``sample_mean`` -- non-private; its error is :math:`\\approx 1.25\\sqrt d` here.
 
-Differences from the authors' notebook: the gradient is divided by the number
-of directions actually used (their notebook divided a sum over 500 loaded
-directions by 200), and :math:`\\beta = \\varepsilon n/2` uses the sensitivity
-:math:`1/n` proved in chapter 10 instead of their conservative :math:`3/n`.
+The **authors' settings** (``authors=True``, option ``--authors``) add
+
+* ``private_idd_authors`` -- the same chain with the authors' calibration
+  :math:`\\beta = \\varepsilon n/6` (their conservative sensitivity :math:`3/n`)
+  and their :math:`m = 500` directions, i.e. ``private_depth_median`` at
+  budget :math:`\\varepsilon/3`; with a consistent :math:`m` (their notebook
+  divided the sum over 500 loaded directions by 200, which multiplied the
+  gradient by 2.5; that is not reproduced);
+* ``coinpress_in_place`` -- CoinPress as in the reference code the authors
+  called, which overwrites the data with the clipped points
+  (``variant="in_place"``), same budget and ball.
+
+The non-private and non-CoinPress estimators do not depend on these settings
+and are shared by both runs.
+
+**Small budgets** (``small_epsilons``, option ``--small-epsilons``): at the
+dimensions ``small_dims`` the private estimators ``private_idd``,
+``coordinatewise``, ``coinpress`` and ``coinpress_in_place`` are run again at
+each of these :math:`\\varepsilon` (CoinPress at :math:`\\rho = \\varepsilon^2/2`),
+on the same contaminated data sets.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
+from tqdm import tqdm
 
-from .._progress import progress
 from ..baselines import coinpress_mean, coordinatewise_private_median, pure_dp_to_zcdp
 from ..datasets import make_contaminated_gaussian
 from ..depth import random_directions
@@ -43,75 +69,263 @@ from ..median import GaussianPrior, depth_median, private_depth_median, spatial_
 
 DESCRIPTION = "depth medians vs CoinPress vs the mean under 25% contamination, error against d (chapter 10)"
 
+# the method keys of the results (plus ``nonprivate_idd_m{k}`` with ``compare_directions=k``)
 METHODS = ("private_idd", "nonprivate_idd", "spatial_median", "coordinatewise", "coinpress", "sample_mean")
+AUTHORS_METHODS = ("private_idd_authors", "coinpress_in_place")
+SMALL_EPSILON_METHODS = ("private_idd", "coordinatewise", "coinpress", "coinpress_in_place")
 
 
-def estimate_all(data: np.ndarray, epsilon: float, directions: np.ndarray, smoothing: float,
-                 rng: np.random.Generator) -> dict[str, tuple[np.ndarray, float]]:
-    """Every estimator on one data set: ``{method: (estimate, seconds)}``.
+def ermse_and_se(errors) -> tuple[float, float]:
+    """:math:`\\mathrm{ERMSE} = \\sqrt{\\bar{e^2}}` over runs and its delta-method standard error.
 
-    ``rng`` feeds, in order, the Langevin chain (start and noise), the
-    coordinate-wise median and CoinPress.
+    With :math:`R` runs, :math:`\\mathrm{se}(\\bar{e^2}) = \\mathrm{sd}(e^2)/\\sqrt R`
+    and :math:`\\mathrm{se}(\\mathrm{ERMSE}) \\approx \\mathrm{se}(\\bar{e^2}) / (2\\,\\mathrm{ERMSE})`
+    (NaN-free: one run gives a standard error of 0).
     """
+    sq = np.square(np.asarray(errors, dtype=float))
+    value = float(np.sqrt(sq.mean()))
+    if sq.size < 2 or value == 0.0:
+        return value, 0.0
+    return value, float(sq.std(ddof=1) / np.sqrt(sq.size) / (2.0 * value))
+
+
+def _chain(data: np.ndarray, epsilon: float, directions: np.ndarray, smoothing: float,
+           rng: np.random.Generator) -> np.ndarray:
+    """The Langevin IDD median of the experiment (prior :math:`N(0, 25d\\,I)`, default step and steps)."""
     d = data.shape[1]
-    out = {}
-    start = time.perf_counter()
-    out["private_idd"] = private_depth_median(data, epsilon, "smoothed_idd", "langevin",
-                                              GaussianPrior(scale=5.0 * np.sqrt(d)), directions=directions,
-                                              smoothing=smoothing, rng=rng)
-    timed = {"private_idd": time.perf_counter() - start}
-    start = time.perf_counter()
-    out["nonprivate_idd"] = depth_median(data, "smoothed_idd", directions=directions, smoothing=smoothing)
-    timed["nonprivate_idd"] = time.perf_counter() - start
-    out["spatial_median"] = spatial_median(data)
-    out["coordinatewise"] = coordinatewise_private_median(data, epsilon, (-20.0, 20.0), bins=4000, rng=rng)
-    out["coinpress"] = coinpress_mean(data, pure_dp_to_zcdp(epsilon), radius=10.0 * np.sqrt(d), rng=rng)
-    out["sample_mean"] = data.mean(axis=0)
-    return {k: (v, timed.get(k, float("nan"))) for k, v in out.items()}
+    return private_depth_median(data, epsilon, "smoothed_idd", "langevin", GaussianPrior(scale=5.0 * np.sqrt(d)),
+                                directions=directions, smoothing=smoothing, rng=rng)
+
+
+def _job(kind: str, run: int, config: dict) -> dict:
+    """One unit of work on the data sets of run ``run``.
+
+    ``kind`` is ``"cheap"`` (every estimator without a Langevin chain, at
+    every budget), ``"chains"`` (``private_idd``), ``"authors"``
+    (``private_idd_authors``) or ``"small"`` (``private_idd`` at the small
+    budgets). Every estimator has its own seed, so results do not depend on
+    how the work is split or scheduled.
+    """
+    dims, seed, n, eps = config["dims"], config["seed"], config["n"], config["epsilon"]
+    smoothing, compare = config["smoothing"], config["compare_directions"]
+    rho = pure_dp_to_zcdp(eps)
+    errors, seconds, small = {}, {}, {}
+
+    def put(setting, method, k, estimate, table=errors, size=len(dims)):
+        table.setdefault(setting, {}).setdefault(method, [None] * size)[k] = float(np.linalg.norm(estimate))
+
+    for setting in config["settings"]:
+        fraction = 0.25 if setting == "contaminated" else 0.0
+        full = make_contaminated_gaussian(n, max(dims), fraction=fraction, rng=np.random.default_rng([seed, run]))
+        for k, d in enumerate(dims):
+            data = full[:, :d]
+            u = random_directions(config["n_directions"], d, rng=np.random.default_rng([seed + 1, run, d]))
+            ball = 10.0 * np.sqrt(d)
+            if kind == "cheap":
+                start = time.perf_counter()
+                put(setting, "nonprivate_idd", k, depth_median(data, "smoothed_idd", directions=u, smoothing=smoothing))
+                if setting == "contaminated":
+                    seconds.setdefault("nonprivate_idd", [None] * len(dims))[k] = time.perf_counter() - start
+                if compare:
+                    put(setting, f"nonprivate_idd_m{compare}", k,
+                        depth_median(data, "smoothed_idd", directions=u[:compare], smoothing=smoothing))
+                put(setting, "spatial_median", k, spatial_median(data))
+                put(setting, "coordinatewise", k, coordinatewise_private_median(
+                    data, eps, (-20.0, 20.0), bins=4000, rng=np.random.default_rng([seed + 5, run, d])))
+                # both CoinPress variants get the same noise (a paired comparison)
+                put(setting, "coinpress", k, coinpress_mean(data, rho, radius=ball,
+                                                            rng=np.random.default_rng([seed + 6, run, d])))
+                if config["authors"]:
+                    put(setting, "coinpress_in_place", k, coinpress_mean(
+                        data, rho, radius=ball, variant="in_place", rng=np.random.default_rng([seed + 6, run, d])))
+                put(setting, "sample_mean", k, data.mean(axis=0))
+            elif kind in ("chains", "authors"):
+                method = "private_idd" if kind == "chains" else "private_idd_authors"
+                budget = eps if kind == "chains" else eps / 3.0        # eps/3: beta = eps n / 6
+                start = time.perf_counter()
+                put(setting, method, k, _chain(data, budget, u, smoothing,
+                                               np.random.default_rng([seed + (2 if kind == "chains" else 3), run, d])))
+                if setting == "contaminated":
+                    seconds.setdefault(method, [None] * len(dims))[k] = time.perf_counter() - start
+        if setting != "contaminated" or kind not in ("cheap", "small"):
+            continue
+        for k, d in enumerate(config["small_dims"]):
+            data = full[:, :d]
+            u = random_directions(config["n_directions"], d, rng=np.random.default_rng([seed + 1, run, d]))
+            for j, e in enumerate(config["small_epsilons"]):
+                key, size = str(e), len(config["small_dims"])
+                if kind == "small":
+                    put(key, "private_idd", k, _chain(data, e, u, smoothing,
+                                                      np.random.default_rng([seed + 4, run, d, j])), small, size)
+                    continue
+                put(key, "coordinatewise", k, coordinatewise_private_median(
+                    data, e, (-20.0, 20.0), bins=4000, rng=np.random.default_rng([seed + 7, run, d, j])), small, size)
+                for variant, method in (("specified", "coinpress"), ("in_place", "coinpress_in_place")):
+                    put(key, method, k, coinpress_mean(data, pure_dp_to_zcdp(e), radius=10.0 * np.sqrt(d),
+                                                       variant=variant,
+                                                       rng=np.random.default_rng([seed + 8, run, d, j])),
+                        small, size)
+    return {"kind": kind, "run": run, "errors": errors, "seconds": seconds, "small": small}
+
+
+def _collect(done: list[dict], part: str) -> dict:
+    """``{group: {method: {run: values}}}`` from the finished jobs (``part`` is "errors" or "small")."""
+    out: dict = {}
+    for job in done:
+        for group, by_method in job[part].items():
+            for method, values in by_method.items():
+                out.setdefault(group, {}).setdefault(method, {})[job["run"]] = values
+    return out
+
+
+def _tabulate(by_run: dict, size: int) -> tuple[list, list, list, list]:
+    """Errors (list over positions of lists over runs), ERMSE, its standard error, and the run indices."""
+    runs = sorted(by_run)
+    errors = [[by_run[r][k] for r in runs] for k in range(size)]
+    stats = [ermse_and_se(e) for e in errors]
+    return errors, [v for v, _ in stats], [se for _, se in stats], runs
+
+
+def _summarise(config: dict, done: list[dict]) -> dict:
+    """The JSON-able result from the finished jobs."""
+    dims, n, eps = config["dims"], config["n"], config["epsilon"]
+    collected = _collect(done, "errors")
+    result = {"errors": {}, "ermse": {}, "ermse_se": {}, "runs_per_method": {}}
+    for setting, by_method in collected.items():
+        for method, by_run in sorted(by_method.items()):
+            errors, value, se, runs = _tabulate(by_run, len(dims))
+            result["errors"].setdefault(setting, {})[method] = errors
+            result["ermse"].setdefault(setting, {})[method] = value
+            result["ermse_se"].setdefault(setting, {})[method] = se
+            if setting == "contaminated":
+                result["runs_per_method"][method] = runs
+    result["seconds"] = {}
+    for method in ("private_idd", "nonprivate_idd", "private_idd_authors"):
+        times = [job["seconds"][method] for job in done if method in job["seconds"]]
+        if times:
+            result["seconds"][method] = [float(np.mean([t[k] for t in times])) for k in range(len(dims))]
+    result["settings"] = {
+        "n": n, "dims": dims, "runs": config["runs"], "chain_runs": config["chain_runs"], "epsilon": eps,
+        "n_directions": config["n_directions"], "smoothing": config["smoothing"], "beta": eps * n / 2,
+        "prior": "N(0, 25 d I)", "langevin_steps": [max(1000, 80 * d) for d in dims], "seed": config["seed"],
+        "coinpress_rho": pure_dp_to_zcdp(eps), "coinpress_variant": "specified",
+        "coordinatewise_bounds": [-20.0, 20.0], "authors": config["authors"],
+        "compare_directions": config["compare_directions"]}
+    if config["authors"]:
+        result["settings"]["authors_settings"] = {
+            "beta": eps * n / 6, "n_directions": config["n_directions"], "coinpress_variant": "in_place",
+            "note": "beta = eps n / 6 (sensitivity 3/n) with a consistent m; the notebook's 500/200 factor "
+                    "on the gradient is not reproduced"}
+    if config["small_epsilons"]:
+        small = _collect(done, "small")
+        size = len(config["small_dims"])
+        block = {"epsilons": list(config["small_epsilons"]), "dims": list(config["small_dims"]),
+                 "errors": {}, "ermse": {}, "ermse_se": {}, "runs_per_method": {}}
+        for key, by_method in small.items():
+            for method, by_run in sorted(by_method.items()):
+                errors, value, se, runs = _tabulate(by_run, size)
+                block["errors"].setdefault(key, {})[method] = errors
+                block["ermse"].setdefault(key, {})[method] = value
+                block["ermse_se"].setdefault(key, {})[method] = se
+                block["runs_per_method"][method] = runs
+        result["small_epsilon"] = block
+    return result
 
 
 def run_experiment(n: int = 10_000, dims=(2, 10, 20, 50, 100), runs: int = 50, epsilon: float = 10.0,
-                   n_directions: int = 200, smoothing: float = 10.0, clean: bool = False, seed: int = 421,
-                   show_progress: bool = True) -> dict:
+                   n_directions: int = 500, smoothing: float = 10.0, clean: bool = False, seed: int = 421,
+                   authors: bool = False, compare_directions: int | None = None, small_epsilons=(),
+                   small_dims=(2, 10), chain_runs: int | None = None, workers: int = 1, checkpoint=None,
+                   command: str | None = None, show_progress: bool = True) -> dict:
     """Run the experiment and return a JSON-able dict (chapter 10 runs a reduced version live).
 
-    Seeds: data ``[seed, run]``, directions ``[seed + 1, run, d]``, estimators
-    ``[seed + 2, run, d]`` (the authors used 421, 422, 423).
+    The estimators without a Langevin chain run on ``runs`` data sets; the
+    Langevin medians (the expensive part) on the first ``chain_runs`` of
+    them (default: all). Work is scheduled as: every cheap job first, then,
+    run by run, the chains. Seeds: data ``[seed, run]``, directions
+    ``[seed + 1, run, d]``, chains ``[seed + 2, run, d]`` (authors' settings
+    ``seed + 3``, small budgets ``[seed + 4, run, d, j]``), coordinate-wise
+    median ``seed + 5`` (small budgets ``seed + 7``), CoinPress ``seed + 6``
+    (both variants the same stream; small budgets ``seed + 8``). Results do
+    not depend on ``workers``.
+
+    Parameters
+    ----------
+    authors : bool
+        Also run the authors' settings (``private_idd_authors``, ``coinpress_in_place``).
+    compare_directions : int, optional
+        Also compute the non-private IDD median with only the first this many
+        directions (``nonprivate_idd_m{k}``).
+    small_epsilons : sequence of float
+        Extra budgets for the private estimators at ``small_dims`` (contaminated data).
+    chain_runs : int, optional
+        Number of runs (the first ones) with the Langevin medians.
+    workers : int
+        Processes running independent jobs in parallel.
+    checkpoint : path, optional
+        After every finished job the summary so far is written there
+        (``meta.complete`` false), so an interrupted run leaves a consistent
+        result; ``runs_per_method`` says which runs each ERMSE uses.
+    command : str, optional
+        The command line, recorded in the checkpoint's ``meta``.
 
     Returns
     -------
     dict
         ``settings``; ``errors[setting][method]`` = list over ``dims`` of lists
-        over runs of :math:`\\|\\hat\\theta\\|`; ``ermse[setting][method]`` = list
-        over ``dims``; ``seconds[method]`` = mean time per run for each ``d``.
+        over runs of :math:`\\|\\hat\\theta\\|`; ``ermse`` and ``ermse_se``
+        ``[setting][method]`` = lists over ``dims``; ``runs_per_method``;
+        ``seconds[method]`` = mean time per run for each ``d``; with
+        ``small_epsilons`` also ``small_epsilon`` (the same per budget, keyed
+        by ``str(epsilon)``).
     """
     dims = [int(d) for d in dims]
-    settings = ["contaminated", "clean"] if clean else ["contaminated"]
-    errors = {s: {m: [[] for _ in dims] for m in METHODS} for s in settings}
-    seconds = {m: [[] for _ in dims] for m in ("private_idd", "nonprivate_idd")}
-    jobs = [(r, s) for r in range(runs) for s in settings]
-    for run, setting in progress(jobs, label="contamination", enabled=show_progress):
-        fraction = 0.25 if setting == "contaminated" else 0.0
-        full = make_contaminated_gaussian(n, max(dims), fraction=fraction, rng=np.random.default_rng([seed, run]))
-        for k, d in enumerate(dims):
-            directions = random_directions(n_directions, d, rng=np.random.default_rng([seed + 1, run, d]))
-            results = estimate_all(full[:, :d], epsilon, directions, smoothing,
-                                   np.random.default_rng([seed + 2, run, d]))
-            for method, (estimate, secs) in results.items():
-                errors[setting][method][k].append(float(np.linalg.norm(estimate)))
-                if method in seconds and setting == "contaminated":
-                    seconds[method][k].append(secs)
-    ermse = {s: {m: [float(np.sqrt(np.mean(np.square(e)))) for e in errors[s][m]] for m in METHODS}
-             for s in settings}
-    return {
-        "settings": {"n": n, "dims": dims, "runs": runs, "epsilon": epsilon, "n_directions": n_directions,
-                     "smoothing": smoothing, "beta": epsilon * n / 2, "prior": "N(0, 25 d I)",
-                     "langevin_steps": [max(1000, 80 * d) for d in dims], "seed": seed,
-                     "coinpress_rho": pure_dp_to_zcdp(epsilon), "coordinatewise_bounds": [-20.0, 20.0]},
-        "errors": errors,
-        "ermse": ermse,
-        "seconds": {m: [float(np.mean(v)) if v else None for v in secs] for m, secs in seconds.items()},
-    }
+    if compare_directions is not None and not 0 < compare_directions < n_directions:
+        raise ValueError(f"compare_directions={compare_directions} must be between 1 and "
+                         f"n_directions - 1 = {n_directions - 1}")
+    chain_runs = runs if chain_runs is None else int(chain_runs)
+    if not 0 <= chain_runs <= runs:
+        raise ValueError(f"chain_runs={chain_runs} must be between 0 and runs={runs}")
+    small_epsilons = [float(e) for e in small_epsilons]
+    small_dims = [int(d) for d in small_dims] if small_epsilons else []
+    if any(d > max(dims) for d in small_dims):
+        raise ValueError(f"small_dims={small_dims} must not exceed the largest dimension {max(dims)}")
+    config = {"n": n, "dims": dims, "runs": runs, "chain_runs": chain_runs, "epsilon": epsilon,
+              "n_directions": n_directions, "smoothing": smoothing,
+              "settings": ["contaminated", "clean"] if clean else ["contaminated"], "seed": seed,
+              "authors": authors, "compare_directions": compare_directions, "small_epsilons": small_epsilons,
+              "small_dims": small_dims}
+    jobs = [("cheap", r) for r in range(runs)]
+    for r in range(chain_runs):
+        jobs += [("chains", r)] + ([("authors", r)] if authors else []) + ([("small", r)] if small_epsilons else [])
+    start = time.perf_counter()
+    done = []
+
+    def record(result):
+        done.append(result)
+        if checkpoint is not None:
+            partial = _summarise(config, done)
+            partial["meta"] = {"complete": False, "jobs_completed": len(done), "jobs": len(jobs),
+                               "experiment": "contamination", "seconds": round(time.perf_counter() - start, 1)}
+            if command is not None:
+                partial["meta"]["command"] = command
+            tmp = f"{checkpoint}.partial"
+            with open(tmp, "w") as fh:
+                fh.write(json.dumps(partial, indent=1, sort_keys=True) + "\n")
+            os.replace(tmp, checkpoint)
+
+    if workers <= 1:
+        for kind, r in tqdm(jobs, desc="contamination jobs", disable=not show_progress):
+            record(_job(kind, r, config))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(_job, kind, r, config) for kind, r in jobs]
+            for future in tqdm(as_completed(futures), total=len(futures), desc="contamination jobs",
+                               disable=not show_progress):
+                record(future.result())
+    result = _summarise(config, done)
+    result["meta"] = {"complete": True, "jobs_completed": len(done), "jobs": len(jobs)}
+    return result
 
 
 def add_arguments(parser) -> None:
@@ -119,13 +333,28 @@ def add_arguments(parser) -> None:
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 10, 20, 50, 100], help="dimensions")
     parser.add_argument("--runs", type=int, default=50, help="independent data sets (default: %(default)s)")
     parser.add_argument("--epsilon", type=float, default=10.0)
-    parser.add_argument("--directions", type=int, default=200, help="public directions for the smoothed IDD")
+    parser.add_argument("--directions", type=int, default=500, help="public directions for the smoothed IDD")
     parser.add_argument("--smoothing", type=float, default=10.0, help="logistic slope s")
     parser.add_argument("--clean", action="store_true", help="also run the uncontaminated copy of each data set")
+    parser.add_argument("--authors", action="store_true",
+                        help="also run the authors' settings (beta = eps n / 6, in-place CoinPress)")
+    parser.add_argument("--compare-directions", type=int, default=None,
+                        help="also the non-private IDD median with only this many of the directions")
+    parser.add_argument("--small-epsilons", type=float, nargs="*", default=[],
+                        help="extra budgets for the private estimators at --small-dims")
+    parser.add_argument("--small-dims", type=int, nargs="+", default=[2, 10])
+    parser.add_argument("--chain-runs", type=int, default=None,
+                        help="runs (the first ones) with the Langevin medians (default: all)")
+    parser.add_argument("--workers", type=int, default=1, help="parallel processes (results do not depend on it)")
     parser.add_argument("--seed", type=int, default=421)
 
 
 def run(args) -> dict:
     return run_experiment(n=args.n, dims=args.dims, runs=args.runs, epsilon=args.epsilon,
                           n_directions=args.directions, smoothing=args.smoothing, clean=args.clean,
-                          seed=args.seed)
+                          seed=args.seed, authors=args.authors, compare_directions=args.compare_directions,
+                          small_epsilons=args.small_epsilons, small_dims=args.small_dims, chain_runs=args.chain_runs,
+                          workers=args.workers,
+                          checkpoint=args.out,
+                          show_progress=not getattr(args, "quiet", False),
+                          command="python -m dpcp_tutorial.experiments " + " ".join(sys.argv[1:]))

@@ -25,13 +25,13 @@ import platform
 import time
 
 import numpy as np
+from tqdm import tqdm
 
-from .._progress import progress
 from ..depth import halfspace_depth, integrated_dual_depth, integrated_dual_depth_gradient, random_directions
 from ..depth import spatial_depth
 from ..median import private_depth_median
 
-DESCRIPTION = "chapter 12: seconds per query of each depth and per step of the private median samplers vs n and d"
+DESCRIPTION = "seconds per query of each depth and per step of the private median samplers vs n and d (chapter 12)"
 
 KINDS = ("halfspace_exact", "halfspace_directions", "spatial", "idd", "smoothed_idd", "smoothed_idd_gradient",
          "private_median_candidates", "private_median_langevin")
@@ -84,23 +84,23 @@ def _initial_units(kind: str, n: int, d: int, args: argparse.Namespace) -> int:
             "spatial": n * d, "idd": args.idd_directions * (d + np.log2(n)),
             "smoothed_idd": args.idd_directions * n, "smoothed_idd_gradient": args.idd_directions * n,
             "private_median_langevin": args.idd_directions * n}[kind]
-    return int(np.clip(3e7 / cost, 4, 4000))
+    return int(np.clip(3e7 / cost, 16, 4000))
 
 
 def _marginal(fn, kind: str, n: int, d: int, args: argparse.Namespace) -> dict:
     """Time ``fn(1)`` and ``fn(q)``, growing ``q`` until the difference is well above the noise.
 
-    ``q`` (at least 4) is multiplied by 4 until ``t(q) - t(1)`` exceeds both ``--min-seconds``
-    and a third of ``t(1)``, or ``q`` reaches ``--max-units``. Calls slower than 2 s are timed
-    twice instead of ``--repeats`` times.
+    ``q`` (at least 16, or 4 for the candidate mechanism) is multiplied by 4 until ``t(q) - t(1)``
+    exceeds both ``--min-seconds`` and ``t(1)`` itself, or ``q`` reaches ``--max-units``; each
+    time is the best of ``--repeats`` calls (two for calls slower than 5 s).
     """
     t_one = _best_time(lambda: fn(1), args.repeats)
-    repeats = args.repeats if t_one < 2.0 else min(args.repeats, 2)
+    repeats = args.repeats if t_one < 5.0 else min(args.repeats, 2)
     q = _initial_units(kind, n, d, args)
     limit = 16 if kind == "private_median_candidates" else args.max_units   # q multiplies the candidates
     while True:
         t_many = _best_time(lambda: fn(q), repeats)
-        if t_many - t_one >= max(args.min_seconds, t_one / 3) or q >= limit:
+        if t_many - t_one >= max(args.min_seconds, t_one) or q >= limit:
             break
         q = min(4 * q, limit)
     marginal = max(t_many - t_one, 0.0) / (q - 1)
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> dict:
     cells = [(kind, n, d) for kind in args.kinds for n in args.n for d in args.d
              if not (kind == "halfspace_exact" and d > 2)]
     rows = []
-    for kind, n, d in progress(cells, label="depth_scaling"):
+    for kind, n, d in tqdm(cells, desc="depth_scaling", disable=getattr(args, "quiet", False)):
         data = rng.standard_normal((n, d))
         fn = _work(kind, data, args, rng)
         rows.append({"kind": kind, "n": n, "d": d, **_marginal(fn, kind, n, d, args)})

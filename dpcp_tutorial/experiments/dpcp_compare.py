@@ -15,7 +15,8 @@ Data (no downloads):
 For the two real data sets the scaling constants are fixed by us, rounded
 outward from plausible ranges. Strictly they were chosen after looking at the
 documentation of the data, so they stand in for the domain knowledge a real
-deployment must have *before* seeing the data (chapter 8, seed error S6).
+deployment must have *before* seeing the data (chapter 8; DPCP write-up error D6
+in the book appendix "Errors in the source write-ups").
 
 Widths are reported for the intervals intersected with the public response
 range, so that an infinite interval counts as the whole range (the least
@@ -27,10 +28,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from tqdm import tqdm
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.linear_model import LogisticRegression, Ridge
 
-from .._progress import progress
 from .._validation import check_random_state
 from ..conformal import lac_score, set_coverage, set_size
 from ..dpcp import DPCPClassifier, DPCPRegressor
@@ -38,8 +39,6 @@ from ..private_split import (
     PrivateSplitConformalClassifier,
     PrivateSplitConformalRegressor,
     pps_choose_m,
-    pps_corrected_level,
-    pps_optimal_gamma,
 )
 from ..training import DPLogisticRegression, DPRidgeRegression
 
@@ -110,21 +109,21 @@ def load_breast_cancer_public() -> tuple[np.ndarray, np.ndarray]:
 
 # --------------------------------------------------------------------------- one repetition
 
-def pps_tuning(n: int, epsilon: float, alpha: float = ALPHA) -> tuple[int, bool]:
-    """Data-independent ``(m, strict)`` for private split CP with ``n`` calibration points.
+def pps_tuning(n: int, epsilon: float, alpha: float = ALPHA, variant: str = "tight") -> tuple[int, str]:
+    """Data-independent ``(m, variant)`` for private split CP with ``n`` calibration points.
 
     :func:`pps_choose_m` with the deterministic ``rule="analytic"`` over a scan
     widened from :math:`[10^4, 10^6]` to :math:`[10, 10^6]` (``M_CANDIDATES``), so
     that the baseline is not handicapped by a noisy search or, where
-    :math:`n\\varepsilon` is small, by too fine a grid. The reference exponent is used
-    where it is :math:`\\varepsilon`-DP for every candidate, the strict one
-    otherwise (chapter 4).
+    :math:`n\\varepsilon` is small, by too fine a grid. ``variant`` is the
+    exponent of :func:`pps_private_quantile` (default ``"tight"``, exactly
+    :math:`\\varepsilon`-DP at every :math:`n`; chapter 4). The committed JSON
+    results of chapters 4 and 6 were made before this default, with the
+    reference exponent where it was :math:`\\varepsilon`-DP under add/remove and
+    :math:`\\varepsilon\\min(\\tilde q, 1-\\tilde q)/2` elsewhere (their ``"strict"`` flag).
     """
-    gamma = pps_optimal_gamma(n, alpha, epsilon)
-    qtilde = pps_corrected_level(n, alpha, epsilon, int(M_CANDIDATES[-1]), gamma)
-    strict = 1.0 - qtilde < alpha / 2     # qtilde grows with m: the largest candidate is the binding one
-    m, _ = pps_choose_m(n, alpha, epsilon, candidates=M_CANDIDATES, strict=strict, rule="analytic")
-    return m, strict
+    m, _ = pps_choose_m(n, alpha, epsilon, candidates=M_CANDIDATES, variant=variant, rule="analytic")
+    return m, variant
 
 
 def _seed(rng: np.random.Generator) -> int:
@@ -147,7 +146,8 @@ def _interval_summary(intervals, y_test, response_range) -> dict:
 
 
 def regression_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1: float, config: dict, pps: tuple,
-                          bins=BINS, rng=None, methods=("oracle", "private_split", "dpcp")) -> dict:
+                          bins=BINS, rng=None, methods=("oracle", "private_split", "dpcp"),
+                          dpcp_variant: str = "tight") -> dict:
     """One repetition of the regression comparison on ``(X, y)`` (chapter 6).
 
     * ``oracle``: non-private ridge on all :math:`n` points, half-width the
@@ -157,9 +157,10 @@ def regression_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1: flo
       Angelopoulos et al.'s quantile with :math:`\\varepsilon` on the other half
       (parallel composition: :math:`\\varepsilon` in total).
     * ``dpcp``: DP ridge with :math:`\\varepsilon_1` on all points, Algorithm 1 with
-      :math:`\\varepsilon_2 = \\varepsilon - \\varepsilon_1` (:class:`DPCPRegressor`).
+      :math:`\\varepsilon_2 = \\varepsilon - \\varepsilon_1` (:class:`DPCPRegressor` with
+      ``variant=dpcp_variant``; the committed JSON results used ``"original"``).
 
-    ``pps`` is ``(m, strict)`` from :func:`pps_tuning` for ``len(X) // 2``
+    ``pps`` is ``(m, variant)`` from :func:`pps_tuning` for ``len(X) // 2``
     calibration points. Returns ``{method: {"coverage", "width", "infinite"}}``.
     """
     rng = check_random_state(rng)
@@ -174,20 +175,21 @@ def regression_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1: flo
         train, cal = perm[: n // 2], perm[n // 2:]
         model = PrivateSplitConformalRegressor(trainer.set_params(epsilon=epsilon, rng=_seed(rng)), alpha=ALPHA,
                                                epsilon=epsilon, bound=config["score_bound"], m=pps[0],
-                                               strict=pps[1], rng=rng)
+                                               variant=pps[1], rng=rng)
         model.fit(X[train], y[train]).calibrate(X[cal], y[cal])
         out["private_split"] = _interval_summary(model.predict_interval(X_test), y_test, config["response_range"])
         out["private_split"]["qhat"] = model.qhat_
     if "dpcp" in methods:
         model = DPCPRegressor(trainer, alpha=ALPHA, epsilon=epsilon, epsilon1=epsilon1, delta=DELTA,
-                              bound=config["score_bound"], bins=bins, rng=rng).fit(X, y)
+                              bound=config["score_bound"], bins=bins, rng=rng, variant=dpcp_variant).fit(X, y)
         out["dpcp"] = _interval_summary(model.predict_interval(X_test), y_test, config["response_range"])
         out["dpcp"]["qhat"] = model.qhat_
     return out
 
 
 def classification_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1: float, pps: tuple,
-                              l2: float = BREAST_CANCER["l2"], bins=BINS, rng=None) -> dict:
+                              l2: float = BREAST_CANCER["l2"], bins=BINS, rng=None,
+                              dpcp_variant: str = "tight") -> dict:
     """One repetition of the classification comparison (LAC score; chapter 6).
 
     Same three methods as :func:`regression_repetition` with logistic
@@ -206,13 +208,13 @@ def classification_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1:
     perm = rng.permutation(n)
     train, cal = perm[: n // 2], perm[n // 2:]
     split = PrivateSplitConformalClassifier(trainer.set_params(epsilon=epsilon, rng=_seed(rng)), alpha=ALPHA,
-                                            epsilon=epsilon, m=pps[0], strict=pps[1], rng=rng)
+                                            epsilon=epsilon, m=pps[0], variant=pps[1], rng=rng)
     split.fit(X[train], np.searchsorted(classes, y[train])).calibrate(X[cal], np.searchsorted(classes, y[cal]))
     sets = split.predict_set(X_test)
     out["private_split"] = {"coverage": set_coverage(np.searchsorted(classes, y_test), sets),
                             "size": float(set_size(sets).mean())}
     dpcp = DPCPClassifier(trainer, alpha=ALPHA, epsilon=epsilon, epsilon1=epsilon1, delta=DELTA, bins=bins,
-                          rng=rng).fit(X, y)
+                          rng=rng, variant=dpcp_variant).fit(X, y)
     sets = dpcp.predict_set(X_test)
     out["dpcp"] = {"coverage": set_coverage(np.searchsorted(classes, y_test), sets),
                    "size": float(set_size(sets).mean())}
@@ -233,7 +235,7 @@ def summarise(reps: list[dict]) -> dict:
 
 
 def synthetic_setting(n: int, epsilon: float, epsilon1: float, reps: int, rng, *, bins=BINS, n_test: int = 2000,
-                      methods=("oracle", "private_split", "dpcp")) -> dict:
+                      methods=("oracle", "private_split", "dpcp"), dpcp_variant: str = "tight") -> dict:
     """``reps`` repetitions on fresh synthetic data of size ``n``; see :func:`summarise`."""
     rng = check_random_state(rng)
     pps = pps_tuning(n // 2, epsilon) if "private_split" in methods else None
@@ -242,7 +244,8 @@ def synthetic_setting(n: int, epsilon: float, epsilon1: float, reps: int, rng, *
         X, y = make_synthetic(n, rng)
         X_test, y_test = make_synthetic(n_test, rng)
         out.append(regression_repetition(X, y, X_test, y_test, epsilon=epsilon, epsilon1=epsilon1,
-                                         config=SYNTHETIC, pps=pps, bins=bins, rng=rng, methods=methods))
+                                         config=SYNTHETIC, pps=pps, bins=bins, rng=rng, methods=methods,
+                                         dpcp_variant=dpcp_variant))
     return summarise(out)
 
 
@@ -309,7 +312,7 @@ def run(args) -> dict:
         for eps in GRID["real_epsilons"]:
             jobs.append((kind, dict(epsilon=eps, epsilon1=TRAINING_FRACTION * eps)))
     results = {key: [] for key in ("epsilon", "n", "split", "bins", "diabetes", "breast_cancer")}
-    for key, job in progress(jobs, label="dpcp_compare"):
+    for key, job in tqdm(jobs, desc="dpcp_compare", disable=getattr(args, "quiet", False)):
         if key in ("diabetes", "breast_cancer"):
             summary = real_setting(key, job["epsilon"], job["epsilon1"], args.real_reps, rng)
         elif not _feasible(job["n"], job["epsilon"], job["epsilon1"]):

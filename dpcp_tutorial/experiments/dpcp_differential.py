@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from tqdm import tqdm
 
-from .._progress import progress
 from ..datasets import make_heteroscedastic_regression
 from ..dpcp import DPRegressogram, differential_cp_coverage_floor, differential_cp_quantile
 
@@ -57,5 +57,5 @@ def run(args) -> dict:
     rng = np.random.default_rng(args.seed)
     jobs = [(eps, bins) for bins in GRID["n_bins"] for eps in GRID["epsilons"]]
     results = [coverage_setting(GRID["n"], eps, bins, args.reps, rng)
-               for eps, bins in progress(jobs, label="dpcp_differential")]
+               for eps, bins in tqdm(jobs, desc="dpcp_differential", disable=getattr(args, "quiet", False))]
     return {"grid": GRID, "alpha": ALPHA, "delta": DELTA, "reps": args.reps, "seed": args.seed, "results": results}

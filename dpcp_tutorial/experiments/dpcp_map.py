@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from tqdm import tqdm
 
-from .._progress import progress
-from .dpcp_compare import ALPHA, DELTA, SYNTHETIC, make_synthetic, pps_tuning, regression_repetition
+from ..dpcp import dpcp_levels
+from .dpcp_compare import ALPHA, BINS, DELTA, SYNTHETIC, make_synthetic, pps_tuning, regression_repetition
 
 DESCRIPTION = "map of the (n, epsilon1, epsilon2) region where DPCP is narrower than private split CP (chapter 6)"
 
@@ -32,11 +33,16 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=int, default=20260602)
 
 
-def map_cell(n: int, epsilon1: float, epsilon2: float, reps: int, rng, n_test: int = 1000, pps=None) -> dict:
-    """Paired comparison of DPCP and private split CP in one cell (used live by chapter 6)."""
+def map_cell(n: int, epsilon1: float, epsilon2: float, reps: int, rng, n_test: int = 1000, pps=None,
+             dpcp_variant: str = "tight") -> dict:
+    """Paired comparison of DPCP and private split CP in one cell (used live by chapter 6).
+
+    ``dpcp_variant`` is DPCP's private quantile (the committed ``dpcp_map.json`` used ``"original"``).
+    """
     rng = np.random.default_rng(rng)
-    alpha1 = math.exp(-epsilon1) * (ALPHA - DELTA)
-    if alpha1 <= 2.0 / (n * epsilon2):
+    try:
+        dpcp_levels(n, ALPHA, epsilon1, epsilon2, DELTA, BINS, dpcp_variant)
+    except ValueError:
         return {"n": n, "epsilon1": epsilon1, "epsilon2": epsilon2, "feasible": False}
     epsilon = epsilon1 + epsilon2
     pps = pps_tuning(n // 2, epsilon) if pps is None else pps
@@ -45,7 +51,7 @@ def map_cell(n: int, epsilon1: float, epsilon2: float, reps: int, rng, n_test: i
         X, y = make_synthetic(n, rng)
         X_test, y_test = make_synthetic(n_test, rng)
         out = regression_repetition(X, y, X_test, y_test, epsilon=epsilon, epsilon1=epsilon1, config=SYNTHETIC,
-                                    pps=pps, rng=rng, methods=("private_split", "dpcp"))
+                                    pps=pps, rng=rng, methods=("private_split", "dpcp"), dpcp_variant=dpcp_variant)
         split.append(out["private_split"]["width"])
         dpcp.append(out["dpcp"]["width"])
     split, dpcp = np.array(split), np.array(dpcp)
@@ -61,7 +67,7 @@ def run(args) -> dict:
     cells = [(n, e1, e2) for n in GRID["ns"] for e1 in GRID["epsilon1s"] for e2 in GRID["epsilon2s"]]
     tuning: dict = {}
     results = []
-    for n, e1, e2 in progress(cells, label="dpcp_map"):
+    for n, e1, e2 in tqdm(cells, desc="dpcp_map", disable=getattr(args, "quiet", False)):
         key = (n // 2, round(e1 + e2, 10))
         alpha1 = math.exp(-e1) * (ALPHA - DELTA)
         if alpha1 > 2.0 / (n * e2) and key not in tuning:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from tqdm import tqdm
 
-from .._progress import progress
 from ..private_split import PrivateSplitConformalRegressor
 from ..training import DPRidgeRegression
 from .dpcp_compare import ALPHA, DELTA, SYNTHETIC, make_synthetic, pps_tuning
@@ -31,21 +31,21 @@ def add_arguments(parser) -> None:
 def coverage_setting(n: int, epsilon: float, reps: int, rng, tuning=None) -> dict:
     """Coverage, mean width and trivial-set rate at calibration size ``n`` (used live by chapter 4)."""
     rng = np.random.default_rng(rng)
-    m, strict = pps_tuning(n, epsilon) if tuning is None else tuning
+    m, variant = pps_tuning(n, epsilon) if tuning is None else tuning
     covered, widths, trivial = 0, [], 0
     for _ in range(reps):
         X, y = make_synthetic(2 * n + 1, rng)
         trainer = DPRidgeRegression(epsilon=epsilon, delta=DELTA, l2=SYNTHETIC["l2"], y_bound=SYNTHETIC["y_bound"],
                                     rng=int(rng.integers(2**63)))
         model = PrivateSplitConformalRegressor(trainer, alpha=ALPHA, epsilon=epsilon, bound=SYNTHETIC["score_bound"],
-                                               m=m, strict=strict, rng=rng)
+                                               m=m, variant=variant, rng=rng)
         model.fit(X[:n], y[:n]).calibrate(X[n:2 * n], y[n:2 * n])
         lower, upper = model.predict_interval(X[2 * n:])[0]
         covered += lower <= y[2 * n] <= upper
         trivial += model.qhat_ >= 1.0
         widths.append(min(upper, SYNTHETIC["response_range"]) - max(lower, -SYNTHETIC["response_range"]))
     coverage = float(covered / reps)
-    return {"n": n, "epsilon": epsilon, "m": int(m), "strict": bool(strict), "reps": reps,
+    return {"n": n, "epsilon": epsilon, "m": int(m), "variant": variant, "reps": reps,
             "coverage": coverage, "coverage_se": math.sqrt(ALPHA * (1 - ALPHA) / reps),
             "width": float(np.mean(widths)), "width_se": float(np.std(widths, ddof=1) / math.sqrt(reps)),
             "trivial": float(trivial / reps)}
@@ -54,5 +54,5 @@ def coverage_setting(n: int, epsilon: float, reps: int, rng, tuning=None) -> dic
 def run(args) -> dict:
     rng = np.random.default_rng(args.seed)
     jobs = [(n, eps) for n in GRID["ns"] for eps in GRID["epsilons"]]
-    results = [coverage_setting(n, eps, args.reps, rng) for n, eps in progress(jobs, label="dpcp_private_split")]
+    results = [coverage_setting(n, eps, args.reps, rng) for n, eps in tqdm(jobs, desc="dpcp_private_split", disable=getattr(args, "quiet", False))]
     return {"grid": GRID, "alpha": ALPHA, "delta": DELTA, "reps": args.reps, "seed": args.seed, "results": results}

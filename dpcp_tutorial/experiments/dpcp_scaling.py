@@ -1,6 +1,6 @@
 """Run time of Algorithm 1's loss: a loop over the edges against sort + searchsorted (chapter 8).
 
-The seed's troubleshooting section blames slowness at large ``N`` and ``M`` on
+The DPCP write-up's troubleshooting section blames slowness at large ``N`` and ``M`` on
 computing each :math:`w_j` by a pass over all scores, :math:`O(NM)`. The
 package sorts once and counts with two ``searchsorted`` calls,
 :math:`O(N\\log N + M\\log N)`. This runner times both (best of a few runs) on
@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from tqdm import tqdm
 
-from .._progress import progress
 from ..quantile import private_quantile, quantile_edges
 
 DESCRIPTION = "time of the O(NM) loop vs the package's sort + searchsorted Algorithm 1 (chapter 8)"
@@ -23,7 +23,7 @@ MAX_LOOP_WORK = 2e9   # skip loop runs with N * M above this (they take minutes)
 
 
 def loop_quantile(scores, beta: float, epsilon: float, bins: int, rng) -> float:
-    """Algorithm 1 as the seed describes it: one pass over the scores per edge (:math:`O(NM)`), log-space sampling."""
+    """Algorithm 1 as the DPCP write-up describes it: one pass over the scores per edge (:math:`O(NM)`), log-space sampling."""
     edges = quantile_edges(bins)
     n = scores.size
     alpha0 = beta - 2.0 / (n * epsilon)
@@ -52,7 +52,7 @@ def run(args) -> dict:
     rng = np.random.default_rng(args.seed)
     jobs = [(n, m) for n in GRID["ns"] for m in GRID["bins"]]
     results = []
-    for n, m in progress(jobs, label="dpcp_scaling"):
+    for n, m in tqdm(jobs, desc="dpcp_scaling", disable=getattr(args, "quiet", False)):
         scores = rng.uniform(size=n)
         row = {"n": n, "bins": m,
                "package_seconds": _best_time(lambda: private_quantile(scores, 0.05, 1.0, bins=m, rng=rng),

@@ -12,15 +12,19 @@ is 0. For every data set the runner computes
   grid with the same depth, :math:`\\beta = \\varepsilon n/2`: exactly
   :math:`\\varepsilon`-DP;
 * ``coinpress`` -- CoinPress with :math:`\\rho = \\varepsilon^2/2` (zCDP, a weaker
-  guarantee than :math:`\\varepsilon`-DP), initial ball :math:`B(0, 10\\sqrt d)`;
+  guarantee than :math:`\\varepsilon`-DP), initial ball of radius
+  :math:`10\\sqrt d` around the centre of the public box;
 * ``private_coordinate_median`` -- the coordinate-wise private median with the
   grid's public box as bounds, :math:`\\varepsilon/2` per coordinate.
 
 The halfspace depth uses public, equally spaced directions (an upper bound on
 the exact depth with the same sensitivity :math:`1/n`), evaluated at every grid
-point by :class:`GridHalfspaceDepth`. The grid is a square of half-width
-``half_width`` with spacing ``grid_step``; its points sit at odd multiples of
-half a step, so the centre 0 is not a grid point.
+point by :class:`GridHalfspaceDepth`. The grid fills a fixed **public box**
+:math:`[a, b]^2` (default :math:`[-3, 5]^2`, spacing 0.025) that stands for
+domain knowledge ("the centre lies somewhere in this box"): it is not centred
+on the true centre 0, so neither the private median nor CoinPress's starting
+ball knows where the truth is, and a release far from the data is not capped
+by a box built around the answer.
 
 Errors are Euclidean distances to the centre 0, summarised over repetitions by
 their median and quartiles (the mean's error under Cauchy data has no finite
@@ -33,15 +37,15 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from tqdm import tqdm
 
-from .._progress import progress
 from .._validation import RandomLike, check_2d, check_positive_int, check_random_state, check_scalar
 from ..baselines import coinpress_mean, coordinatewise_private_median, pure_dp_to_zcdp
 from ..datasets import make_cauchy
 from ..median import spatial_median
 from ..mechanisms import gumbel_max_sample
 
-DESCRIPTION = "chapter 11: medians (private and not), the mean and CoinPress under Cauchy vs Gaussian data, d=2"
+DESCRIPTION = "medians (private and not), the mean and CoinPress under Cauchy vs Gaussian data, d = 2 (chapter 11)"
 
 DISTRIBUTIONS = ("cauchy", "gaussian")
 ESTIMATORS = ("mean", "spatial_median", "tukey_median", "private_tukey_median", "coinpress",
@@ -65,7 +69,26 @@ def public_square_grid(half_width: float, step: float) -> np.ndarray:
     """
     half_width = check_scalar(half_width, "half_width", low=0.0)
     step = check_scalar(step, "step", low=0.0, high=half_width)
-    axis = np.arange(-half_width + step / 2, half_width, step)
+    return public_box_grid(-half_width, half_width, step)
+
+
+def public_box_grid(lower: float, upper: float, step: float) -> np.ndarray:
+    """Cell centres :math:`a + (k + 1/2)\\,\\delta` of a grid of spacing :math:`\\delta` in the public box :math:`[a, b]^2`.
+
+    The box must come from public knowledge, not from the data (chapter 11
+    uses :math:`[-3, 5]^2`, which contains the true centre 0 without being
+    centred on it).
+
+    Returns
+    -------
+    ndarray of shape (K, 2)
+    """
+    lower = check_scalar(lower, "lower")
+    upper = check_scalar(upper, "upper")
+    if upper <= lower:
+        raise ValueError(f"the box [{lower}, {upper}] is empty: upper must exceed lower")
+    step = check_scalar(step, "step", low=0.0, high=(upper - lower) / 2)
+    axis = lower + step / 2 + step * np.arange(int(np.floor((upper - lower) / step + 1e-9)))
     gx, gy = np.meshgrid(axis, axis, indexing="ij")
     return np.column_stack([gx.ravel(), gy.ravel()])
 
@@ -136,8 +159,8 @@ def _sample(distribution: str, n: int, rng: np.random.Generator) -> np.ndarray:
     raise ValueError(f"distribution={distribution!r} must be one of {DISTRIBUTIONS}")
 
 
-def simulate(distribution: str, n: int, epsilons, reps: int, *, half_width: float = 2.5, grid_step: float = 0.02,
-             n_directions: int = 64, depth: GridHalfspaceDepth | None = None,
+def simulate(distribution: str, n: int, epsilons, reps: int, *, box: tuple[float, float] = (-3.0, 5.0),
+             grid_step: float = 0.025, n_directions: int = 64, depth: GridHalfspaceDepth | None = None,
              rng: RandomLike = None) -> dict[str, np.ndarray]:
     """Errors :math:`\\|\\hat\\theta - 0\\|` of every estimator on ``reps`` data sets of size ``n`` (chapter 11).
 
@@ -148,13 +171,18 @@ def simulate(distribution: str, n: int, epsilons, reps: int, *, half_width: floa
     epsilons : sequence of float
         Budgets of the private estimators (the same data sets serve every budget).
     reps : int
-    half_width, grid_step : float
-        The public grid (candidates of the private Tukey median; its box bounds
-        the private coordinate-wise median).
+    box : (float, float)
+        The public box :math:`[a, b]^2` of the grid; it bounds the private
+        coordinate-wise median and CoinPress starts from the ball of radius
+        :math:`10\\sqrt 2` around its centre.
+    grid_step : float
+        Spacing of the grid (the candidates of the private Tukey median).
     n_directions : int
         Equally spaced public directions of the halfspace depth.
     depth : GridHalfspaceDepth, optional
-        A precomputed depth on the grid (saves its set-up across calls).
+        A precomputed depth on a grid of cell centres (saves its set-up across
+        calls); the box, its spacing and the CoinPress centre are then read
+        off its candidates and ``box``, ``grid_step`` are ignored.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -170,11 +198,14 @@ def simulate(distribution: str, n: int, epsilons, reps: int, *, half_width: floa
         raise ValueError("epsilons must be a non-empty list of positive budgets")
     rng = check_random_state(rng)
     if depth is None:
-        depth = GridHalfspaceDepth(public_square_grid(half_width, grid_step), equally_spaced_directions(n_directions))
+        depth = GridHalfspaceDepth(public_box_grid(box[0], box[1], grid_step), equally_spaced_directions(n_directions))
     grid = depth.candidates
-    half_width = float(np.abs(grid).max() + grid_step / 2)
-    bins = max(2, int(round(2 * half_width / grid_step)))
-    radius = 10.0 * np.sqrt(2.0)
+    axis = np.unique(grid[:, 0])
+    if axis.size > 1:                      # the spacing of the grid actually used (cell centres)
+        grid_step = float(axis[1] - axis[0])
+    lower, upper = float(grid.min() - grid_step / 2), float(grid.max() + grid_step / 2)
+    bins = max(2, int(round((upper - lower) / grid_step)))
+    radius, centre = 10.0 * np.sqrt(2.0), 0.5 * (lower + upper)
     errors = {name: np.empty(reps) for name in ESTIMATORS if name not in PRIVATE}
     errors.update({name: np.empty((eps.size, reps)) for name in PRIVATE})
     for r in range(reps):
@@ -188,9 +219,9 @@ def simulate(distribution: str, n: int, epsilons, reps: int, *, half_width: floa
             logits = (epsilon * n / 2.0) * (values - values.max())
             errors["private_tukey_median"][e, r] = np.linalg.norm(grid[gumbel_max_sample(logits, rng)])
             errors["coinpress"][e, r] = np.linalg.norm(
-                coinpress_mean(x, pure_dp_to_zcdp(epsilon), radius=radius, rng=rng))
+                coinpress_mean(x, pure_dp_to_zcdp(epsilon), radius=radius, center=centre, rng=rng))
             errors["private_coordinate_median"][e, r] = np.linalg.norm(
-                coordinatewise_private_median(x, epsilon, (-half_width, half_width), bins=bins, rng=rng))
+                coordinatewise_private_median(x, epsilon, (lower, upper), bins=bins, rng=rng))
     return errors
 
 
@@ -207,24 +238,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sample sizes (default: %(default)s)")
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0],
                         help="privacy budgets (default: %(default)s)")
-    parser.add_argument("--reps", type=int, default=200, help="data sets per (distribution, n) (default: %(default)s)")
-    parser.add_argument("--half-width", type=float, default=2.5, help="public grid half-width (default: %(default)s)")
-    parser.add_argument("--grid-step", type=float, default=0.02, help="public grid spacing (default: %(default)s)")
+    parser.add_argument("--reps", type=int, default=100, help="data sets per (distribution, n) (default: %(default)s)")
+    parser.add_argument("--box", type=float, nargs=2, default=[-3.0, 5.0], metavar=("LOWER", "UPPER"),
+                        help="public box [LOWER, UPPER]^2 of the grid (default: %(default)s)")
+    parser.add_argument("--grid-step", type=float, default=0.025, help="public grid spacing (default: %(default)s)")
     parser.add_argument("--directions", type=int, default=64, help="equally spaced directions (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=11, help="random seed (default: %(default)s)")
 
 
 def run(args: argparse.Namespace) -> dict:
     """Run every (distribution, n) cell; returns summaries keyed by distribution, then n, then estimator."""
-    depth = GridHalfspaceDepth(public_square_grid(args.half_width, args.grid_step),
+    depth = GridHalfspaceDepth(public_box_grid(args.box[0], args.box[1], args.grid_step),
                                equally_spaced_directions(args.directions))
     rng = np.random.default_rng(args.seed)
     cells = [(dist, n) for dist in DISTRIBUTIONS for n in args.n]
     results: dict = {dist: {} for dist in DISTRIBUTIONS}
-    for dist, n in progress(cells, label="heavy_tails"):
-        errors = simulate(dist, n, args.epsilons, args.reps, depth=depth, rng=rng)
+    for dist, n in tqdm(cells, desc="heavy_tails", disable=getattr(args, "quiet", False)):
+        errors = simulate(dist, n, args.epsilons, args.reps, grid_step=args.grid_step, depth=depth, rng=rng)
         results[dist][str(n)] = {name: summarise(err) for name, err in errors.items()}
     return {"config": {"n": list(args.n), "epsilons": list(args.epsilons), "reps": args.reps,
-                       "half_width": args.half_width, "grid_step": args.grid_step, "directions": args.directions,
+                       "box": list(args.box), "grid_step": args.grid_step, "directions": args.directions,
                        "seed": args.seed, "d": 2, "candidates": int(depth.candidates.shape[0])},
             "results": results}

@@ -1,0 +1,297 @@
+"""The one counting core of the score releases (chapters 3, 4, 6 and 14).
+
+Algorithm 1 (:func:`dpcp_tutorial.private_quantile`), private split conformal
+(:func:`dpcp_tutorial.pps_private_quantile`) and the DPCP threshold look at the
+scores only through how many of them fall in each *cell* of the public edges
+:math:`e_0 < \\dots < e_{L-1}`: the open intervals between consecutive edges and
+the edges themselves. The cell histogram
+
+.. math:: h_{2i} = \\#\\{s : e_{i-1} < s < e_i\\}, \\qquad h_{2i+1} = \\#\\{s : s = e_i\\},
+          \\qquad h_{2L} = \\#\\{s : s > e_{L-1}\\}
+
+(with :math:`e_{-1} = -\\infty`) has :math:`2L + 1` entries, every count the
+mechanisms need is a cumulative sum of it, and histograms of disjoint parts of
+the data **add up**. That is what makes the releases exact on partitioned data
+(chapter 14): each partition is counted where it lives, the histograms are
+summed, and the mechanism runs once on the sum.
+
+Counting is one pass over the scores, never a sort. On the equally spaced edges
+the package uses (:math:`j/M` and :math:`k/(m-1)`), a score :math:`s` whose
+product :math:`x = \\mathrm{fl}(sD)` with the grid denominator :math:`D` is not
+an integer lies strictly inside the cell :math:`(\\lfloor x\\rfloor/D,
+(\\lfloor x\\rfloor + 1)/D)`: rounding is monotone and the grid is checked to map
+every edge exactly onto its integer. Scores with an integer product (scores on
+or within a rounding error of an edge) are placed exactly by a binary search.
+Other edges use a binary search for every score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import numpy as np
+
+from ._validation import check_1d
+
+__all__ = ["EdgeHistogram", "edge_histogram", "merge_histograms", "below_above", "round_up_counts",
+           "check_unit_scores", "check_scores_or_histogram", "projection_counts", "halfspace_from_counts",
+           "idd_from_counts", "spatial_sums", "spatial_from_sums"]
+
+_BLOCK = 2 ** 15  # scores per block of the fast path: the temporaries stay in the CPU cache
+
+
+@dataclass(frozen=True, eq=False)
+class EdgeHistogram:
+    """Cell counts of scores over public edges (see the module docstring).
+
+    Attributes
+    ----------
+    edges : ndarray of shape (L,)
+        The public edges, strictly increasing.
+    counts : ndarray of shape (2L + 1,), int64
+        :math:`h`: even entries count the open cells, odd entries the edges.
+    """
+
+    edges: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """Number of scores counted."""
+        return int(self.counts.sum())
+
+    def matches(self, edges: np.ndarray) -> bool:
+        """Whether this histogram was counted over exactly ``edges``."""
+        return self.edges.shape == edges.shape and bool(np.array_equal(self.edges, edges))
+
+
+def _uniform_grid(edges: np.ndarray) -> tuple[int, int, bool] | None:
+    """``(offset, D, clean)`` if the edges are exactly ``(i + offset)/D``, ``i = 0..L-1``.
+
+    ``clean`` says that every edge maps back exactly onto its integer, ``fl(e_i D) = i + offset``.
+    """
+    size = edges.size
+    for offset in (0, 1):
+        denominator = size - 1 + offset
+        if denominator < 1 or edges[0] != offset / denominator or edges[-1] != 1.0:
+            continue
+        integers = np.arange(offset, offset + size, dtype=float)
+        if np.array_equal(integers / denominator, edges):
+            return offset, denominator, bool(np.array_equal(edges * denominator, integers))
+    return None
+
+
+def _codes_exact(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Cell code ``2 #{e < s} + [s is an edge]`` of every value, by binary search."""
+    below = np.searchsorted(edges, values, side="left")
+    on_edge = edges[np.minimum(below, edges.size - 1)] == values
+    return 2 * below + on_edge
+
+
+def _histogram_uniform(values: np.ndarray, edges: np.ndarray, offset: int, denominator: int, clean: bool,
+                       check: bool) -> np.ndarray | None:
+    """Cell histogram on the grid ``(i + offset)/D`` in one blocked pass; ``None`` if a value is outside [0, 1].
+
+    ``x = fl(sD)`` is monotone in ``s``. On a clean grid (``fl(e_i D) = i + offset``) a non-integer ``x``
+    puts ``s`` strictly inside ``(floor(x)/D, (floor(x) + 1)/D)``; otherwise ``fl(e_i D)`` is within one
+    unit in the last place of its integer, and the same holds when ``x`` is farther than ``tol`` from
+    every integer. The other scores are placed by binary search.
+    """
+    tol = 4.0 * np.spacing(float(denominator))
+    size = edges.size
+    total = np.zeros(size + 1, dtype=np.int64)     # open cells: total[i] = #{e_{i-1} < s < e_i}
+    exact = []
+    step = max(_BLOCK, 8 * size)                    # a block's bincount stays small against the block
+    block = min(step, values.size)
+    x = np.empty(block)
+    floor = np.empty(block)
+    k = np.empty(block, dtype=np.intp)
+    integral = np.empty(block, dtype=bool)
+    for start in range(0, values.size, step):
+        v = values[start:start + step]
+        b = v.size
+        xb, fb, kb, ib = x[:b], floor[:b], k[:b], integral[:b]
+        np.multiply(v, denominator, out=xb)
+        if check and not (xb.min() >= 0.0 and xb.max() <= denominator):   # NaN fails both
+            return None
+        np.floor(xb, out=fb)
+        if clean:
+            np.equal(xb, fb, out=ib)
+        else:
+            np.subtract(xb, fb, out=fb)
+            ib = (fb < tol) | (fb > 1.0 - tol)
+            np.floor(xb, out=fb)
+        np.copyto(kb, fb, casting="unsafe")
+        if ib.any():                                 # on or next to an edge: placed exactly below
+            exact.append(v[ib])
+            kb = kb[~ib]
+        # x in (k, k + 1): s lies strictly between the edges k/D and (k + 1)/D, which are
+        # e_{k - offset} and e_{k - offset + 1}; the open cell above k + 1 - offset edges
+        binned = np.bincount(kb, minlength=size + 1)
+        total[1 - offset:] += binned[:size + offset]
+    counts = np.zeros(2 * size + 1, dtype=np.int64)
+    counts[0::2] = total
+    if exact:
+        counts += np.bincount(_codes_exact(np.concatenate(exact), edges), minlength=2 * size + 1)
+    return counts
+
+
+def _as_float_vector(scores) -> np.ndarray | None:
+    """A non-empty 1-D float array, or ``None`` (then ``check_1d`` gives the standard error)."""
+    try:
+        arr = np.asarray(scores)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "biuf":   # no strings, complex or objects
+        return None
+    return arr.astype(float, copy=False)
+
+
+def check_unit_scores(scores) -> np.ndarray:
+    """Scores as a float array, validated to lie in [0, 1] (two cheap reductions, no copy when possible)."""
+    arr = _as_float_vector(scores)
+    if arr is None or not (arr.min() >= 0.0 and arr.max() <= 1.0):   # NaN fails both comparisons
+        return check_1d(scores, "scores", unit_interval=True)          # raises the standard message
+    return arr
+
+
+def check_scores_or_histogram(scores):
+    """Validated scores in [0, 1] (a float array), or an :class:`EdgeHistogram` unchanged.
+
+    Both have ``.size``, the number of scores.
+    """
+    return scores if isinstance(scores, EdgeHistogram) else check_unit_scores(scores)
+
+
+def edge_histogram(scores, edges: np.ndarray, validated: bool = False) -> EdgeHistogram:
+    """Cell histogram of scores in [0, 1] over the public ``edges`` (one pass, no sort).
+
+    Parameters
+    ----------
+    scores : array-like of shape (N,) or EdgeHistogram
+        Scores in [0, 1]; an :class:`EdgeHistogram` over the same edges (for
+        instance the sum of per-partition histograms) is returned unchanged.
+    edges : ndarray of shape (L,)
+        Strictly increasing public edges.
+    validated : bool
+        Skip the [0, 1] check (the caller has done it).
+
+    Returns
+    -------
+    EdgeHistogram
+    """
+    edges = np.asarray(edges, dtype=float)
+    if isinstance(scores, EdgeHistogram):
+        if not scores.matches(edges):
+            raise ValueError("the score histogram was counted over other edges than this release uses; "
+                             "count it over the release's edges (same bins or m)")
+        return scores
+    grid = _uniform_grid(edges)
+    if grid is None:
+        values = scores if validated else check_unit_scores(scores)
+        counts = np.bincount(_codes_exact(values, edges), minlength=2 * edges.size + 1).astype(np.int64)
+        return EdgeHistogram(edges, counts)
+    values = _as_float_vector(scores)
+    counts = None if values is None else _histogram_uniform(values, edges, *grid, check=not validated)
+    if counts is None:
+        check_1d(scores, "scores", unit_interval=True)        # raises the standard message
+        raise AssertionError("unreachable: invalid scores passed check_1d")  # pragma: no cover
+    return EdgeHistogram(edges, counts)
+
+
+def merge_histograms(histograms) -> EdgeHistogram:
+    """Sum histograms of disjoint parts of the data, counted over the same edges."""
+    histograms = list(histograms)
+    if not histograms:
+        raise ValueError("no histograms to merge")
+    edges = histograms[0].edges
+    for h in histograms[1:]:
+        if not h.matches(edges):
+            raise ValueError("histograms counted over different edges cannot be merged")
+    return EdgeHistogram(edges, np.sum([h.counts for h in histograms], axis=0))
+
+
+def below_above(hist: EdgeHistogram) -> tuple[np.ndarray, np.ndarray]:
+    """:math:`a_i = \\#\\{s < e_i\\}` and :math:`b_i = \\#\\{s > e_i\\}` for every edge (Algorithm 1, chapter 3)."""
+    c = hist.counts
+    through = np.cumsum(c)                   # through[k] = #{code <= k}
+    below = through[0::2][:-1]               # #{code <= 2i}: strictly below e_i
+    above = through[-1] - through[1::2]      # N - #{code <= 2i + 1}: strictly above e_i
+    return below, above
+
+
+def round_up_counts(hist: EdgeHistogram) -> np.ndarray:
+    """Counts of the scores rounded up to the smallest edge strictly above them, capped at the top (chapter 4).
+
+    A score inside :math:`(e_{i-1}, e_i)` moves to :math:`e_i`, a score on :math:`e_i`
+    to :math:`e_{i+1}`; everything at or above the top edge stays on the top edge.
+    """
+    c = hist.counts
+    size = hist.edges.size
+    out = c[0:2 * size:2].copy()             # open cell below e_i -> e_i
+    out[1:] += c[1:2 * size - 2:2]           # on e_{i-1} -> e_i
+    out[-1] += c[2 * size - 1] + c[2 * size]  # on or above the top edge -> top edge
+    return out
+
+
+# --------------------------------------------------------------------------- depth statistics (chapter 14)
+# The candidate mechanism of chapter 10 needs the depth of every public candidate. For halfspace depth
+# over public directions and for integrated dual depth these are functions of per-(candidate, direction)
+# counts, for spatial depth of per-candidate sums of unit vectors: all of them add across partitions.
+
+def projection_counts(data: np.ndarray, points_proj: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """Counts :math:`\\#\\{i : u_j^\\top X_i < u_j^\\top c_k\\}` and :math:`\\#\\{i : u_j^\\top X_i > u_j^\\top c_k\\}`.
+
+    Parameters
+    ----------
+    data : ndarray of shape (n, d)
+        One partition of the data.
+    points_proj : ndarray of shape (K, m)
+        Projections of the public candidates on the public directions.
+    directions : ndarray of shape (m, d)
+        Unit directions (public).
+
+    Returns
+    -------
+    ndarray of shape (2, K, m), int64
+        ``[below, above]``; both add across partitions.
+    """
+    from .depth import _project
+
+    proj = np.sort(_project(data, directions), axis=0)
+    n = proj.shape[0]
+    out = np.empty((2,) + points_proj.shape, dtype=np.int64)
+    for j in range(directions.shape[0]):
+        out[0, :, j] = np.searchsorted(proj[:, j], points_proj[:, j], side="left")
+        out[1, :, j] = n - np.searchsorted(proj[:, j], points_proj[:, j], side="right")
+    return out
+
+
+def halfspace_from_counts(counts: np.ndarray, n: int) -> np.ndarray:
+    """Halfspace depth over the directions :math:`\\pm u_j` from the combined counts (chapter 9)."""
+    worst = np.zeros(counts.shape[1], dtype=np.int64)
+    for j in range(counts.shape[2]):
+        np.maximum(worst, np.maximum(counts[0, :, j], counts[1, :, j]), out=worst)
+    return (n - worst) / n
+
+
+def idd_from_counts(counts: np.ndarray, n: int) -> np.ndarray:
+    """Integrated dual depth :math:`\\frac1m\\sum_j F_j(1 - F_j)` from the combined counts (chapter 9)."""
+    total = np.zeros(counts.shape[1])
+    for j in range(counts.shape[2]):
+        f = (n - counts[1, :, j]) / n               # F_j = #{u_j'X_i <= u_j'c}/n
+        total += f * (1.0 - f)
+    return total / counts.shape[2]
+
+
+def spatial_sums(data: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_i S(c_k - X_i)` for every candidate, :math:`S(v) = v/\\|v\\|`, :math:`S(0) = 0` (adds up)."""
+    from scipy.spatial.distance import cdist
+
+    r = cdist(points, data)
+    w = np.divide(1.0, r, out=np.zeros_like(r), where=r > 0)
+    return points * w.sum(axis=1)[:, None] - w @ data
+
+
+def spatial_from_sums(sums: np.ndarray, n: int) -> np.ndarray:
+    """Spatial depth :math:`1 - \\|\\frac1n\\sum_i S(c - X_i)\\|` from the combined sums (chapter 9)."""
+    return np.clip(1.0 - np.linalg.norm(sums, axis=1) / n, 0.0, 1.0)

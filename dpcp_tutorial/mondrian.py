@@ -1,0 +1,356 @@
+"""Class-conditional (Mondrian) private conformal prediction (issue 13, section 3).
+
+One private threshold per class, each calibrated on the calibration records
+of that class only, so that coverage holds *per class*:
+:math:`P(Y \\in C(X) \\mid Y = y) \\ge 1-\\alpha` for every label :math:`y`. A single
+(marginal) threshold only promises the average over classes and can leave a
+rare class badly under-covered.
+
+The per-class calibration sets are disjoint, so under add/remove a record
+touches one class only (parallel composition). Their sizes :math:`n_y` are
+private under add/remove, yet every calibrator needs a public size. Design
+used here (the default, ``class_sizes="private"``):
+
+1. release all per-class counts once with discrete Laplace (two-sided
+   geometric) noise, :math:`\\tilde n_y = n_y + Z_y`,
+   :math:`P(Z = z) \\propto e^{-\\varepsilon_0 |z|}`, with
+   :math:`\\varepsilon_0 =` ``count_share`` :math:`\\cdot\\,\\varepsilon`;
+2. a public lower bound :math:`m_y = \\max(0, \\tilde n_y - t)` with
+   :math:`P(Z \\ge t+1) = q^{t+1}/(1+q) \\le \\eta`, :math:`q = e^{-\\varepsilon_0}`;
+3. *subsample or pad* to exactly :math:`m_y` scores: a uniformly random
+   :math:`m_y`-subset of the class's scores when :math:`n_y \\ge m_y`, else all of
+   them plus :math:`m_y - n_y` copies of the maximal score 1;
+4. the class threshold is the chosen calibrator at level :math:`\\alpha - \\eta`
+   on those :math:`m_y` scores with the public size :math:`m_y` and budget
+   :math:`\\varepsilon - \\varepsilon_0`. A class whose :math:`m_y` is infeasible for
+   the calibrator (decided from the released :math:`m_y` only) gets the
+   threshold 1: its label enters every set.
+
+No step branches on a private quantity: the only data-dependent choice,
+subsample versus pad, is inside the private mechanism and is covered by its
+privacy proof (Notes of :class:`MondrianPrivateConformalClassifier`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import (
+    RandomLike,
+    check_2d,
+    check_alpha,
+    check_bool,
+    check_epsilon,
+    check_positive_int,
+    check_random_state,
+    check_scalar,
+    check_same_length,
+)
+from .calibrators import laplace_histogram_quantile, opendp_quantile
+from .conformal import aps_score, lac_score
+from .private_split import pps_private_quantile
+from .quantile import private_quantile, private_quantile_level
+from .training import _encode_labels
+
+__all__ = [
+    "MONDRIAN_CALIBRATORS",
+    "mondrian_privacy_loss",
+    "noisy_class_counts",
+    "count_lower_margin",
+    "MondrianPrivateConformalClassifier",
+]
+
+MONDRIAN_CALIBRATORS = ("private_quantile", "pps", "opendp", "laplace_histogram")
+
+#: Public cap on the calibration size of one class (a larger noisy lower bound is cut to it; any public cap keeps
+#: both the privacy and the coverage argument, it only bounds memory when the count noise is huge).
+MAX_CLASS_CALIBRATION_SIZE = 10**7
+
+
+def mondrian_privacy_loss(epsilon: float, relation: str = "add/remove") -> float:
+    """Privacy loss of :class:`MondrianPrivateConformalClassifier`'s calibration with total budget ``epsilon``.
+
+    ``"add/remove"`` (class sizes private): :math:`\\varepsilon` (counts
+    :math:`\\varepsilon_0` plus calibration :math:`\\varepsilon - \\varepsilon_0`, each
+    in parallel over the classes). ``"replace-one"`` (total size public, a
+    record may change class): :math:`2\\varepsilon`, since a record that moves
+    from class :math:`y` to :math:`y'` changes two counts and two calibration
+    sets (a replacement within one class costs only :math:`\\varepsilon - \\varepsilon_0`).
+    """
+    epsilon = check_epsilon(epsilon)
+    if relation not in ("replace-one", "add/remove"):
+        raise ValueError(f"relation={relation!r} must be 'replace-one' or 'add/remove'")
+    return epsilon if relation == "add/remove" else 2.0 * epsilon
+
+
+def count_lower_margin(epsilon: float, failure: float) -> int:
+    """Smallest :math:`t \\ge 0` with :math:`P(Z \\ge t + 1) \\le` ``failure`` for discrete Laplace noise.
+
+    For :math:`P(Z = z) = \\frac{1-q}{1+q} q^{|z|}`, :math:`q = e^{-\\varepsilon}`:
+    :math:`P(Z \\ge s) = q^s/(1+q)` for :math:`s \\ge 1`, so
+    :math:`t = \\max(0, \\lceil \\log(1/(\\eta(1+q)))/\\varepsilon \\rceil - 1)`.
+    """
+    epsilon = check_epsilon(epsilon)
+    failure = check_scalar(failure, "failure", low=0.0, high=1.0)
+    q = math.exp(-epsilon)
+    t = math.ceil(math.log(1.0 / (failure * (1.0 + q))) / epsilon - 1e-12) - 1
+    return max(0, t)
+
+
+def noisy_class_counts(counts, epsilon: float, rng: RandomLike = None) -> np.ndarray:
+    """Per-class counts plus i.i.d. discrete Laplace noise, :math:`P(Z=z) \\propto e^{-\\varepsilon|z|}`.
+
+    The count vector has L1 sensitivity 1 under add/remove (one record, one
+    class) and 2 under replace-one (a record may change class), so the
+    release is :math:`\\varepsilon`-DP, respectively :math:`2\\varepsilon`-DP. All noise
+    is drawn at once (one variate pair per class, data-independent):
+    :math:`Z = G_1 - G_2` with :math:`G = \\lfloor E/\\varepsilon \\rfloor`,
+    :math:`E \\sim \\mathrm{Exp}(1)`, so :math:`P(G \\ge g) = e^{-\\varepsilon g}` (geometric).
+
+    Returns
+    -------
+    ndarray of float64
+        Integer values, stored as floats so that the noise of a tiny
+        ``epsilon`` never overflows.
+    """
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or counts.dtype.kind not in "iu" or np.any(counts < 0):
+        raise ValueError("counts must be a 1-D array of non-negative integers")
+    epsilon = check_epsilon(epsilon)
+    gen = check_random_state(rng)
+    first = np.floor(gen.standard_exponential(counts.size) / epsilon)
+    second = np.floor(gen.standard_exponential(counts.size) / epsilon)
+    return counts.astype(float) + (first - second)
+
+
+def _subsample_or_pad(scores: np.ndarray, m: int, gen: np.random.Generator) -> np.ndarray:
+    """Exactly m scores: a uniform m-subset, or all scores padded with 1 (the maximal score)."""
+    if scores.size >= m:
+        return scores[gen.permutation(scores.size)[:m]]
+    return np.concatenate([scores, np.ones(m - scores.size)])
+
+
+class MondrianPrivateConformalClassifier(BaseEstimator):
+    """Class-conditional private split conformal prediction sets (issue 13, section 3).
+
+    ``fit`` trains a clone of ``estimator``; ``calibrate`` releases one private
+    threshold :math:`\\hat q_y` per public label from the calibration records of
+    class :math:`y`; ``predict_set`` returns :math:`\\{y : s(x, y) \\le \\hat q_y\\}`.
+
+    Parameters
+    ----------
+    estimator : scikit-learn classifier with ``predict_proba``
+        Its probability columns must follow the sorted public ``classes``.
+        For an end-to-end private pipeline use a DP trainer on data disjoint
+        from the calibration set.
+    classes : sequence of labels
+        The public label set (required; never read from the data).
+    alpha : float
+        Target miscoverage per class.
+    epsilon : float
+        Total privacy budget of the calibration (counts plus thresholds).
+    score : {"lac", "aps"}
+    calibrator : {"private_quantile", "pps", "opendp", "laplace_histogram"}
+        The per-class private quantile, each run with the public size
+        :math:`m_y` and a guarantee of exactly its budget under replace-one at
+        that size: :func:`~dpcp_tutorial.private_quantile` (tight, default),
+        :func:`~dpcp_tutorial.pps_private_quantile` (tight),
+        :func:`~dpcp_tutorial.opendp_quantile` (corrected level),
+        :func:`~dpcp_tutorial.laplace_histogram_quantile` (corrected).
+    bins : int
+        Grid size passed to the calibrator (``m`` for ``"pps"``).
+    class_sizes : "private" or sequence of int
+        ``"private"`` (default): sizes released with noise as described in
+        :mod:`dpcp_tutorial.mondrian`. A sequence declares the per-class
+        calibration sizes **public** (then they must equal the data's, no
+        budget is spent on counts and :math:`\\eta = 0`).
+    count_share : float
+        Fraction of ``epsilon`` spent on the noisy counts, in (0, 1).
+    count_failure : float or None
+        :math:`\\eta`, the probability that a class's lower bound exceeds its
+        true size; the calibrators run at level :math:`\\alpha - \\eta`.
+        ``None``: :math:`\\alpha/10`.
+    prefit : bool
+    rng : None, int or numpy.random.Generator
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    qhat_ : ndarray of shape (K,)
+        Per-class thresholds (1 for a class without a feasible calibration).
+    noisy_counts_, calibration_sizes_ : ndarray of int
+        Released noisy counts (``None`` with public sizes) and the public
+        sizes :math:`m_y` used.
+
+    Notes
+    -----
+    **Privacy (add/remove, class sizes private).** The noisy counts are
+    :math:`\\varepsilon_0`-DP (:func:`noisy_class_counts`). Given the released
+    :math:`m_y`, class :math:`y`'s threshold is :math:`\\varepsilon_1`-DP with respect to
+    adding or removing one record of class :math:`y`
+    (:math:`\\varepsilon_1 = \\varepsilon - \\varepsilon_0`): the calibrators are exactly
+    :math:`\\varepsilon_1`-DP under replace-one at the fixed size :math:`m_y`, and
+    subsample-or-pad turns add/remove into replace-one by a coupling (a
+    uniform :math:`m`-subset of :math:`D \\cup \\{r\\}` either avoids :math:`r`, and is then
+    a uniform :math:`m`-subset of :math:`D`, or is such a subset with one element
+    replaced by :math:`r`; when padding, :math:`r` replaces one pad; at
+    :math:`|D| = m-1` the padded :math:`D` and :math:`D\\cup\\{r\\}` differ in one
+    element). The classes are disjoint, so the thresholds compose in
+    parallel, and with the counts sequentially: :math:`\\varepsilon` in total. Under
+    replace-one: :math:`2\\varepsilon` (:func:`mondrian_privacy_loss`). With public
+    ``class_sizes`` the relation is replace-one *within* a class (class
+    membership public): :math:`\\varepsilon`.
+
+    **Coverage.** Conditionally on the labels, the class-:math:`y` calibration
+    scores and a class-:math:`y` test score are exchangeable, and the noisy
+    count depends on the labels only. On the event :math:`m_y \\le n_y` (failure
+    probability :math:`\\le \\eta`) the :math:`m_y` scores are a uniform subset,
+    exchangeable with the test score, and the calibrator's finite-sample
+    guarantee at level :math:`\\alpha-\\eta` applies; a class with threshold 1
+    is always covered. Hence :math:`P(Y \\in C(X) \\mid Y = y) \\ge 1-\\alpha` for
+    every class, for the calibrators with a proven guarantee
+    (``"private_quantile"``, ``"opendp"``, ``"laplace_histogram"``; ``"pps"``
+    for :math:`\\alpha \\le 1/2` per its reference argument).
+    """
+
+    _SCORES = {"lac": lac_score, "aps": aps_score}
+
+    def __init__(self, estimator, classes=None, alpha: float = 0.1, epsilon: float = 1.0, score: str = "lac",
+                 calibrator: str = "private_quantile", bins: int = 100, class_sizes="private",
+                 count_share: float = 0.1, count_failure: float | None = None, prefit: bool = False,
+                 rng: RandomLike = None):
+        self.estimator = estimator
+        self.classes = classes
+        self.alpha = alpha
+        self.epsilon = epsilon
+        self.score = score
+        self.calibrator = calibrator
+        self.bins = bins
+        self.class_sizes = class_sizes
+        self.count_share = count_share
+        self.count_failure = count_failure
+        self.prefit = prefit
+        self.rng = rng
+
+    # ------------------------------------------------------------------ plumbing
+    def fit(self, X, y):
+        """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``)."""
+        if check_bool(self.prefit, "prefit"):
+            raise ValueError("prefit=True: the estimator is already fitted; call calibrate(X_cal, y_cal) directly")
+        X = check_2d(X, "X")
+        _encode_labels(y, self.classes, type(self).__name__)
+        self.estimator_ = clone(self.estimator).fit(X, y)
+        return self
+
+    def _fitted_estimator(self):
+        if check_bool(self.prefit, "prefit"):
+            check_is_fitted(self.estimator)
+            return self.estimator
+        if not hasattr(self, "estimator_"):
+            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X_train, y_train) first, "
+                             "or pass prefit=True with an already fitted estimator")
+        return self.estimator_
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities of the underlying model, one column per public class."""
+        proba = self._fitted_estimator().predict_proba(check_2d(X, "X"))
+        n_classes = np.size(self.classes_ if hasattr(self, "classes_") else self.classes)
+        if proba.ndim != 2 or proba.shape[1] != n_classes:
+            raise ValueError(f"the estimator returns {proba.shape[-1]} probability columns but classes has "
+                             f"{n_classes} labels; train it on the same public label set")
+        return proba
+
+    def _score_fn(self):
+        if self.score not in self._SCORES:
+            raise ValueError(f"score={self.score!r} is not supported; choose 'lac' or 'aps'")
+        return self._SCORES[self.score]
+
+    def _check_settings(self):
+        alpha = check_alpha(self.alpha)
+        epsilon = check_epsilon(self.epsilon)
+        if self.calibrator not in MONDRIAN_CALIBRATORS:
+            raise ValueError(f"calibrator={self.calibrator!r} is not supported; choose one of "
+                             f"{', '.join(MONDRIAN_CALIBRATORS)}")
+        bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
+        share = check_scalar(self.count_share, "count_share", low=0.0, high=1.0,
+                             hint="the fraction of epsilon spent on the noisy class counts")
+        eta = alpha / 10.0 if self.count_failure is None else check_scalar(
+            self.count_failure, "count_failure", low=0.0, high=alpha,
+            hint="the calibrators run at level alpha - count_failure, so it must lie in (0, alpha)")
+        return alpha, epsilon, bins, share, eta
+
+    def _threshold(self, scores, level, epsilon, m, bins, gen) -> float:
+        """The calibrator at the public size m; 1 when m is infeasible (decided from public inputs only)."""
+        if m < 1:
+            return 1.0
+        if self.calibrator == "private_quantile":
+            try:
+                private_quantile_level(level, m, epsilon, bins)
+            except ValueError:          # infeasible at the public (m, level, epsilon, bins)
+                return 1.0
+            return private_quantile(scores, level, epsilon, bins, rng=gen, n=m)
+        if self.calibrator == "pps":
+            return pps_private_quantile(scores, level, epsilon, m=bins, n=m, rng=gen)
+        if self.calibrator == "opendp":
+            return opendp_quantile(scores, level, epsilon, bins=bins, n=m, rng=gen)
+        return laplace_histogram_quantile(scores, level, epsilon, bins=bins, n=m, rng=gen)
+
+    # ------------------------------------------------------------------ calibration
+    def calibrate(self, X, y):
+        """Release the per-class thresholds ``qhat_`` from the calibration data."""
+        alpha, epsilon, bins, share, eta = self._check_settings()
+        score_fn = self._score_fn()
+        X = check_2d(X, "X")
+        classes_, index = _encode_labels(y, self.classes, type(self).__name__)
+        check_same_length(("X", X), ("y", index))
+        self.classes_ = classes_
+        n_classes = classes_.size
+        gen = check_random_state(self.rng)
+        # child generators: the caller's generator advances by the same amount for every data set
+        seeds = gen.integers(0, 2**63 - 1, size=2 * n_classes + 1)
+        proba = self.predict_proba(X)
+        scores = np.clip(score_fn(proba, index), 0.0, 1.0)
+        counts = np.bincount(index, minlength=n_classes)             # counting first ...
+        if isinstance(self.class_sizes, str):
+            if self.class_sizes != "private":
+                raise ValueError(f"class_sizes={self.class_sizes!r}: pass 'private' or one public size per class")
+            count_eps = share * epsilon
+            noisy = noisy_class_counts(counts, count_eps, rng=seeds[-1])   # ... then all count noise at once
+            margin = count_lower_margin(count_eps, eta)
+            sizes = np.clip(noisy - float(margin), 0.0, MAX_CLASS_CALIBRATION_SIZE).astype(np.int64)
+            cal_eps, level = epsilon - count_eps, alpha - eta
+            self.noisy_counts_ = noisy
+        else:
+            sizes = np.asarray(self.class_sizes)
+            if sizes.shape != (n_classes,) or sizes.dtype.kind not in "iu" or np.any(sizes < 0):
+                raise TypeError("class_sizes must be 'private' or one non-negative integer per class")
+            if np.any(sizes != counts):   # declared public by the caller: comparing them reveals nothing
+                raise ValueError("class_sizes are declared public but differ from the per-class calibration "
+                                 "sizes; pass the calibration records of exactly those sizes")
+            cal_eps, level = epsilon, alpha
+            self.noisy_counts_ = None
+        qhat = np.ones(n_classes)
+        for j in range(n_classes):
+            m = int(sizes[j])
+            sub = np.random.default_rng(seeds[2 * j])
+            chosen = _subsample_or_pad(scores[index == j], m, sub) if m >= 1 else scores[:0]
+            qhat[j] = self._threshold(chosen, level, cal_eps, m, bins, np.random.default_rng(seeds[2 * j + 1]))
+        self.calibration_sizes_ = sizes.astype(np.int64)
+        self.qhat_ = qhat
+        return self
+
+    def predict_set(self, X) -> np.ndarray:
+        """Boolean matrix of shape (n, K): label :math:`y` is in the set iff :math:`s(x, y) \\le \\hat q_y`."""
+        if not hasattr(self, "qhat_"):
+            raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
+        score_fn = self._score_fn()
+        proba = self.predict_proba(X)
+        out = np.empty(proba.shape, dtype=bool)
+        for j in range(proba.shape[1]):
+            s = score_fn(proba, np.full(proba.shape[0], j))
+            out[:, j] = True if self.qhat_[j] >= 1.0 else (s <= self.qhat_[j])
+        return out

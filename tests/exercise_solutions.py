@@ -1,0 +1,239 @@
+"""Reference solutions of every coding exercise, one function per exercise, named as the exercise asks.
+
+Used by tests/test_exercises_harness.py (every checker must pass its solution and fail every stub) and by
+tests/test_grading.py (this file is itself a complete, correct submission for the batch grader). It does not
+import dpcp_tutorial. A new checker needs its solution here: the harness test fails otherwise.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from scipy.special import logsumexp
+
+
+# chapter 1
+def my_quantile(scores, alpha):
+    n = len(scores)
+    k = math.ceil((n + 1) * (1 - Fraction(alpha).limit_denominator(10**12)))
+    return math.inf if k > n else float(np.partition(scores, k - 1)[k - 1])
+
+
+def my_aps_sets(proba, qhat):
+    order = np.argsort(-proba, axis=1, kind="stable")
+    cumulative = np.cumsum(np.take_along_axis(proba, order, axis=1), axis=1)
+    sets = np.zeros(proba.shape, dtype=bool)
+    np.put_along_axis(sets, order, cumulative <= qhat, axis=1)
+    return sets
+
+
+# chapter 2
+def private_mean(x, lower, upper, epsilon, rng):
+    x = np.clip(np.asarray(x, dtype=float), lower, upper)
+    return float(x.mean() + rng.laplace(0.0, (upper - lower) / (x.size * epsilon)))
+
+
+# chapter 3
+def loss(scores, edges, alpha0):
+    ordered = np.sort(scores)
+    below = np.searchsorted(ordered, edges, side="left")
+    above = ordered.size - np.searchsorted(ordered, edges, side="right")
+    return np.maximum(below / (1 - alpha0), above / alpha0)
+
+
+def probabilities(losses, epsilon, sensitivity):
+    logits = -epsilon * (np.asarray(losses) - np.min(losses)) / (2 * sensitivity)
+    weights = np.exp(logits)
+    return weights / weights.sum()
+
+
+# chapter 4
+def my_round_up(scores, m):
+    edges = np.arange(m) / (m - 1)
+    return edges[np.minimum(np.searchsorted(edges, scores, side="right"), m - 1)]
+
+
+def my_qtilde(n, alpha, epsilon, m, gamma):
+    return (n + 1) * (1 - alpha) / (n * (1 - gamma * alpha)) + 2 / (epsilon * n) * math.log(m / (gamma * alpha))
+
+
+# chapter 5
+def my_dcp_quantile(scores, alpha, epsilon, delta):
+    alpha1 = math.exp(-epsilon) * (alpha - delta)
+    n = len(scores)
+    k = math.ceil((n + 1) * (1 - Fraction(alpha1).limit_denominator(10**12)))
+    return math.inf if k > n else float(np.sort(scores)[k - 1])
+
+
+# chapter 6
+def my_levels(n, alpha, epsilon1, epsilon2, delta):
+    alpha1 = math.exp(-epsilon1) * (alpha - delta)
+    alpha0 = alpha1 - 2 / (n * epsilon2)
+    if alpha0 <= 0:
+        raise ValueError(f"infeasible: use at least n={math.floor(2 / (alpha1 * epsilon2)) + 1}")
+    return alpha1, alpha0
+
+
+# chapter 7
+def my_ssp_sensitivity(x_bound, y_bound, fit_intercept):
+    b2 = x_bound**2 + (1.0 if fit_intercept else 0.0)
+    return math.sqrt(b2**2 + b2 * y_bound**2)
+
+
+def clip_gradients(G, clip_norm):
+    norms = np.linalg.norm(G, axis=1, keepdims=True)
+    return G * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
+
+
+# chapter 8
+def my_interval(y_pred, qhat, bound):
+    half = math.inf if qhat >= 1 else bound * qhat
+    return np.column_stack([y_pred - half, y_pred + half])
+
+
+def smallest_n(alpha, epsilon1, epsilon2, delta):
+    alpha1 = math.exp(-epsilon1) * (alpha - delta)
+    return math.floor(2 / (alpha1 * epsilon2)) + 1
+
+
+# chapter 9
+def my_spatial_depth(points, data):
+    out = []
+    for x in points:
+        v = x - data
+        r = np.linalg.norm(v, axis=1)
+        unit = np.zeros_like(v)
+        unit[r > 0] = v[r > 0] / r[r > 0, None]
+        out.append(1 - np.linalg.norm(unit.mean(axis=0)))
+    return np.array(out)
+
+
+def my_idd(points, data, directions):
+    proj, t = data @ directions.T, points @ directions.T
+    f = (proj[None, :, :] <= t[:, None, :]).mean(axis=1)
+    return (f * (1 - f)).mean(axis=1)
+
+
+# chapter 10
+def worst_case(n, d):
+    v = np.eye(d)[0]
+    data = np.outer(np.arange(1.0, n + 1), v)
+    data[-1] = -v
+    other = data.copy()
+    other[-1] = 2 * v
+    return data, other, np.zeros(d)
+
+
+def langevin_step(theta, depth_gradient, beta, prior_mean, prior_scale, step_size, noise):
+    drift = beta * depth_gradient - (theta - prior_mean) / prior_scale ** 2
+    return theta + step_size * drift + np.sqrt(2 * step_size) * noise
+
+
+# chapter 11
+def interval_log_probabilities(data, epsilon, lower, upper):
+    x = np.sort(np.clip(np.asarray(data, dtype=float), lower, upper))
+    n = x.size
+    with np.errstate(divide="ignore"):
+        log_len = np.log(np.diff(np.concatenate([[lower], x, [upper]])))
+    k = np.arange(n + 1)
+    logits = log_len + epsilon * np.minimum(k, n - k) / 2
+    return logits - logsumexp(logits)
+
+
+# chapter 12
+def my_halfspace_depth(points, data, directions):
+    u = directions / np.linalg.norm(directions, axis=1, keepdims=True)
+    proj = np.sort(data @ u.T, axis=0)
+    t = points @ u.T
+    n = len(data)
+    depth = np.full(len(points), n)
+    for k in range(u.shape[0]):
+        at_least = n - np.searchsorted(proj[:, k], t[:, k], side="left")
+        at_most = np.searchsorted(proj[:, k], t[:, k], side="right")
+        depth = np.minimum(depth, np.minimum(at_least, at_most))
+    return depth / n
+
+
+def make_pair(n):
+    x = np.random.default_rng(0).standard_normal((n, 2))
+    x_prime = x.copy()
+    x_prime[-1] = [10.0 * n, 0.0]
+    return x, x_prime, np.array([2.5, 0.0])
+
+
+# chapter 13
+def clipped_mean(updates, clip_norm):
+    norms = np.linalg.norm(updates, axis=1, keepdims=True)
+    scale = np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
+    return (updates * scale).mean(axis=0), 2 * clip_norm / len(updates)
+
+
+def tukey_safe_attackers(n, d):
+    return -(-n // (d + 1)) - 1
+
+
+# chapter 15
+def _clip(poly, u, c):
+    s = poly @ u - c
+    out = []
+    for i in range(len(poly)):
+        j = (i + 1) % len(poly)
+        if s[i] <= 0:
+            out.append(poly[i])
+        if (s[i] <= 0) != (s[j] <= 0):
+            t = s[i] / (s[i] - s[j])
+            out.append(poly[i] + t * (poly[j] - poly[i]))
+    return np.array(out).reshape(-1, 2)
+
+
+def _area(poly):
+    if len(poly) < 3:
+        return 0.0
+    x, y = poly[:, 0], poly[:, 1]
+    return 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+
+
+def _region(data, box, k):
+    (x0, y0), (x1, y1) = box
+    poly = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], float)
+    if k == 0:
+        return poly
+    for a in range(len(data)):
+        for b in range(len(data)):
+            d = data[b] - data[a]
+            if not d.any():
+                continue
+            u = np.array([-d[1], d[0]]) / np.hypot(*d)
+            s = (data - data[a]) @ u
+            above = np.sum(s > 1e-12)
+            on = np.sum(np.abs(s) <= 1e-12)
+            if above < k <= above + on:
+                poly = _clip(poly, u, u @ data[a])
+    for u in np.vstack([np.eye(2), -np.eye(2)]):
+        poly = _clip(poly, u, np.sort(data @ u)[::-1][k - 1])
+    return poly
+
+
+def annulus_area(data, box, k):
+    return _area(_region(data, box, k)) - _area(_region(data, box, k + 1))
+
+
+def tukey_level_probabilities(levels, annulus_areas, epsilon):
+    with np.errstate(divide="ignore"):
+        logw = 0.5 * epsilon * np.asarray(levels) + np.log(annulus_areas)
+    return np.exp(logw - logsumexp(logw))
+
+
+# chapter 14
+def partition_counts(scores, edges):
+    scores = np.asarray(scores, dtype=float)
+    edges = np.asarray(edges, dtype=float)
+    below = (scores[None, :] < edges[:, None]).sum(axis=1)
+    above = (scores[None, :] > edges[:, None]).sum(axis=1)
+    return np.stack([below, above])
+
+
+def leaked_quantile(boundaries, sizes, beta):
+    below = np.cumsum(sizes)
+    k = int(np.argmax(below >= (1 - beta) * np.sum(sizes)))
+    return float(boundaries[k + 1])

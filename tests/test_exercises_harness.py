@@ -1,0 +1,330 @@
+"""Every exercise checker, found by introspection, passes its solution and fails every stub with feedback.
+
+The stubs are what a reader's unfinished or broken function does: return None, raise NotImplementedError or
+another exception, return a string, a dict, a list, a value of the wrong shape or dtype, NaN, an object that lies
+about equality, or never return. None of them may crash a checker, hang it, or pass.
+"""
+
+import inspect
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dpcp_tutorial.exercises as exercises
+from dpcp_tutorial.exercises import ExerciseResult
+from dpcp_tutorial.exercises._common import DEFAULT_TIME_LIMIT, array, checker, number
+
+import exercise_solutions
+
+LIMIT = 0.1  # seconds per call for the stubs; keeps the module fast
+
+CHECKERS = {name: obj for name, obj in vars(exercises).items() if getattr(obj, "is_exercise_checker", False)}
+
+
+def test_introspection_finds_every_checker():
+    assert len(CHECKERS) >= 22
+    public = {name for name in dir(exercises) if name.startswith("check_")}
+    assert public == set(CHECKERS), "every check_* must be made with the shared @checker harness"
+
+
+def test_every_checker_names_a_distinct_function_with_a_solution():
+    names = [c.function for c in CHECKERS.values()]
+    assert len(names) == len(set(names)), "two checkers ask for the same function name; the grader needs them unique"
+    missing = [n for n in names if not callable(getattr(exercise_solutions, n, None))]
+    assert not missing, f"add reference solutions to tests/exercise_solutions.py for {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(CHECKERS))
+def test_public_signature_and_docstring(name):
+    check = CHECKERS[name]
+    params = inspect.signature(check).parameters
+    assert list(params) == ["fn", "time_limit", "quiet"]
+    assert params["time_limit"].default == DEFAULT_TIME_LIMIT
+    assert check.__doc__ and "Check a reader's" in check.__doc__
+    assert check.exercise.startswith("ex-")
+
+
+@pytest.mark.parametrize("name", sorted(CHECKERS))
+def test_solution_passes(name, capsys):
+    check = CHECKERS[name]
+    result = check(getattr(exercise_solutions, check.function))
+    assert isinstance(result, ExerciseResult)
+    assert result and result.passed and result.feedback == []
+    assert f"{name}: all checks passed." in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------- stubs
+
+
+def _transform(value, leaf):
+    """Apply ``leaf`` to the first array or number inside ``value`` (tuples are walked)."""
+    if isinstance(value, tuple):
+        return (_transform(value[0], leaf),) + value[1:]
+    return leaf(value)
+
+
+def _nan(value):
+    if isinstance(value, np.ndarray):
+        out = np.array(value, dtype=float)
+        out.flat[0] = np.nan
+        return out
+    return float("nan")
+
+
+def _as_list(value):
+    return value.tolist() if isinstance(value, np.ndarray) else [value]
+
+
+def _wrong_shape(value):
+    return value[..., None] if isinstance(value, np.ndarray) else np.array([value, value])
+
+
+def _wrong_dtype(value):
+    if isinstance(value, np.ndarray):
+        return value.astype(float) if value.dtype == bool else value.astype(str)
+    return str(value)
+
+
+class Liar:
+    """Claims to equal everything and to be close to anything."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    def __float__(self):
+        raise TypeError("not a number")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("not an array")
+
+
+_RELEASE = threading.Event()  # blocked stubs wait on it; released at module teardown
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_blocked_stubs():
+    yield
+    _RELEASE.set()
+
+
+def _busy(*args, **kwargs):
+    while True:
+        pass
+
+
+def _blocked(*args, **kwargs):
+    _RELEASE.wait()
+
+
+def _raises_not_implemented(*args, **kwargs):
+    raise NotImplementedError
+
+
+def _raises_zero_division(*args, **kwargs):
+    return 1 / 0
+
+
+def _derived(solution, leaf):
+    def stub(*args, **kwargs):
+        return _transform(solution(*args, **kwargs), leaf)
+
+    return stub
+
+
+STUBS = {
+    # name: (make_stub(solution), phrase the feedback must contain)
+    "returns None": (lambda sol: (lambda *a, **k: None), "returned None"),
+    "forgot return": (lambda sol: (lambda *a, **k: [sol and sol(*a, **k)] and None), "returned None"),
+    "NotImplementedError": (lambda sol: _raises_not_implemented, "NotImplementedError"),
+    "ZeroDivisionError": (lambda sol: _raises_zero_division, "ZeroDivisionError"),
+    "string": (lambda sol: (lambda *a, **k: "abc"), "string"),
+    "dict": (lambda sol: (lambda *a, **k: {}), "dict"),
+    "bool": (lambda sol: (lambda *a, **k: True), "bool"),
+    "liar": (lambda sol: (lambda *a, **k: Liar()), "Liar"),
+    "list instead of array": (lambda sol: _derived(sol, _as_list), "list"),
+    "wrong shape": (lambda sol: _derived(sol, _wrong_shape), "shape"),
+    "wrong dtype": (lambda sol: _derived(sol, _wrong_dtype), ("dtype", "string")),
+    "NaN": (lambda sol: _derived(sol, _nan), ("NaN", "dtype float64")),  # a bool array cannot hold NaN
+}
+
+
+DERIVED = {"list instead of array", "wrong shape", "wrong dtype", "NaN"}
+
+
+def _stub_cases():
+    for name in sorted(CHECKERS):
+        for stub in STUBS:
+            yield name, stub
+
+
+@pytest.mark.parametrize("name,stub", list(_stub_cases()))
+def test_stub_fails_with_feedback(name, stub, capsys):
+    check = CHECKERS[name]
+    solution = getattr(exercise_solutions, check.function, None)
+    make, phrase = STUBS[stub]
+    if solution is None and make(None) is not None and stub in DERIVED:
+        pytest.fail(f"tests/exercise_solutions.py has no {check.function}; the derived stubs need it")
+    result = check(make(solution), time_limit=5.0)
+    assert not result, f"{name} passed the stub {stub!r}"
+    with pytest.raises(AssertionError):
+        assert check(make(solution), time_limit=5.0, quiet=True)
+    assert result.feedback and all(line.strip() for line in result.feedback)
+    text = " ".join(result.feedback)
+    assert "could not evaluate" not in text, f"{name}: the checker itself tripped over the stub {stub!r}: {text}"
+    phrases = (phrase,) if isinstance(phrase, str) else phrase
+    assert any(p.lower() in text.lower() for p in phrases), f"{name} / {stub}: {text}"
+    assert "problem(s) found" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", sorted(CHECKERS))
+@pytest.mark.parametrize("hang", [_busy, _blocked], ids=["busy loop", "blocked in C"])
+def test_never_returning_function_times_out(name, hang):
+    start = time.monotonic()
+    result = CHECKERS[name](hang, time_limit=LIMIT, quiet=True)
+    elapsed = time.monotonic() - start
+    assert not result
+    assert f"took longer than {LIMIT:g} s" in result.feedback[0]
+    assert elapsed < LIMIT + 2.0
+    if hang is _busy:  # a pure-Python loop is stopped, not left burning a core
+        assert "stopped it" in result.feedback[0]
+
+
+def test_busy_workers_are_really_stopped():
+    before = threading.active_count()
+    for _ in range(3):
+        exercises.check_smallest_n(_busy, time_limit=0.05, quiet=True)
+    deadline = time.monotonic() + 2.0
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert threading.active_count() <= before
+
+
+def test_not_callable_and_bad_time_limit():
+    result = exercises.check_smallest_n(3, quiet=True)
+    assert not result and "pass your function itself" in result.feedback[0]
+    with pytest.raises(ValueError, match="time_limit"):
+        exercises.check_smallest_n(exercise_solutions.smallest_n, time_limit=0)
+
+
+def test_system_exit_and_keyboard_interrupt_inside_the_reader_function_are_feedback():
+    def leaves(*args):
+        raise SystemExit(3)
+
+    def interrupts(*args):
+        raise KeyboardInterrupt
+
+    assert "SystemExit" in exercises.check_smallest_n(leaves, quiet=True).feedback[0]
+    assert "KeyboardInterrupt" in exercises.check_smallest_n(interrupts, quiet=True).feedback[0]
+
+
+def test_checker_body_errors_become_feedback_and_a_check_without_calls_fails():
+    @checker(function="f", exercise="ex-00-test")
+    def check_broken(ctx):
+        """Check a reader's ``fn``."""
+        ctx.call(1.0, returns=number())
+        raise RuntimeError("bug in the checker")
+
+    @checker(function="f", exercise="ex-00-test")
+    def check_nothing(ctx):
+        """Check a reader's ``fn``."""
+
+    broken = check_broken(lambda x: x, quiet=True)
+    assert not broken and "could not evaluate" in broken.feedback[0]
+    nothing = check_nothing(lambda x: x, quiet=True)
+    assert not nothing and "no case" in nothing.feedback[0]
+
+
+def test_output_conversion_is_strict_and_returns_plain_types():
+    @checker(function="f", exercise="ex-00-test")
+    def check_types(ctx):
+        """Check a reader's ``fn``."""
+        got = ctx.call(returns=array((2,)))
+        assert type(got) is np.ndarray and got.dtype == np.float64
+        ctx.fail(repr(got.tolist()))
+
+    class Sub(np.ndarray):
+        def __eq__(self, other):
+            return True
+
+    sub = np.arange(2.0).view(Sub)
+    assert check_types(lambda: sub, quiet=True).feedback == ["[0.0, 1.0]"]
+    assert check_types(lambda: np.array([1, 2]), quiet=True).feedback == ["[1.0, 2.0]"]
+    assert "inf" in check_types(lambda: np.array([1.0, np.inf]), quiet=True).feedback[0]
+    assert "dtype object" in check_types(lambda: np.array([1, "a"], dtype=object), quiet=True).feedback[0]
+
+
+def test_chapter_style_assert_usage(capsys):
+    assert exercises.check_smallest_n(exercise_solutions.smallest_n)
+    with pytest.raises(AssertionError):
+        assert exercises.check_smallest_n(lambda *a: None)
+    assert "returned None" in capsys.readouterr().out
+
+
+def test_repeat_limits_each_call_not_the_total():
+    @checker(function="f", exercise="ex-00-test")
+    def check_many(ctx):
+        """Check a reader's ``fn``."""
+        out = ctx.repeat(30, lambda: (), returns=number(), case="many calls")
+        if out != [1.0] * 30:
+            ctx.fail("wrong")
+
+    def slow():
+        time.sleep(0.02)
+        return 1
+
+    calls = {"n": 0}
+
+    def hangs_at_ten():
+        calls["n"] += 1
+        while calls["n"] >= 10:
+            pass
+        return 1
+
+    assert check_many(slow, time_limit=0.3, quiet=True)            # 30 x 0.02 s > 0.3 s in total
+    result = check_many(hangs_at_ten, time_limit=0.3, quiet=True)
+    assert not result and "one call of your function took longer than 0.3 s" in result.feedback[0]
+
+
+def test_hostile_objects_cannot_hang_or_crash_the_checker():
+    class SlowText(Exception):
+        def __str__(self):
+            while True:
+                pass
+
+    class Endless(float):
+        def __float__(self):
+            while True:
+                pass
+
+        def __repr__(self):
+            while True:
+                pass
+
+    def raises_slow_text(*args):
+        raise SlowText
+
+    start = time.monotonic()
+    first = exercises.check_smallest_n(raises_slow_text, time_limit=0.2, quiet=True)
+    second = exercises.check_pps_level(lambda *a: Endless(1.0), time_limit=0.2, quiet=True)
+    assert not first and not second
+    assert "took longer than 0.2 s" in first.feedback[0] and "took longer than 0.2 s" in second.feedback[0]
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize("name", sorted(CHECKERS))
+def test_checker_matches_its_exercise_in_the_book(name):
+    """The label exists in the checker's chapter and the exercise asks for the function by the checker's name."""
+    check = CHECKERS[name]
+    chapter = check.__module__.rsplit(".", 1)[-1][2:]
+    book = Path(__file__).parents[1] / "book"
+    notebooks = sorted(book.glob(f"{chapter}_*.ipynb"))
+    assert len(notebooks) == 1, f"no chapter notebook book/{chapter}_*.ipynb for {name}"
+    text = notebooks[0].read_text(encoding="utf-8")
+    assert f":label: {check.exercise}" in text, f"{notebooks[0].name} has no exercise {check.exercise}"
+    assert f"`{check.function}(" in text, f"{notebooks[0].name} never asks for `{check.function}(...)`"

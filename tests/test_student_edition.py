@@ -1,0 +1,188 @@
+"""The student edition contains no solution (issue 9; ``make student``, tools/student_edition.py).
+
+Fingerprints of every solution are taken from the instructor sources: each line of code in a
+``{solution}`` block or in a notebook cell tagged ``solution`` that appears nowhere else in the
+book, and the longest plain-text run of each solution's prose. Then:
+
+* always (fast): the stripped chapter notebooks and pages contain no fingerprint and no marker;
+* when ``STUDENT_EDITION`` names a built edition (``make test`` builds one with ``make student``
+  first), or is ``build`` (build it here, into a temporary directory): its HTML, its copied
+  sources and the notebooks to hand out contain no fingerprint, no solution marker, no
+  instructor-only page and no checker docstring.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import inspect
+import json
+import os
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SPEC = importlib.util.spec_from_file_location("student_edition", ROOT / "tools" / "student_edition.py")
+student_edition = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(student_edition)
+
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+PAGES = sorted((ROOT / "book").glob("*.md"))
+MARKERS = ("{solution}", 'class="solution', "solution-title", "solution-content")
+FENCED_CODE = re.compile(r"^(`{3,})[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
+
+
+def _source(cell) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def _is_solution_cell(cell) -> bool:
+    return "solution" in cell.get("metadata", {}).get("tags", [])
+
+
+def _instructor_texts():
+    """(solution texts, solution cells' code, everything else) of the instructor edition."""
+    solutions, solution_code, rest = [], [], []
+    for path in CHAPTERS:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            text = _source(cell)
+            if _is_solution_cell(cell):
+                solution_code.append(text)
+                continue
+            if cell["cell_type"] == "markdown":
+                solutions += [m.group(0) for m in student_edition.SOLUTION_BLOCK.finditer(text)]
+                text = student_edition.strip_solutions(text)
+            rest.append(text)
+    for path in PAGES:
+        if path.stem in {p.split("/")[-1] for p in student_edition.INSTRUCTOR_ONLY}:
+            continue
+        text = path.read_text(encoding="utf-8")
+        solutions += [m.group(0) for m in student_edition.SOLUTION_BLOCK.finditer(text)]
+        rest.append(student_edition.strip_solutions(text))
+    rest += [p.read_text(encoding="utf-8") for p in sorted((ROOT / "book" / "reference").glob("*.py"))]
+    return solutions, solution_code, "\n".join(rest)
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+def _fingerprints():
+    solutions, solution_code, rest = _instructor_texts()
+    code_lines = set()
+    for block in solutions:
+        for match in FENCED_CODE.finditer(block.split("\n", 1)[1]):
+            code_lines |= {line.strip() for line in match.group(2).splitlines()}
+    for code in solution_code:
+        code_lines |= {line.strip() for line in code.splitlines()}
+    # a line that also occurs (even inside a longer line) outside the solutions is not a fingerprint
+    code = {line for line in code_lines
+            if len(line) >= 16 and not line.startswith(("#", "import ", "from ")) and line not in rest}
+    prose = set()
+    normal_rest = _normalise(rest)
+    for block in solutions:
+        body = FENCED_CODE.sub(" ", block.split("\n", 1)[1])
+        runs = [r.strip() for r in re.split(r"[$`{}\\*_|\n]", body)]
+        runs = [r for r in runs if len(r) >= 30 and _normalise(r) not in normal_rest]
+        if runs:
+            prose.add(_normalise(max(runs, key=len)))
+    return sorted(code), sorted(prose), len(solutions)
+
+
+CODE, PROSE, N_SOLUTIONS = _fingerprints()
+
+
+def _leaks(text: str) -> list[str]:
+    normal = _normalise(text)
+    found = [f"marker {m!r}" for m in MARKERS if m in text]
+    found += [f"code {line!r}" for line in CODE if line in text]
+    found += [f"text {run[:60]!r}" for run in PROSE if run in normal]
+    return found
+
+
+def test_fingerprints_cover_every_solution():
+    exercises = sum(len(re.findall(r"`{3,}\{exercise\}", p.read_text(encoding="utf-8"))) for p in CHAPTERS)
+    assert N_SOLUTIONS >= exercises >= 13 * 3, "every exercise has a solution block"
+    assert len(CODE) >= 100, f"only {len(CODE)} solution code lines found: the leak test would be weak"
+    assert len(PROSE) >= N_SOLUTIONS // 2
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_stripped_chapter_has_no_solution(path):
+    original = json.loads(path.read_text(encoding="utf-8"))
+    stripped = student_edition.strip_notebook(original)
+    assert _leaks("\n".join(_source(c) for c in original["cells"])), "the instructor chapter must show leaks"
+    text = "\n".join(_source(c) for c in stripped["cells"])
+    assert not any(_is_solution_cell(c) for c in stripped["cells"])
+    assert not _leaks(text), _leaks(text)[:5]
+    assert "{exercise}" in text, "the exercises themselves stay"
+
+
+def test_stripped_pages_have_no_solution_and_no_instructor_links():
+    for path in PAGES:
+        if path.stem in {p.split("/")[-1] for p in student_edition.INSTRUCTOR_ONLY}:
+            continue
+        text = student_edition._unlink_instructor_pages(student_edition.strip_solutions(path.read_text("utf-8")))
+        assert not _leaks(text), (path.name, _leaks(text)[:5])
+        assert "<for_instructors>" not in text and "{doc}`for_instructors`" not in text, path.name
+
+
+def _text_of(path: pathlib.Path) -> str:
+    raw = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix == ".html":
+        return html.unescape(re.sub(r"<[^>]+>", "", raw))
+    if path.suffix == ".ipynb":
+        return "\n".join(_source(c) for c in json.loads(raw)["cells"])
+    return raw
+
+
+@pytest.fixture(scope="module")
+def edition(tmp_path_factory):
+    where = os.environ.get("STUDENT_EDITION")
+    if not where:
+        pytest.skip("set STUDENT_EDITION to a built student edition, or to 'build' (make test does)")
+    if where == "build":
+        out = tmp_path_factory.mktemp("student")
+        student_edition.build(out)
+        return out
+    out = pathlib.Path(where)
+    assert (out / "html" / "index.html").is_file(), f"no student edition under {out}; run `make student`"
+    return out
+
+
+def test_student_html_and_notebooks_have_no_solution(edition):
+    files = [p for p in (edition / "html").rglob("*")
+             if p.is_file() and p.suffix in {".html", ".ipynb", ".md", ".txt", ".js", ".py"}
+             and "_static" not in p.parts]
+    notebooks = sorted((edition / "notebooks").glob("*.ipynb"))
+    assert len(notebooks) == len(CHAPTERS), "every chapter notebook is handed out"
+    assert len([p for p in files if p.suffix == ".html"]) >= len(CHAPTERS)
+    leaks = {str(p.relative_to(edition)): _leaks(_text_of(p)) for p in files + notebooks}
+    leaks = {k: v for k, v in leaks.items() if v}
+    assert not leaks, f"solutions in the student edition: {dict(list(leaks.items())[:5])}"
+    for nb in notebooks:
+        assert not any(_is_solution_cell(c) for c in json.loads(nb.read_text("utf-8"))["cells"]), nb.name
+
+
+def test_student_edition_drops_instructor_pages_and_source_code(edition):
+    built = {p.stem for p in (edition / "html" / "book").glob("*.html")}
+    for page in student_edition.INSTRUCTOR_ONLY:
+        assert page.split("/")[-1] not in built
+    assert not (edition / "html" / "_modules").exists(), "viewcode pages would show the checkers' references"
+
+
+def test_student_api_page_shows_checker_signatures_only(edition):
+    from dpcp_tutorial import exercises
+
+    api = _normalise(_text_of(edition / "html" / "book" / "api.html"))
+    names = [n for n in dir(exercises) if n.startswith("check_")]
+    assert names
+    for name in names:
+        assert name in api, f"{name} is missing from the student API page"
+        doc = inspect.getdoc(getattr(exercises, name)) or ""
+        runs = [_normalise(r.strip()) for r in re.split(r"[`*:\\$_|\n]", doc)]
+        for run in (r for r in runs if len(r) >= 25):
+            assert run not in api, f"{name}'s docstring is on the student API page: {run!r}"

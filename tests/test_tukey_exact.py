@@ -1,0 +1,318 @@
+"""Tests for dpcp_tutorial.tukey_exact: regions against brute-force depth, the sampler against the exact law,
+an exact privacy audit of the law, degenerate data and bad input (chapter 15)."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcp_tutorial import (
+    exact_cell_probabilities,
+    halfspace_depth,
+    polygon_area,
+    private_tukey_median_2d,
+    tukey_depth_regions,
+    tukey_median_2d,
+)
+from dpcp_tutorial.tukey_exact import _clip
+
+BOX = ((-3.0, -3.0), (3.0, 3.0))
+
+
+def _datasets():
+    rng = np.random.default_rng(7)
+    lattice = np.array([[i, j] for i in range(-2, 3) for j in range(-2, 3)], float) * 0.5
+    return {
+        "gaussian": rng.standard_normal((40, 2)),
+        "lattice": lattice,
+        "lattice_ties": np.r_[lattice, lattice[:7]],
+        "collinear": np.c_[np.linspace(-1, 1, 7), 0.3 * np.linspace(-1, 1, 7)],
+        "ties": np.repeat(rng.standard_normal((6, 2)), 3, axis=0),
+        "four_corners": np.array([[1, 0], [0, 1], [-1, 0], [0, -1]], float),   # deepest region is a point
+        "outside_box": np.r_[rng.standard_normal((20, 2)), [[10, 10], [-20, 5], [4, -4]]],
+        "integers": rng.integers(-2, 3, (30, 2)).astype(float),
+        "one_point": np.array([[0.3, 0.2]]),
+        "all_equal": np.zeros((5, 2)),
+        "far_away": rng.standard_normal((10, 2)) + 50.0,
+    }
+
+
+def _chisquare_p(observed, expected):
+    """Pearson chi-square p-value, pooling cells with expected count below 5."""
+    observed, expected = np.asarray(observed, float).ravel(), np.asarray(expected, float).ravel()
+    keep = expected >= 5
+    ob, ex = np.r_[observed[keep], observed[~keep].sum()], np.r_[expected[keep], expected[~keep].sum()]
+    if ex[-1] < 1e-9:
+        assert ob[-1] == 0
+        ob, ex = ob[:-1], ex[:-1]
+    return stats.chisquare(ob, ex * ob.sum() / ex.sum()).pvalue
+
+
+def _brute_count(points, data):
+    if len(data) == 1:
+        return np.all(points == data[0], axis=1).astype(int)
+    return np.rint(halfspace_depth(points, data) * len(data)).astype(int)
+
+
+@pytest.mark.parametrize("name", list(_datasets()))
+def test_regions_equal_brute_force_depth_on_a_fine_grid(name):
+    """On a 161 x 161 grid (which hits lattice points and region boundaries exactly) the level read off the
+    polygons equals the exact depth count, capped at the deepest level with area."""
+    data = _datasets()[name]
+    reg = tukey_depth_regions(data, BOX)
+    g = np.linspace(-3, 3, 161)
+    grid = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    count = _brute_count(grid, data)
+    with_area = [k for k, p in zip(reg.levels, reg.polygons) if p.shape[0] >= 3]
+    k_area = max(with_area, default=0)
+    np.testing.assert_array_equal(reg.level_of(grid), np.minimum(count, k_area))
+    assert reg.complete and reg.levels[0] == 0
+    assert reg.max_depth >= count.max()                  # no grid point is deeper than the deepest region
+    if np.all(np.abs(reg.deepest_point) <= 3):           # the reported median has the reported depth
+        assert _brute_count(reg.deepest_point[None], data)[0] == reg.max_depth
+    np.testing.assert_allclose(reg.annulus_areas.sum(), 36.0)
+    assert np.all(reg.annulus_areas >= 0)
+    for p, a in zip(reg.polygons, reg.areas):
+        assert np.isclose(polygon_area(p), a)
+
+
+def test_regions_match_depth_at_random_points_and_areas_by_monte_carlo():
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((60, 2)) @ np.array([[1.0, 0.4], [0.0, 0.5]])
+    reg = tukey_depth_regions(data, BOX)
+    pts = rng.uniform(-3, 3, (20000, 2))
+    count = _brute_count(pts, data)
+    np.testing.assert_array_equal(reg.level_of(pts), np.minimum(count, reg.levels[-1]))
+    freq = np.bincount(np.minimum(count, reg.levels[-1]), minlength=len(reg.levels)) / len(pts)
+    np.testing.assert_allclose(freq, reg.annulus_areas / 36.0, atol=4 * np.sqrt(0.25 / len(pts)))
+
+
+def test_deepest_region_and_median():
+    data = np.array([[1, 0], [0, 1], [-1, 0], [0, -1]], float)
+    reg = tukey_depth_regions(data, BOX)
+    assert reg.max_depth == 2                       # the crossing of the diagonals
+    np.testing.assert_allclose(reg.deepest_point, [0, 0], atol=1e-9)
+    np.testing.assert_allclose(reg.annulus_areas, [34.0, 2.0])
+    tri = np.array([[0, 0], [2, 0], [0, 2]], float)
+    np.testing.assert_allclose(tukey_median_2d(tri, BOX), [2 / 3, 2 / 3], atol=1e-12)
+
+
+def test_depth_regions_are_affine_equivariant():
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((30, 2))
+    a = np.array([[2.0, 0.5], [0.0, 1.5]])
+    reg = tukey_depth_regions(data, ((-8, -8), (8, 8)))
+    reg2 = tukey_depth_regions(data @ a.T + 1.0, ((-30, -30), (30, 30)))
+    inside = reg.levels[1:]
+    # every region lies well inside both boxes, so the areas scale by det(a)
+    np.testing.assert_allclose(reg2.areas[1:], reg.areas[1:] * np.linalg.det(a), rtol=1e-9)
+    np.testing.assert_array_equal(reg2.levels[1:], inside)
+
+
+# --------------------------------------------------------------------------- the law and the sampler
+
+def test_level_probabilities_are_the_exponential_mechanism():
+    data = np.array([[1, 0], [0, 1], [-1, 0], [0, -1]], float)
+    reg = tukey_depth_regions(data, BOX)
+    eps = 0.7
+    w = np.array([34.0, 2.0 * np.exp(eps / 2)])
+    np.testing.assert_allclose(reg.level_probabilities(eps), w / w.sum())
+    pts = np.array([[0.1, 0.1], [2.0, 2.0], [5.0, 0.0]])
+    np.testing.assert_allclose(reg.density(pts, eps), [w[1] / w.sum() / 2, w[0] / w.sum() / 34, 0.0])
+
+
+@pytest.mark.parametrize("tail_mass", [0.0, 1e-12, 0.3])
+def test_sampler_levels_match_the_exact_law(tail_mass):
+    """Chi-square over depth levels; tail_mass=0.3 forces the slow path (the tail token) often."""
+    rng = np.random.default_rng(11)
+    data = rng.standard_normal((50, 2))
+    eps = 0.5
+    reg = tukey_depth_regions(data, BOX)
+    p = reg.level_probabilities(eps)
+    draws = private_tukey_median_2d(data, eps, BOX, size=20000, tail_mass=tail_mass, rng=1)
+    lv = np.minimum(_brute_count(draws, data), reg.levels[-1])
+    obs = np.bincount(lv, minlength=len(p))
+    assert _chisquare_p(obs, p * len(draws)) > 1e-3
+    assert np.all((draws >= -3) & (draws <= 3))
+
+
+def test_sampler_cells_match_exact_cell_probabilities_and_annulus_is_uniform():
+    rng = np.random.default_rng(12)
+    data = rng.standard_normal((30, 2)) * 0.8
+    eps = 1.0
+    reg = tukey_depth_regions(data, BOX)
+    edges = np.linspace(-3, 3, 9)
+    cells = exact_cell_probabilities(reg, eps, edges, edges)
+    np.testing.assert_allclose(cells.sum(), 1.0)
+    draws = private_tukey_median_2d(data, eps, BOX, size=30000, rng=2)
+    obs, _, _ = np.histogram2d(draws[:, 0], draws[:, 1], [edges, edges])
+    assert _chisquare_p(obs, cells * len(draws)) > 1e-3
+    # uniformity within one annulus: x-coordinate quantiles of the draws on level k against area fractions
+    k = int(reg.levels[len(reg.levels) // 2])
+    on = draws[_brute_count(draws, data) == k]
+    fine = np.linspace(-3, 3, 13)
+    outer, inner = reg.polygons[list(reg.levels).index(k)], reg.polygons[list(reg.levels).index(k) + 1]
+    from dpcp_tutorial.tukey_exact import _cell_areas
+    ann = _cell_areas(outer, fine, np.array([-3.0, 3.0]))[:, 0] - _cell_areas(inner, fine, np.array([-3.0, 3.0]))[:, 0]
+    counts = np.histogram(on[:, 0], fine)[0]
+    assert counts.sum() > 500
+    assert _chisquare_p(counts, ann / ann.sum() * counts.sum()) > 1e-3
+
+
+def test_sampler_agrees_with_rejection_from_the_prior():
+    """An independent exact sampler: uniform on the box, accept with probability exp(eps (c - n)/2)."""
+    rng = np.random.default_rng(21)
+    data = rng.integers(-1, 2, (12, 2)).astype(float) * 0.7      # lattice with ties
+    eps = 0.8
+    prop = rng.uniform(-3, 3, (200000, 2))
+    acc = prop[rng.random(len(prop)) < np.exp(0.5 * eps * (_brute_count(prop, data) - 12))]
+    ours = private_tukey_median_2d(data, eps, BOX, size=len(acc), rng=4)
+    edges = np.linspace(-3, 3, 7)
+    a = np.histogram2d(acc[:, 0], acc[:, 1], [edges, edges])[0].ravel()
+    b = np.histogram2d(ours[:, 0], ours[:, 1], [edges, edges])[0].ravel()
+    keep = a + b > 10
+    assert stats.chi2_contingency(np.stack([a[keep], b[keep]])).pvalue > 1e-3
+
+
+def test_same_seed_same_draws_and_generator_advances():
+    data = np.random.default_rng(0).standard_normal((25, 2))
+    a = private_tukey_median_2d(data, 1.0, BOX, size=5, rng=3)
+    b = private_tukey_median_2d(data, 1.0, BOX, size=5, rng=3)
+    np.testing.assert_array_equal(a, b)
+    g = np.random.default_rng(3)
+    assert not np.array_equal(private_tukey_median_2d(data, 1.0, BOX, rng=g),
+                              private_tukey_median_2d(data, 1.0, BOX, rng=g))
+    assert private_tukey_median_2d(data, 1.0, BOX, rng=0).shape == (2,)
+
+
+def test_truncated_regions_are_the_deepest_levels_of_the_full_ones():
+    data = np.random.default_rng(8).standard_normal((300, 2))
+    full = tukey_depth_regions(data, BOX)
+    part = tukey_depth_regions(data, BOX, epsilon=2.0, tail_mass=1e-12)
+    assert not part.complete and part.levels[0] > 0
+    i = np.searchsorted(full.levels, part.levels)
+    np.testing.assert_allclose(part.areas, full.areas[i], rtol=1e-9)
+    # the neglected levels really carry less than 1e-12 of the mass
+    p = full.level_probabilities(2.0)
+    assert p[full.levels < part.levels[0]].sum() <= 1e-12
+    with pytest.raises(ValueError, match="truncated"):
+        part.level_probabilities(2.0)
+
+
+# --------------------------------------------------------------------------- exact privacy audit
+
+def _intersection_area(p, q):
+    if p.shape[0] < 3 or q.shape[0] < 3:
+        return 0.0
+    r = p
+    e = np.roll(q, -1, axis=0) - q
+    for a, d in zip(q, e):
+        nrm = np.array([d[1], -d[0]])            # outward normal of a counter-clockwise edge
+        r = _clip(r, nrm[0], nrm[1], nrm @ a)
+        if r.shape[0] < 3:
+            return 0.0
+    return polygon_area(r)
+
+
+def _privacy_loss(x, y, eps):
+    """Exact sup over the box of |log q_x - log q_y|, using |c_x - c_y| <= 1 and the areas where it is +-1."""
+    rx, ry = tukey_depth_regions(x, BOX), tukey_depth_regions(y, BOX)
+    log_zx = np.log(np.sum(np.exp(rx.log_level_weights(eps) - 0.5 * eps * rx.levels[-1]))) + 0.5 * eps * rx.levels[-1]
+    log_zy = np.log(np.sum(np.exp(ry.log_level_weights(eps) - 0.5 * eps * ry.levels[-1]))) + 0.5 * eps * ry.levels[-1]
+    px = dict(zip(rx.levels, rx.polygons))
+    py = dict(zip(ry.levels, ry.polygons))
+    up = down = 0.0
+    for k in range(1, max(rx.levels[-1], ry.levels[-1]) + 1):
+        a = px.get(k, np.empty((0, 2)))
+        b = py.get(k, np.empty((0, 2)))
+        both = _intersection_area(a, b)
+        up += polygon_area(a) - both             # c_x >= k > c_y
+        down += polygon_area(b) - both
+    diffs = [0] if 36.0 - up - down > 1e-9 else []
+    diffs += [1] if up > 1e-9 else []
+    diffs += [-1] if down > 1e-9 else []
+    return max(abs(0.5 * eps * d - log_zx + log_zy) for d in diffs)
+
+
+def _replace_neighbours(x, reg):
+    out = []
+    poly = [p for p in reg.polygons if p.shape[0] >= 3][-1]
+    for i, new in [(0, x[1]), (1, np.array([40.0, -40.0])), (2, -x[2]), (3, poly[0]), (4, reg.deepest_point),
+                   (5, np.array([0.0, 0.0])), (0, np.array([2.9, 2.9]))]:
+        y = x.copy()
+        y[i] = new
+        out.append(y)
+    return out
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])
+def test_exact_privacy_audit_replace_one_and_add_remove(eps):
+    """max |log q_X - log q_X'| <= eps (replace-one) and <= eps/2 (add/remove), on Gaussian, lattice and tied data
+    with a point moved onto another point, onto a region vertex, onto the median and far away."""
+    rng = np.random.default_rng(5)
+    worst_replace = worst_add = 0.0
+    for x in (rng.standard_normal((15, 2)), rng.integers(-1, 2, (15, 2)).astype(float),
+              np.repeat(rng.standard_normal((5, 2)), 3, axis=0)):
+        reg = tukey_depth_regions(x, BOX)
+        for y in _replace_neighbours(x, reg):
+            worst_replace = max(worst_replace, _privacy_loss(x, y, eps))
+        for y in (x[1:], np.r_[x, x[:1]], np.r_[x, [reg.deepest_point]], np.r_[x, [[10.0, 0.0]]]):
+            worst_add = max(worst_add, _privacy_loss(x, y, eps))
+    assert worst_replace <= eps + 1e-9
+    assert worst_add <= eps / 2 + 1e-9
+    assert worst_replace > 0.5 * eps                 # the audit is not vacuous
+    assert worst_add > 0.25 * eps
+
+
+# --------------------------------------------------------------------------- degenerate data never raise
+
+@pytest.mark.parametrize("name", list(_datasets()))
+def test_degenerate_data_are_sampled_without_error(name):
+    data = _datasets()[name]
+    out = private_tukey_median_2d(data, 1.0, BOX, size=200, rng=0)
+    assert out.shape == (200, 2) and np.all((out >= -3) & (out <= 3))
+    huge = np.r_[data, [[1e200, -1e200]]]
+    assert private_tukey_median_2d(huge, 1.0, BOX, rng=0).shape == (2,)
+    assert private_tukey_median_2d(data, 1e4, BOX, rng=0).shape == (2,)     # very large epsilon
+    assert private_tukey_median_2d(data, 1e-6, BOX, rng=0).shape == (2,)
+
+
+def test_data_far_outside_the_box_gives_the_uniform_law():
+    data = np.random.default_rng(0).standard_normal((20, 2)) + 100.0
+    reg = tukey_depth_regions(data, BOX)
+    np.testing.assert_array_equal(reg.levels, [0])
+    np.testing.assert_allclose(reg.level_probabilities(3.0), [1.0])
+
+
+# --------------------------------------------------------------------------- bad (public) input
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"box": ((0, 0), (0, 1))}, ValueError, "x_max > x_min"),
+    ({"box": (0, 1, 2, 3)}, ValueError, "shape"),
+    ({"box": ((0, np.nan), (1, 1))}, ValueError, "NaN"),
+    ({"box": "abc"}, TypeError, "real numbers"),
+    ({"epsilon": 0.0}, ValueError, "positive"),
+    ({"epsilon": np.inf}, ValueError, "epsilon"),
+    ({"size": 0}, ValueError, "size"),
+    ({"size": 2.5}, TypeError, "size"),
+    ({"rng": "seed"}, TypeError, "rng"),
+    ({"tail_mass": 1.0}, ValueError, "tail_mass"),
+    ({"data": np.zeros((5, 3))}, ValueError, "2 columns"),
+    ({"data": np.array([[0.0, np.nan]])}, ValueError, "NaN"),
+    ({"data": np.zeros(4)}, ValueError, "two-dimensional"),
+    ({"data": np.zeros((0, 2))}, ValueError, "row"),
+])
+def test_bad_input(kwargs, error, match):
+    args = {"data": np.zeros((4, 2)), "epsilon": 1.0, "box": BOX, "size": None, "rng": 0}
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        private_tukey_median_2d(**args)
+
+
+def test_bad_input_regions_and_cells():
+    with pytest.raises(ValueError, match="needs epsilon"):
+        tukey_depth_regions(np.zeros((3, 2)), BOX, tail_mass=1e-3)
+    reg = tukey_depth_regions(np.random.default_rng(0).standard_normal((10, 2)), BOX)
+    with pytest.raises(ValueError, match="span the box"):
+        exact_cell_probabilities(reg, 1.0, np.linspace(-2, 3, 4), np.linspace(-3, 3, 4))
+    with pytest.raises(ValueError, match="increasing"):
+        exact_cell_probabilities(reg, 1.0, np.array([3.0, -3.0]), np.linspace(-3, 3, 4))
