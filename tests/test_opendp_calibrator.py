@@ -82,7 +82,8 @@ def test_our_sampler_and_opendps_follow_the_same_exact_law(relation):
     theirs = [meas([float(s) for s in scores]) for _ in range(1200)]
     p_ours, p_theirs = _chi_square_p(ours, cand, probs), _chi_square_p(theirs, cand, probs)
     print(f"chi-square p-values ({relation}): ours {p_ours:.3f}, OpenDP {p_theirs:.3f}")
-    assert p_ours > 1e-3 and p_theirs > 1e-3
+    # ours is seeded (deterministic); OpenDP's sampler cannot be seeded, so its threshold keeps flakes below 1e-6
+    assert p_ours > 1e-3 and p_theirs > 1e-6
 
 
 @pytest.mark.parametrize("relation", ["replace-one", "add/remove"])
