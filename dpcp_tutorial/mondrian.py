@@ -36,8 +36,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
-from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
     RandomLike,
@@ -51,7 +49,7 @@ from ._validation import (
     check_same_length,
 )
 from .calibrators import laplace_histogram_quantile, opendp_quantile
-from .conformal import aps_score, lac_score
+from .conformal import _SplitConformalBase, aps_score, lac_score
 from .private_split import pps_private_quantile
 from .quantile import private_quantile, private_quantile_level
 from .training import _encode_labels
@@ -134,7 +132,7 @@ def _subsample_or_pad(scores: np.ndarray, m: int, gen: np.random.Generator) -> n
     return np.concatenate([scores, np.ones(m - scores.size)])
 
 
-class MondrianPrivateConformalClassifier(BaseEstimator):
+class MondrianPrivateConformalClassifier(_SplitConformalBase):
     """Class-conditional private split conformal prediction sets (issue 13, section 3).
 
     ``fit`` trains a clone of ``estimator``; ``calibrate`` releases one private
@@ -238,22 +236,10 @@ class MondrianPrivateConformalClassifier(BaseEstimator):
 
     # ------------------------------------------------------------------ plumbing
     def fit(self, X, y):
-        """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``)."""
-        if check_bool(self.prefit, "prefit"):
-            raise ValueError("prefit=True: the estimator is already fitted; call calibrate(X_cal, y_cal) directly")
-        X = check_2d(X, "X")
-        _encode_labels(y, self.classes, type(self).__name__)
-        self.estimator_ = clone(self.estimator).fit(X, y)
-        return self
-
-    def _fitted_estimator(self):
-        if check_bool(self.prefit, "prefit"):
-            check_is_fitted(self.estimator)
-            return self.estimator
-        if not hasattr(self, "estimator_"):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X_train, y_train) first, "
-                             "or pass prefit=True with an already fitted estimator")
-        return self.estimator_
+        """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``); labels in ``classes``."""
+        if not check_bool(self.prefit, "prefit"):
+            _encode_labels(y, self.classes, type(self).__name__)
+        return super().fit(X, y)
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities of the underlying model, one column per public class."""
