@@ -12,7 +12,8 @@ module                        topic                                        chapt
 ``quantile``                  private quantile (Algorithm 1)               3
 ``private_split``             private split conformal (Angelopoulos)       4
 ``calibrators``               peers' calibrators (P-COQS, Lap., OpenDP)    --
-``mondrian``                  class-conditional private CP                 --
+``mondrian``                  class-conditional private CP                 17
+``adaptive``                  adaptive private intervals (normalised, CQR) 17
 ``dpcp``                      Differential CP and DPCP (Algorithm 2)       5, 6
 ``training``                  DP training: ridge, logistic, DP-SGD         7
 ``depth``                     halfspace, spatial, integrated dual depth    9
@@ -100,6 +101,16 @@ from .mondrian import (
     count_lower_margin,
     mondrian_privacy_loss,
     noisy_class_counts,
+)
+from .adaptive import (
+    DPSGDQuantileRegressor,
+    PrivateConformalizedQuantileRegressor,
+    PrivateNormalizedConformalRegressor,
+    adaptive_privacy_account,
+    cqr_interval,
+    cqr_score,
+    normalized_interval,
+    normalized_score,
 )
 from .dpcp import (
     DPCPClassifier,

@@ -105,7 +105,12 @@ def load_rand_hie(task: str = "regression"):
     visits to a physician in the year), insurance-plan variables (``lncoins``,
     ``idp``, ``lpi``, ``fmde``), ``physlm``, ``disea`` and the self-rated health
     dummies ``hlthg``, ``hlthf``, ``hlthp`` (omitted category: excellent). Read
-    from the installed package; nothing is downloaded.
+    from the installed package; nothing is downloaded. Two columns are not what
+    statsmodels' short description suggests: ``disea`` ("number of chronic
+    diseases") holds a percentage of the conditions of a baseline checklist
+    (values in [0, 100], with a few imputed site means), and ``physlm``
+    ("physical limitation") holds imputed fractions between 0 and 1 besides 0
+    and 1. Chapter 6 derives a public box for every column from its definition.
 
     Parameters
     ----------

@@ -398,7 +398,8 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
 
     ``fit(X, y)``:
 
-    1. check feasibility, :math:`\\alpha_1 = e^{-\\varepsilon_1}(\\alpha-\\delta) > 2/(n\\varepsilon_2)`;
+    1. compute the levels :math:`\\alpha_1 = e^{-\\varepsilon_1}(\\alpha-\\delta)` and :math:`\\alpha_0`
+       with :func:`dpcp_levels`, which raises when DPCP is infeasible (public inputs only);
     2. train a clone of ``trainer`` on **all** :math:`n` points with
        :math:`(\\varepsilon_1, \\delta)`;
     3. scores :math:`R_i = \\min(|y_i - \\mu_n(x_i)|/B, 1)` on the same points;
@@ -460,7 +461,8 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
     qhat_ : float
         Released threshold on the normalised scale.
     alpha1_, alpha0_ : float
-        :math:`\\alpha_1` and Algorithm 1's :math:`\\alpha_0 = \\alpha_1 - 2/(n\\varepsilon_2)`.
+        :math:`\\alpha_1` and the private quantile's level :math:`\\alpha_0` (:func:`dpcp_levels`;
+        :math:`\\alpha_1 - 2/(n\\varepsilon_2)` for ``variant="original"``).
     epsilon1_, epsilon2_ : float
         The split actually used.
     budget_ : PrivacyBudget

@@ -784,8 +784,12 @@ def dp_sgd_noise_multiplier(target_epsilon: float, sampling_rate: float, steps: 
     return hi
 
 
-def _sgd_residuals(kind: str, Z: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """:math:`\\partial\\ell/\\partial z`: ``z - y`` (squared loss), ``p - y`` (logistic / softmax)."""
+def _sgd_residuals(kind, Z: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """:math:`\\partial\\ell/\\partial z`: ``z - y`` (squared loss), ``p - y`` (logistic / softmax);
+    a callable ``kind`` gives ``kind(Z, Y)`` (the pinball loss of
+    :class:`dpcp_tutorial.adaptive.DPSGDQuantileRegressor`)."""
+    if callable(kind):
+        return kind(Z, Y)
     if kind == "squared":
         return Z - Y
     return _probabilities(Z) - Y

@@ -237,3 +237,39 @@ def leaked_quantile(boundaries, sizes, beta):
     below = np.cumsum(sizes)
     k = int(np.argmax(below >= (1 - beta) * np.sum(sizes)))
     return float(boundaries[k + 1])
+
+
+# chapter 16
+def pcoqs_noise_sd(epsilon, steps):
+    rho = epsilon ** 2 / 2          # epsilon-DP implies (epsilon^2 / 2)-zCDP
+    return math.sqrt(steps / (2 * rho))     # rho / steps per Gaussian count
+
+
+def pool_coverage(pool, thresholds):
+    ordered = np.sort(np.asarray(pool, dtype=float))
+    found = np.searchsorted(ordered, np.asarray(thresholds, dtype=float), side="right")
+    return found / ordered.size
+
+
+# chapter 17
+def mondrian_thresholds(scores, y, n_classes, alpha):
+    out = np.full(n_classes, np.inf)
+    for k in range(n_classes):
+        s = np.sort(scores[y == k])
+        rank = math.ceil((s.size + 1) * (1 - alpha))
+        if rank <= s.size:
+            out[k] = s[rank - 1]
+    return out
+
+
+def bounded_normalized_score(y, mu, g, sigma_min, score_bound):
+    scale = np.maximum(np.asarray(g, dtype=float), sigma_min)
+    residual = np.abs(np.asarray(y, dtype=float) - np.asarray(mu, dtype=float))
+    return np.minimum(residual / (score_bound * scale), 1.0)
+
+
+def pipeline_privacy(parts, disjoint):
+    replace = [(2 * e, (1 + math.exp(e)) * d) for e, d in parts]
+    combine = max if disjoint else sum
+    return (combine(e for e, _ in parts), combine(d for _, d in parts),
+            combine(e for e, _ in replace), combine(d for _, d in replace))

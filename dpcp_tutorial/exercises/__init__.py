@@ -30,3 +30,5 @@ from .ch12 import check_halfspace_depth_directions, check_whitening_counterexamp
 from .ch13 import check_clipped_mean, check_tukey_safe_attackers  # noqa: F401
 from .ch14 import check_leaked_quantile, check_partition_counts  # noqa: F401
 from .ch15 import check_annulus_area, check_tukey_level_probabilities  # noqa: F401
+from .ch16 import check_pcoqs_noise_sd, check_pool_coverage  # noqa: F401
+from .ch17 import check_bounded_normalized_score, check_mondrian_thresholds, check_pipeline_privacy  # noqa: F401

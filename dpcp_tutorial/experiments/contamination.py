@@ -232,11 +232,52 @@ def _summarise(config: dict, done: list[dict]) -> dict:
     return result
 
 
+def _timing(earlier: list[float], start: float) -> dict:
+    """Wall-clock seconds of every invocation so far (a resumed run adds one) and their sum."""
+    times = [round(t, 1) for t in earlier] + [round(time.perf_counter() - start, 1)]
+    return {"seconds": round(sum(times), 1), "seconds_by_invocation": times}
+
+
+def jobs_from_checkpoint(result: dict) -> list[dict]:
+    """The finished jobs recorded in a checkpoint written by :func:`run_experiment`.
+
+    Inverse of the summary for the ``contaminated`` setting: every run listed
+    in ``runs_per_method`` becomes the job that produced it (``cheap`` for the
+    estimators without a chain, ``chains``/``authors``/``small`` for the
+    Langevin medians). Per-job times are not stored, so each restored job
+    carries the recorded mean time, which leaves the mean over all jobs
+    unchanged. Used by ``--resume``.
+    """
+    errors = result.get("errors", {}).get("contaminated", {})
+    runs = result.get("runs_per_method", {})
+    small = result.get("small_epsilon") or {}
+    seconds = result.get("seconds", {})
+    jobs: dict[tuple[str, int], dict] = {}
+
+    def job(kind, run):
+        return jobs.setdefault((kind, run), {"kind": kind, "run": run, "errors": {}, "seconds": {}, "small": {}})
+
+    for method, by_pos in errors.items():
+        kind = {"private_idd": "chains", "private_idd_authors": "authors"}.get(method, "cheap")
+        for i, run in enumerate(runs[method]):
+            entry = job(kind, run)
+            entry["errors"].setdefault("contaminated", {})[method] = [column[i] for column in by_pos]
+            timed = "nonprivate_idd" if kind == "cheap" else method
+            if timed in seconds:
+                entry["seconds"][timed] = list(seconds[timed])
+    for key, by_method in small.get("errors", {}).items():
+        for method, by_pos in by_method.items():
+            kind = "small" if method == "private_idd" else "cheap"
+            for i, run in enumerate(small["runs_per_method"][method]):
+                job(kind, run)["small"].setdefault(key, {})[method] = [column[i] for column in by_pos]
+    return list(jobs.values())
+
+
 def run_experiment(n: int = 10_000, dims=(2, 10, 20, 50, 100), runs: int = 50, epsilon: float = 10.0,
                    n_directions: int = 500, smoothing: float = 10.0, clean: bool = False, seed: int = 421,
                    authors: bool = False, compare_directions: int | None = None, small_epsilons=(),
                    small_dims=(2, 10), chain_runs: int | None = None, workers: int = 1, checkpoint=None,
-                   command: str | None = None, show_progress: bool = True) -> dict:
+                   command: str | None = None, show_progress: bool = True, resume: dict | None = None) -> dict:
     """Run the experiment and return a JSON-able dict (chapter 10 runs a reduced version live).
 
     The estimators without a Langevin chain run on ``runs`` data sets; the
@@ -268,6 +309,11 @@ def run_experiment(n: int = 10_000, dims=(2, 10, 20, 50, 100), runs: int = 50, e
         result; ``runs_per_method`` says which runs each ERMSE uses.
     command : str, optional
         The command line, recorded in the checkpoint's ``meta``.
+    resume : dict, optional
+        A checkpoint of an interrupted run with the same settings: its
+        finished jobs are kept (see :func:`jobs_from_checkpoint`) and only the
+        others run. Seeds are per estimator, so the result equals an
+        uninterrupted run's (up to the recorded times).
 
     Returns
     -------
@@ -299,32 +345,56 @@ def run_experiment(n: int = 10_000, dims=(2, 10, 20, 50, 100), runs: int = 50, e
     for r in range(chain_runs):
         jobs += [("chains", r)] + ([("authors", r)] if authors else []) + ([("small", r)] if small_epsilons else [])
     start = time.perf_counter()
-    done = []
+    done, earlier, commands = [], [], []
+    if resume is not None:
+        def comparable(settings):
+            # runs and chain_runs may grow: every job is seeded by its run index alone
+            return {k: v for k, v in settings.items() if k not in ("authors_settings", "runs", "chain_runs")}
+
+        small = resume.get("small_epsilon") or {}
+        if (comparable(resume.get("settings", {})) != comparable(_summarise(config, [])["settings"])
+                or [float(e) for e in small.get("epsilons", [])] != small_epsilons
+                or [int(d) for d in small.get("dims", [])] != small_dims):
+            raise ValueError("resume: the checkpoint was written with different settings; "
+                             "use the same options as the interrupted run (only --runs and --chain-runs may grow)")
+        done = jobs_from_checkpoint(resume)
+        finished = {(job["kind"], job["run"]) for job in done}
+        if not finished <= set(jobs):
+            raise ValueError("resume: the checkpoint has runs beyond --runs/--chain-runs; they may only grow")
+        jobs = [job for job in jobs if job not in finished] + [job for job in jobs if job in finished]
+        meta = resume.get("meta", {})
+        earlier = [float(t) for t in meta.get("seconds_by_invocation", [meta.get("seconds", 0.0)])]
+        commands = list(meta.get("commands", [meta["command"]] if "command" in meta else []))
+    todo = jobs[:len(jobs) - len(done)]
 
     def record(result):
         done.append(result)
         if checkpoint is not None:
             partial = _summarise(config, done)
             partial["meta"] = {"complete": False, "jobs_completed": len(done), "jobs": len(jobs),
-                               "experiment": "contamination", "seconds": round(time.perf_counter() - start, 1)}
+                               "experiment": "contamination",
+                               **_timing(earlier, start)}
             if command is not None:
                 partial["meta"]["command"] = command
+                partial["meta"]["commands"] = commands + [command]
             tmp = f"{checkpoint}.partial"
             with open(tmp, "w") as fh:
                 fh.write(json.dumps(partial, indent=1, sort_keys=True) + "\n")
             os.replace(tmp, checkpoint)
 
     if workers <= 1:
-        for kind, r in tqdm(jobs, desc="contamination jobs", disable=not show_progress):
+        for kind, r in tqdm(todo, desc="contamination jobs", disable=not show_progress):
             record(_job(kind, r, config))
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(_job, kind, r, config) for kind, r in jobs]
+            futures = [pool.submit(_job, kind, r, config) for kind, r in todo]
             for future in tqdm(as_completed(futures), total=len(futures), desc="contamination jobs",
                                disable=not show_progress):
                 record(future.result())
     result = _summarise(config, done)
-    result["meta"] = {"complete": True, "jobs_completed": len(done), "jobs": len(jobs)}
+    result["meta"] = {"complete": True, "jobs_completed": len(done), "jobs": len(jobs), **_timing(earlier, start)}
+    if commands:
+        result["meta"]["commands"] = commands + ([command] if command is not None else [])
     return result
 
 
@@ -347,14 +417,21 @@ def add_arguments(parser) -> None:
                         help="runs (the first ones) with the Langevin medians (default: all)")
     parser.add_argument("--workers", type=int, default=1, help="parallel processes (results do not depend on it)")
     parser.add_argument("--seed", type=int, default=421)
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the finished jobs of the checkpoint at --out (same options) and run the rest")
 
 
 def run(args) -> dict:
+    resume = None
+    if getattr(args, "resume", False):
+        if not args.out.exists():
+            raise SystemExit(f"--resume: no checkpoint at {args.out}")
+        resume = json.loads(args.out.read_text())
     return run_experiment(n=args.n, dims=args.dims, runs=args.runs, epsilon=args.epsilon,
                           n_directions=args.directions, smoothing=args.smoothing, clean=args.clean,
                           seed=args.seed, authors=args.authors, compare_directions=args.compare_directions,
                           small_epsilons=args.small_epsilons, small_dims=args.small_dims, chain_runs=args.chain_runs,
                           workers=args.workers,
                           checkpoint=args.out,
-                          show_progress=not getattr(args, "quiet", False),
+                          show_progress=not getattr(args, "quiet", False), resume=resume,
                           command="python -m dpcp_tutorial.experiments " + " ".join(sys.argv[1:]))

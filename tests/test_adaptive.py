@@ -1,0 +1,385 @@
+"""Adaptive private regression intervals (dpcp_tutorial.adaptive, chapter 17)."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LinearRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from dpcp_tutorial import DPRidgeRegression, make_heteroscedastic_regression
+from dpcp_tutorial.adaptive import (
+    PrivateNormalizedConformalRegressor,
+    adaptive_privacy_account,
+    normalized_interval,
+    normalized_score,
+)
+from dpcp_tutorial.quantile import private_quantile_level, private_quantile_probabilities
+
+KNOTS = np.linspace(-3, 3, 7)
+Y_BOUND = 6.0
+
+
+def hats(X):
+    """Piecewise-linear hat basis on public knots (rows of norm <= 1)."""
+    x = np.clip(X[:, :1], -3, 3)
+    return np.maximum(0.0, 1.0 - np.abs(x - KNOTS) / (KNOTS[1] - KNOTS[0]))
+
+
+def _dp_model(y_bound, eps=2.0, rng=None):
+    return make_pipeline(FunctionTransformer(hats), DPRidgeRegression(epsilon=eps, delta=1e-6, l2=1.0, x_bound=1.0,
+                                                                      y_bound=y_bound, fit_intercept=False, rng=rng))
+
+
+def _estimator(scale=True, rng=0, **kw):
+    params = dict(alpha=0.1, epsilon=2.0, y_bound=Y_BOUND, sigma_min=0.05, score_bound=5.0, bins=200, rng=rng)
+    params.update(kw)
+    return PrivateNormalizedConformalRegressor(_dp_model(Y_BOUND, rng=101), _dp_model(3.0, rng=102) if scale else None,
+                                               **params)
+
+
+# --------------------------------------------------------------------------- the score and the interval
+
+def test_score_is_bounded_and_interval_is_its_sublevel_set():
+    gen = np.random.default_rng(0)
+    y = gen.normal(size=2000) * 50
+    mu = gen.normal(size=2000)
+    scale = gen.uniform(0.05, 2.0, size=2000)
+    s = normalized_score(y, mu, scale, 4.0)
+    assert s.min() >= 0 and s.max() <= 1 and np.any(s == 1.0)
+    for q in (0.0, 0.1, 0.37, 0.999, 1.0):
+        iv = normalized_interval(mu, scale, q, 4.0)
+        inside = (iv[:, 0] <= y) & (y <= iv[:, 1])
+        np.testing.assert_array_equal(inside, s <= q)
+    assert np.all(np.isinf(normalized_interval(mu, scale, 1.0, 4.0)))
+    np.testing.assert_allclose(normalized_interval([1.0], [2.0], 0.25, 4.0), [[-1.0, 3.0]])
+
+
+@pytest.mark.parametrize("call, exc, phrase", [
+    (lambda: normalized_score([1.0], [0.0], [0.0], 1.0), ValueError, "sigma_min"),
+    (lambda: normalized_score([1.0], [0.0], [1.0], 0.0), ValueError, "score_bound"),
+    (lambda: normalized_score([1.0, 2.0], [0.0], [1.0], 1.0), ValueError, "different numbers"),
+    (lambda: normalized_score([np.nan], [0.0], [1.0], 1.0), ValueError, "NaN"),
+    (lambda: normalized_interval([0.0], [1.0], 1.5, 1.0), ValueError, "qhat"),
+    (lambda: normalized_interval([0.0], [1.0], "0.5", 1.0), TypeError, "qhat"),
+])
+def test_bad_scores_and_intervals(call, exc, phrase):
+    with pytest.raises(exc, match=phrase):
+        call()
+
+
+def test_domain_errors_quote_no_data():
+    """Invalid data sets that differ in their values give the same message (no values, counts or positions)."""
+    messages = set()
+    for y in ([np.nan, 1.0], [2.0, np.nan, 5.0, 7.0]):
+        with pytest.raises(ValueError) as err:
+            normalized_score(y, np.zeros(len(y)), np.ones(len(y)), 1.0)
+        messages.add(str(err.value))
+    assert len(messages) == 1
+
+
+# --------------------------------------------------------------------------- privacy account
+
+def test_privacy_account_arithmetic():
+    acc = adaptive_privacy_account((1.0, 1e-6), (0.5, 1e-7), 0.8)
+    assert acc["add/remove"] == (1.0, 1e-6)
+    assert acc["replace-one"] == (2.0, (1 + math.e) * 1e-6)
+    acc = adaptive_privacy_account((0.2, 1e-6), (0.3, 2e-6), 1.0)
+    assert acc["add/remove"] == (1.0, 2e-6)
+    assert acc["replace-one"][0] == 1.0
+    assert acc["replace-one"][1] == pytest.approx((1 + math.exp(0.3)) * 2e-6)
+    seq = adaptive_privacy_account((1.0, 1e-6), (0.5, 1e-7), 0.8, disjoint=False)
+    assert seq["add/remove"] == pytest.approx((2.3, 1.1e-6))
+    assert seq["replace-one"] == pytest.approx((2.0 + 1.0 + 0.8, (1 + math.e) * 1e-6 + (1 + math.exp(0.5)) * 1e-7))
+    # the calibration's add/remove loss with its public level: eps max(a0, 1 - a0)
+    lev = adaptive_privacy_account(None, None, 2.0, calibration_level=0.07)
+    assert lev["add/remove"] == (pytest.approx(2.0 * 0.93), 0.0)
+    assert lev["replace-one"] == (2.0, 0.0)
+    const = adaptive_privacy_account((0.5, 1e-6), None, 1.0)
+    assert const["add/remove"] == (1.0, 1e-6)
+
+
+@pytest.mark.parametrize("kwargs, exc, phrase", [
+    (dict(mean_privacy=1.0, scale_privacy=None, calibration_epsilon=1.0), TypeError, "pair"),
+    (dict(mean_privacy=(0.0, 1e-6), scale_privacy=None, calibration_epsilon=1.0), ValueError, "epsilon"),
+    (dict(mean_privacy=(1.0, 1.5), scale_privacy=None, calibration_epsilon=1.0), ValueError, "delta"),
+    (dict(mean_privacy=None, scale_privacy=None, calibration_epsilon=-1.0), ValueError, "calibration_epsilon"),
+    (dict(mean_privacy=None, scale_privacy=None, calibration_epsilon=1.0, calibration_level=1.0), ValueError,
+     "calibration_level"),
+    (dict(mean_privacy=None, scale_privacy=None, calibration_epsilon=1.0, disjoint="yes"), TypeError, "disjoint"),
+])
+def test_privacy_account_bad_input(kwargs, exc, phrase):
+    with pytest.raises(exc, match=phrase):
+        adaptive_privacy_account(**kwargs)
+
+
+def test_estimator_account_reads_the_trainers():
+    X, y = make_heteroscedastic_regression(3000, rng=1)
+    est = _estimator().fit(X[:1000], y[:1000]).fit_scale(X[1000:2000], y[1000:2000]).calibrate(X[2000:], y[2000:])
+    level = private_quantile_level(0.1, 1000, 2.0, 200)
+    assert est.level_ == level
+    acc = est.privacy_account()
+    assert acc["add/remove"] == (2.0, 1e-6)
+    assert acc["replace-one"] == (4.0, pytest.approx((1 + math.exp(2.0)) * 1e-6))
+    plain = PrivateNormalizedConformalRegressor(LinearRegression(), None, epsilon=1.0, y_bound=6.0, bins=100)
+    plain.fit(X[:1000], y[:1000]).calibrate(X[2000:], y[2000:])
+    with pytest.raises(ValueError, match="no privacy_"):
+        plain.privacy_account()
+
+
+def test_calibration_release_is_the_audited_mechanism_on_per_record_scores():
+    """The release is the tight private quantile of per-record scores: replacing one calibration record (any
+    value, extreme ones included) changes the law of qhat by at most epsilon (exact log-ratio)."""
+    X, y = make_heteroscedastic_regression(1300, rng=2)
+    est = _estimator(bins=50).fit(X[:500], y[:500]).fit_scale(X[500:1000], y[500:1000])
+    Xc, yc = X[1000:], y[1000:].copy()
+    scores = normalized_score(yc, est.predict(Xc), est.predict_scale(Xc), 5.0)
+    _, logp = private_quantile_probabilities(scores, 0.1, 2.0, 50, log=True, n=300)
+    worst = 0.0
+    for value in (-1e6, -3.0, 0.0, 0.3, 2.5, 1e6):
+        y2 = yc.copy()
+        y2[7] = value
+        s2 = normalized_score(y2, est.predict(Xc), est.predict_scale(Xc), 5.0)
+        _, logq = private_quantile_probabilities(s2, 0.1, 2.0, 50, log=True, n=300)
+        worst = max(worst, float(np.max(np.abs(logp - logq))))
+    assert worst <= 2.0 + 1e-9
+    # and the estimator samples exactly that law: same rng, same draw as private_quantile
+    from dpcp_tutorial.quantile import private_quantile
+    assert est.set_params(rng=5).calibrate(Xc, yc).qhat_ == private_quantile(scores, 0.1, 2.0, 50, rng=5, n=300)
+
+
+# --------------------------------------------------------------------------- coverage
+
+@pytest.mark.parametrize("scale", [True, False])
+def test_marginal_coverage_monte_carlo(scale):
+    """Fresh data per repetition; coverage averaged over a test set per repetition (i.i.d. across repetitions):
+    the mean must be >= 1 - alpha within 3 standard errors."""
+    alpha, reps, part, n_test = 0.1, 300, 1000, 300
+    gen = np.random.default_rng(11 if scale else 12)
+    cov = np.empty(reps)
+    for r in range(reps):
+        X, y = make_heteroscedastic_regression(3 * part + n_test, rng=gen)
+        est = _estimator(scale=scale, rng=gen, alpha=alpha)
+        est.set_params(mean_estimator=_dp_model(Y_BOUND, rng=gen),
+                       scale_estimator=_dp_model(3.0, rng=gen) if scale else None)
+        est.fit(X[:part], y[:part]).fit_scale(X[part:2 * part], y[part:2 * part])
+        est.calibrate(X[2 * part:3 * part], y[2 * part:3 * part])
+        iv = est.predict_interval(X[3 * part:])
+        yt = y[3 * part:]
+        cov[r] = np.mean((iv[:, 0] <= yt) & (yt <= iv[:, 1]))
+    se = cov.std(ddof=1) / math.sqrt(reps)
+    assert cov.mean() >= 1 - alpha - 3 * se, (cov.mean(), se)
+    assert cov.mean() < 0.95         # informative, not the whole line
+
+
+def test_adaptive_intervals_adapt():
+    """With enough data the normalised interval is narrower where the noise is small and covers the noisy
+    region far better than the constant-width one (the chapter's claim, on fresh data)."""
+    X, y = make_heteroscedastic_regression(40_000, rng=3)
+    cut = [10_000, 20_000, 30_000]
+    results = {}
+    for scale in (True, False):
+        est = _estimator(scale=scale, rng=4, epsilon=1.0, bins=1000,
+                         score_bound=5.0 if scale else 2 * Y_BOUND)
+        est.fit(X[:cut[0]], y[:cut[0]]).fit_scale(X[cut[0]:cut[1]], y[cut[0]:cut[1]])
+        est.calibrate(X[cut[1]:cut[2]], y[cut[1]:cut[2]])
+        iv = est.predict_interval(X[cut[2]:])
+        yt, ax = y[cut[2]:], np.abs(X[cut[2]:, 0])
+        inside = (iv[:, 0] <= yt) & (yt <= iv[:, 1])
+        width = iv[:, 1] - iv[:, 0]
+        results[scale] = (inside[ax > 2.5].mean(), width[ax < 0.5].mean())
+    assert results[True][0] > results[False][0] + 0.05
+    assert results[True][1] < 0.8 * results[False][1]
+
+
+# --------------------------------------------------------------------------- estimator conventions
+
+def test_determinism_and_clone():
+    X, y = make_heteroscedastic_regression(1500, rng=5)
+
+    def run(est):
+        est.fit(X[:500], y[:500]).fit_scale(X[500:1000], y[500:1000]).calibrate(X[1000:], y[1000:])
+        return est.qhat_, est.predict_interval(X[:20])
+
+    a = _estimator(rng=3)
+    q1, iv1 = run(_estimator(rng=3))
+    q2, iv2 = run(clone(a))
+    assert q1 == q2
+    np.testing.assert_array_equal(iv1, iv2)
+    params = a.get_params()
+    assert params["rng"] == 3 and params["sigma_min"] == 0.05 and params["scale_target"] == "abs"
+    assert "scale_estimator__dpridgeregression__epsilon" in params
+    gen_a, gen_b = np.random.default_rng(9), np.random.default_rng(9)
+    assert run(_estimator(rng=gen_a))[0] == run(_estimator(rng=gen_b))[0]
+
+
+def test_log_target_and_prefit():
+    X, y = make_heteroscedastic_regression(3000, rng=6)
+    est = _estimator(scale_target="log").fit(X[:1000], y[:1000]).fit_scale(X[1000:2000], y[1000:2000])
+    s = est.predict_scale(X[:50])
+    assert np.all(s >= 0.05) and np.all(np.isfinite(s))
+    pre = PrivateNormalizedConformalRegressor(est.mean_estimator_, est.scale_estimator_, epsilon=2.0,
+                                              y_bound=Y_BOUND, sigma_min=0.05, score_bound=5.0, bins=200,
+                                              scale_target="log", prefit=True, rng=1).calibrate(X[2000:], y[2000:])
+    assert 0 < pre.qhat_ < 1
+    with pytest.raises(ValueError, match="prefit=True"):
+        pre.fit(X, y)
+
+
+@pytest.mark.parametrize("params, step, exc, phrase", [
+    (dict(sigma_min=0.0), "fit", ValueError, "sigma_min"),
+    (dict(y_bound=-1.0), "fit", ValueError, "y_bound"),
+    (dict(score_bound="5"), "fit", TypeError, "score_bound"),
+    (dict(scale_target="sqrt"), "fit", ValueError, "scale_target"),
+    (dict(alpha=1.5), "calibrate", ValueError, "alpha"),
+    (dict(epsilon=0.0), "calibrate", ValueError, "epsilon"),
+    (dict(bins=1), "calibrate", ValueError, "bins"),
+    (dict(n=10), "calibrate", ValueError, "at least N="),
+    (dict(prefit="no"), "fit", TypeError, "prefit"),
+])
+def test_bad_settings(params, step, exc, phrase):
+    X, y = make_heteroscedastic_regression(900, rng=7)
+    est = _estimator(**params)
+    with pytest.raises(exc, match=phrase):
+        est.fit(X[:300], y[:300])
+        est.fit_scale(X[300:600], y[300:600])
+        est.calibrate(X[600:], y[600:])
+    del step
+
+
+def test_order_of_steps_is_enforced():
+    X, y = make_heteroscedastic_regression(900, rng=8)
+    est = _estimator()
+    with pytest.raises(ValueError, match="fit\\(X1, y1\\)"):
+        est.fit_scale(X, y)
+    est.fit(X[:300], y[:300])
+    with pytest.raises(ValueError, match="fit_scale"):
+        est.calibrate(X[600:], y[600:])
+    with pytest.raises(ValueError, match="not calibrated"):
+        est.fit_scale(X[300:600], y[300:600]).predict_interval(X[:3])
+    with pytest.raises(ValueError, match="different numbers"):
+        est.calibrate(X[600:], y[600:-1])
+
+
+def test_calibrate_domain_errors_are_the_same_for_every_invalid_data_set():
+    """Calibration data with NaN (anywhere, any count) give one fixed message, quoting no value or count."""
+    X, y = make_heteroscedastic_regression(1500, rng=9)
+    est = _estimator().fit(X[:500], y[:500]).fit_scale(X[500:1000], y[500:1000])
+    messages = set()
+    for positions in ([0], [3, 7], list(range(0, 500, 5))):
+        yc = y[1000:].copy()
+        yc[positions] = np.nan
+        with pytest.raises(ValueError) as err:
+            est.calibrate(X[1000:], yc)
+        messages.add(str(err.value))
+    assert len(messages) == 1 and "NaN" in messages.pop()
+
+
+# --------------------------------------------------------------------------- private CQR
+
+from dpcp_tutorial.adaptive import (  # noqa: E402
+    DPSGDQuantileRegressor,
+    PrivateConformalizedQuantileRegressor,
+    cqr_interval,
+    cqr_score,
+)
+
+
+def test_cqr_score_is_bounded_and_interval_is_its_sublevel_set():
+    gen = np.random.default_rng(20)
+    y = gen.normal(size=3000) * 20
+    lo = gen.normal(size=3000) - 1
+    hi = lo + gen.uniform(0, 3, size=3000)
+    s = cqr_score(y, lo, hi, 0.5)
+    assert s.min() >= 0 and s.max() <= 1 and np.any(s == 0) and np.any(s == 1)
+    for q in (0.0, 0.2, 0.5, 0.77, 0.999, 1.0):
+        iv = cqr_interval(lo, hi, q, 0.5)
+        inside = (iv[:, 0] <= y) & (y <= iv[:, 1])
+        np.testing.assert_array_equal(inside, s <= q)
+    np.testing.assert_allclose(cqr_interval([0.0], [1.0], 0.75, 2.0), [[-1.0, 2.0]])
+    np.testing.assert_allclose(cqr_interval([0.0], [1.0], 0.25, 2.0), [[1.0, 0.0]])   # empty set
+    with pytest.raises(ValueError, match="score_bound"):
+        cqr_score([1.0], [0.0], [2.0], -1.0)
+
+
+def test_dp_quantile_regressor_learns_quantiles_and_reports_its_budget():
+    gen = np.random.default_rng(21)
+    X = gen.uniform(0, 1, size=(20000, 1))
+    y = 2 * X[:, 0] + gen.exponential(size=20000) * (0.5 + X[:, 0])
+    est = DPSGDQuantileRegressor(quantile=0.9, noise_multiplier=0.0, sampling_rate=0.05, steps=2000,
+                                 learning_rate=0.5, expected_batch_size=1000.0, x_bound=1.0, rng=1).fit(X, y)
+    frac = np.mean(y <= est.predict(X))
+    assert abs(frac - 0.9) < 0.03
+    dp = DPSGDQuantileRegressor(quantile=0.9, epsilon=1.0, expected_batch_size=1000.0, rng=2).fit(X, y)
+    assert dp.privacy_[0] <= 1.0 + 1e-6 and dp.privacy_[1] == 1e-6
+    with pytest.raises(ValueError, match="quantile"):
+        DPSGDQuantileRegressor(quantile=1.0).fit(X, y)
+
+
+def _cqr(gen, alpha=0.1):
+    def q(tau):
+        return make_pipeline(FunctionTransformer(hats), DPSGDQuantileRegressor(
+            quantile=tau, noise_multiplier=2.0, sampling_rate=0.05, steps=200, learning_rate=5.0,
+            expected_batch_size=50.0, fit_intercept=False, rng=gen))
+    return PrivateConformalizedQuantileRegressor(q(alpha / 2), q(1 - alpha / 2), alpha=alpha, epsilon=2.0,
+                                                 score_bound=5.0, bins=200, rng=gen)
+
+
+def test_cqr_marginal_coverage_monte_carlo():
+    alpha, reps, part, n_test = 0.1, 200, 1000, 300
+    gen = np.random.default_rng(22)
+    cov = np.empty(reps)
+    for r in range(reps):
+        X, y = make_heteroscedastic_regression(3 * part + n_test, rng=gen)
+        est = _cqr(gen, alpha)
+        est.fit_lower(X[:part], y[:part]).fit_upper(X[part:2 * part], y[part:2 * part])
+        est.calibrate(X[2 * part:3 * part], y[2 * part:3 * part])
+        iv = est.predict_interval(X[3 * part:])
+        yt = y[3 * part:]
+        cov[r] = np.mean((iv[:, 0] <= yt) & (yt <= iv[:, 1]))
+    se = cov.std(ddof=1) / math.sqrt(reps)
+    assert cov.mean() >= 1 - alpha - 3 * se, (cov.mean(), se)
+    assert cov.mean() < 0.97
+
+
+def test_cqr_account_determinism_and_errors():
+    X, y = make_heteroscedastic_regression(3000, rng=23)
+
+    def run(seed):
+        est = _cqr(np.random.default_rng(seed))
+        return est.fit_lower(X[:1000], y[:1000]).fit_upper(X[1000:2000], y[1000:2000]).calibrate(X[2000:], y[2000:])
+
+    a, b = run(5), run(5)
+    assert a.qhat_ == b.qhat_
+    np.testing.assert_array_equal(a.predict_interval(X[:10]), b.predict_interval(X[:10]))
+    eps_lo = a.lower_estimator_[-1].privacy_[0]
+    acc = a.privacy_account()
+    assert acc["add/remove"][0] == pytest.approx(max(eps_lo, a.upper_estimator_[-1].privacy_[0], 2.0 * max(
+        a.level_, 1 - a.level_)))
+    shared = a.privacy_account(disjoint=False)
+    assert shared["add/remove"][0] > acc["add/remove"][0]
+    assert "lower_estimator__dpsgdquantileregressor__quantile" in clone(a).get_params()
+    fresh = _cqr(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="not fitted"):
+        fresh.calibrate(X, y)
+    with pytest.raises(ValueError, match="not calibrated"):
+        fresh.fit(X[:100], y[:100]).predict_interval(X[:3])
+    with pytest.raises(ValueError, match="at least N="):
+        fresh.set_params(n=5).calibrate(X[:100], y[:100])
+
+
+def test_account_reads_a_bare_dp_sgd_trainer():
+    """A DP-SGD trainer has an integer ``steps`` attribute: it must not be mistaken for a pipeline."""
+    X, y = make_heteroscedastic_regression(3000, rng=24)
+
+    def q(tau):
+        return DPSGDQuantileRegressor(quantile=tau, noise_multiplier=2.0, steps=50, expected_batch_size=50.0,
+                                      x_bound=3.0, rng=3)
+
+    est = PrivateConformalizedQuantileRegressor(q(0.05), q(0.95), epsilon=2.0, score_bound=5.0, bins=200, rng=4)
+    est.fit(X[:1000], y[:1000]).calibrate(X[1000:], y[1000:])
+    eps_q = est.lower_estimator_.privacy_[0]
+    assert est.privacy_account(disjoint=False)["add/remove"][0] == pytest.approx(2 * eps_q + 2.0 * max(
+        est.level_, 1 - est.level_))
