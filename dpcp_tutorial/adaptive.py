@@ -472,8 +472,9 @@ class DPSGDQuantileRegressor(RegressorMixin, _DPSGDBase):
     ----------
     quantile : float
         The level :math:`\\tau \\in (0, 1)`.
-    noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, delta, l2, x_bound, fit_intercept, rng,
-    expected_batch_size, accountant, epsilon
+    noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, delta, l2 : see DPSGDRegressor
+        As in :class:`~dpcp_tutorial.DPSGDRegressor`.
+    x_bound, fit_intercept, rng, expected_batch_size, accountant, epsilon : see DPSGDRegressor
         As in :class:`~dpcp_tutorial.DPSGDRegressor`.
 
     Attributes

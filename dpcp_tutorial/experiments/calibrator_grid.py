@@ -27,20 +27,19 @@ repetitions, with standard error :math:`\\mathrm{sd}(F(t))/\\sqrt{R}`
 The calibrators (all at ``alpha = 0.1``, replace-one neighbours, ``n`` public;
 :data:`METHODS` records the guarantee of each):
 
-==================  =====================================================
-``alg1_tight``      :func:`~dpcp_tutorial.private_quantile` (default, 1000 bins)
-``alg1_original``   the same, ``variant="original"`` (the DPCP write-up's Algorithm 1)
-``pps_tight``       :func:`~dpcp_tutorial.pps_private_quantile` (tight exponent)
-``pps_reference``   the same, ``variant="reference"`` (Angelopoulos et al.'s code)
-``pcoqs``           :func:`~dpcp_tutorial.pcoqs_quantile` as the authors ship it
-                    (rank :math:`\\lceil(1-\\alpha)(n+1)\\rceil`, rounded to 2 decimals)
-``pcoqs_up``        the same target, rounded *up* to 2 decimals
-``pcoqs_corrected`` a corrected target (:func:`pcoqs_corrected_alpha`), rounded up
-``laplace_paper``   :func:`~dpcp_tutorial.laplace_histogram_quantile`, ``variant="paper"``
-``laplace_corrected`` the same, ``variant="corrected"`` (100 bins)
-``opendp_corrected`` :func:`~dpcp_tutorial.opendp_quantile` (OpenDP 0.16, corrected level)
-``opendp_raw``      the same at ``level="raw"`` (OpenDP at the empirical 0.9-quantile)
-==================  =====================================================
+=====================  ============================================================
+``alg1_tight``         :func:`~dpcp_tutorial.private_quantile` (default, 1000 bins)
+``alg1_original``      the same, ``variant="original"`` (the DPCP write-up's Algorithm 1)
+``pps_tight``          :func:`~dpcp_tutorial.pps_private_quantile` (tight exponent)
+``pps_reference``      the same, ``variant="reference"`` (Angelopoulos et al.'s code)
+``pcoqs``              :func:`~dpcp_tutorial.pcoqs_quantile` as the authors ship it (rank :math:`\\lceil(1-\\alpha)(n+1)\\rceil`, rounded to 2 decimals)
+``pcoqs_up``           the same target, rounded *up* to 2 decimals
+``pcoqs_corrected``    a corrected target (:func:`pcoqs_corrected_alpha`), rounded up
+``laplace_paper``      :func:`~dpcp_tutorial.laplace_histogram_quantile`, ``variant="paper"``
+``laplace_corrected``  the same, ``variant="corrected"`` (100 bins)
+``opendp_corrected``   :func:`~dpcp_tutorial.opendp_quantile` (OpenDP 0.16, corrected level)
+``opendp_raw``         the same at ``level="raw"`` (OpenDP at the empirical 0.9-quantile)
+=====================  ============================================================
 
 **Equal privacy.** The pure-DP methods get ``epsilon`` (replace-one, ``n``
 public); P-COQS, which is :math:`\\rho`-zCDP, gets :math:`\\rho = \\varepsilon^2/2`.
