@@ -92,6 +92,7 @@ from .calibrators import (
     opendp_quantile,
     opendp_quantile_level,
     opendp_quantile_probabilities,
+    pcoqs_corrected_level,
     pcoqs_quantile,
     pcoqs_steps,
 )

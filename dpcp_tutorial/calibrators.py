@@ -6,7 +6,9 @@ their published descriptions so that every calibrator can be compared on the
 same scores at equal privacy:
 
 * :func:`pcoqs_quantile` -- P-COQS (Romanus & Molinari, 2025): a binary search
-  for the conformal rank with Gaussian noise on range counts, rho-zCDP.
+  for the conformal rank with Gaussian noise on range counts, rho-zCDP;
+  :func:`pcoqs_corrected_level` gives the level that makes it a calibrator
+  with a coverage guarantee (our derivation).
 * :func:`laplace_histogram_quantile` -- a Laplace-noised histogram over public
   bins: the "Lap_Hist" baseline of the P-COQS paper (``variant="paper"``) and a
   corrected calibrator with a proven finite-sample coverage bound
@@ -45,6 +47,7 @@ __all__ = [
     "opendp_quantile",
     "opendp_quantile_level",
     "opendp_quantile_probabilities",
+    "pcoqs_corrected_level",
     "pcoqs_quantile",
     "pcoqs_steps",
 ]
@@ -216,6 +219,83 @@ def pcoqs_quantile(
             units += 1
         return float(units / scale)
     return float(round(out, decimals))
+
+
+def _pcoqs_corrected_rank(alpha: float, n: int, rho: float, steps: int) -> int:
+    """The corrected target rank :math:`m'` of :func:`pcoqs_corrected_level` (may exceed ``n``)."""
+    from scipy import stats
+
+    sigma = math.sqrt(steps / (2.0 * rho))
+    best = None
+    for gamma in np.geomspace(alpha * 1e-4, alpha * 0.999, 200):
+        k = math.ceil((1.0 - alpha + gamma) * (n + 1) - 1e-9 * (n + 1))
+        tau = sigma * float(stats.norm.isf(gamma / steps))
+        target = math.ceil(k - 1 + tau)
+        if best is None or target < best:
+            best = target
+    return int(best)
+
+
+def pcoqs_corrected_level(alpha: float, n: int, rho: float, *, lower: float = 0.0, upper: float = 1.0,
+                          tol: float = 1e-10) -> float | None:
+    r"""The level to pass to :func:`pcoqs_quantile` (with ``rounding="up"``) for a coverage guarantee (chapter 16).
+
+    Our derivation, not the paper's. With :math:`T` = :func:`pcoqs_steps`,
+    :math:`\sigma = \sqrt{T/(2\rho)}`, a failure probability
+    :math:`\gamma \in (0, \alpha)`, :math:`\tau = \sigma\,\Phi^{-1}(1 - \gamma/T)`
+    (all :math:`T` Gaussian noises are below :math:`\tau` with probability
+    :math:`\ge 1-\gamma`, union bound) and
+    :math:`k = \lceil(1-\alpha+\gamma)(n+1)\rceil`, the search targets the rank
+
+    .. math:: m' = \lceil k - 1 + \tau \rceil
+
+    instead of :math:`\lceil(1-\alpha)(n+1)\rceil`; :math:`\gamma` minimises
+    :math:`m'` over a public grid of 200 values. On the event above, a step
+    whose interval end is below :math:`s_{(k)}` sees a true count
+    :math:`\le k-1`, hence a noisy count :math:`< m'`, and never moves the right
+    end below :math:`s_{(k)}`; the output is then at least
+    :math:`s_{(k)} - \delta/2`, and rounding *up* keeps it there. So
+    :math:`P(S_{n+1} \le \hat q) \ge k/(n+1) - \gamma \ge 1 - \alpha` for
+    exchangeable scores, up to the probability that a score lies within the
+    tolerance :math:`\delta` below :math:`s_{(k)}` (zero for continuous scores;
+    the "up to the search tolerance" of chapter 16).
+
+    Parameters
+    ----------
+    alpha : float
+        Target miscoverage in (0, 1).
+    n : int
+        Public number of calibration scores.
+    rho : float
+        zCDP budget of the search, > 0.
+    lower, upper, tol : float
+        The search interval and tolerance passed to :func:`pcoqs_quantile` (they fix :math:`T`).
+
+    Returns
+    -------
+    float or None
+        :math:`\alpha' = 1 - m'/(n+1)`, so that :func:`pcoqs_quantile` at level
+        ``alpha'`` targets :math:`m'`; ``None`` when :math:`m' > n`: no rank can
+        be certified, and the release must be the trivial threshold ``upper``.
+        Depends on public quantities only, so using it costs no privacy.
+
+    Examples
+    --------
+    >>> level = pcoqs_corrected_level(0.1, 1000, rho=0.5)
+    >>> round(level, 4)
+    0.0759
+    >>> pcoqs_corrected_level(0.1, 100, rho=0.005) is None
+    True
+    """
+    alpha = check_alpha(alpha)
+    n = check_positive_int(n, "n")
+    rho = check_scalar(rho, "rho", low=0.0, hint="the zCDP budget must be a positive number")
+    lower, upper = _check_range(lower, upper)
+    steps = pcoqs_steps(lower, upper, tol)
+    target = _pcoqs_corrected_rank(float(alpha), n, float(rho), steps)
+    if target > n:
+        return None
+    return (n + 1 - target) / (n + 1)
 
 
 def laplace_prefix_tail(bins: int, scale: float, failure: float) -> float:

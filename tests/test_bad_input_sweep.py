@@ -165,6 +165,7 @@ BASE = {
     "pps_privacy_loss": (None, dict(n=500, alpha=0.1, epsilon=1.0, m=50)),
     "pcoqs_steps": (None, dict(lower=0.0, upper=1.0, tol=1e-6)),
     "pcoqs_quantile": (None, dict(scores=SCORES, alpha=0.1, rho=1.0, rng=0)),
+    "pcoqs_corrected_level": (None, dict(alpha=0.1, n=1000, rho=0.5)),
     "laplace_prefix_tail": (None, dict(bins=50, scale=2.0, failure=0.01)),
     "laplace_histogram_quantile": (None, dict(scores=SCORES, alpha=0.1, epsilon=1.0, bins=20, rng=0)),
     "polygon_area": (None, dict(vertices=np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))),

@@ -217,3 +217,43 @@ def test_bad_input_raises_value_error(call):
 def test_bad_types_raise_type_error(call):
     with pytest.raises(TypeError):
         call()
+
+
+# --------------------------------------------------------------------------- P-COQS, corrected level
+def test_pcoqs_corrected_level_matches_the_grid_runner_and_is_public():
+    from dpcp_tutorial import pcoqs_corrected_level
+    from dpcp_tutorial.experiments import calibrator_grid as grid
+
+    for alpha, n, rho in [(0.1, 1000, 0.5), (0.1, 10**4, 0.045), (0.05, 300, 4.5), (0.1, 100, 0.005)]:
+        assert pcoqs_corrected_level(alpha, n, rho) == grid.pcoqs_corrected_alpha(alpha, n, rho)
+    level = pcoqs_corrected_level(0.1, 1000, 0.5)
+    assert 0.0 < level < 0.1                          # a higher target rank than the authors'
+    assert pcoqs_corrected_level(0.1, 100, 0.005) is None
+    # more budget or more data: a level closer to alpha
+    assert pcoqs_corrected_level(0.1, 1000, 5.0) > level
+    assert pcoqs_corrected_level(0.1, 10**5, 0.5) > level
+
+
+def test_pcoqs_at_the_corrected_level_covers_uniform_scores():
+    """Monte Carlo: coverage given t is t for uniform scores; mean over 400 releases >= 0.9 - 3 SE."""
+    from dpcp_tutorial import pcoqs_corrected_level, pcoqs_quantile
+
+    n, rho = 300, 0.5
+    level = pcoqs_corrected_level(0.1, n, rho)
+    gen = np.random.default_rng(1616)
+    cover = np.array([pcoqs_quantile(gen.uniform(size=n), level, rho, rounding="up", rng=gen)
+                      for _ in range(400)])
+    cover = np.minimum(cover, 1.0)
+    assert cover.mean() + 3 * cover.std(ddof=1) / np.sqrt(cover.size) >= 0.9
+    # the shipped target under-covers measurably more often (sanity check of the test's power)
+    shipped = np.array([pcoqs_quantile(gen.uniform(size=n), 0.1, rho, rng=gen) for _ in range(400)])
+    assert shipped.mean() < cover.mean()
+
+
+def test_pcoqs_corrected_level_rejects_bad_input():
+    from dpcp_tutorial import pcoqs_corrected_level
+
+    for kwargs in (dict(alpha=0.0, n=100, rho=1.0), dict(alpha=0.1, n=0, rho=1.0), dict(alpha=0.1, n=100, rho=-1.0),
+                   dict(alpha=0.1, n=100, rho=1.0, lower=1.0, upper=0.0)):
+        with pytest.raises(ValueError):
+            pcoqs_corrected_level(**kwargs)

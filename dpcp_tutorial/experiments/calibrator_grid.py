@@ -83,6 +83,7 @@ from scipy import stats
 from tqdm import tqdm
 
 from .. import calibrators as cal
+from ..calibrators import _pcoqs_corrected_rank
 from ..private_split import pps_choose_m, pps_corrected_level, pps_privacy_loss, pps_private_quantile
 from ..quantile import private_quantile, private_quantile_level, private_quantile_privacy_loss
 
@@ -204,7 +205,8 @@ class ScoreLaw:
 def pcoqs_corrected_alpha(alpha: float, n: int, rho: float, steps: int = PCOQS_STEPS) -> float | None:
     """The level to pass to :func:`~dpcp_tutorial.pcoqs_quantile` so that its target rank is corrected.
 
-    Our derivation (not the paper's). Let :math:`\\sigma = \\sqrt{T/(2\\rho)}`,
+    :func:`~dpcp_tutorial.pcoqs_corrected_level` with the search's step count
+    ``steps`` given directly. Our derivation (not the paper's). Let :math:`\\sigma = \\sqrt{T/(2\\rho)}`,
     :math:`\\tau = \\sigma\\,\\Phi^{-1}(1 - \\gamma/T)`, so that all :math:`T`
     Gaussian noises are below :math:`\\tau` with probability :math:`\\ge 1-\\gamma`
     (union bound), and :math:`k = \\lceil(1-\\alpha+\\gamma)(n+1)\\rceil`. With the
@@ -227,14 +229,7 @@ def pcoqs_corrected_alpha(alpha: float, n: int, rho: float, steps: int = PCOQS_S
         raise ValueError(f"n={n!r} must be a positive integer")
     if not rho > 0.0 or not math.isfinite(rho):
         raise ValueError(f"rho={rho!r} must be a positive finite number")
-    sigma = math.sqrt(steps / (2.0 * rho))
-    best = None
-    for gamma in np.geomspace(alpha * 1e-4, alpha * 0.999, 200):
-        k = math.ceil((1.0 - alpha + gamma) * (n + 1) - 1e-9 * (n + 1))
-        tau = sigma * float(stats.norm.isf(gamma / steps))
-        target = math.ceil(k - 1 + tau)
-        if best is None or target < best:
-            best = target
+    best = _pcoqs_corrected_rank(float(alpha), int(n), float(rho), int(steps))
     if best > n:
         return None
     return (n + 1 - best) / (n + 1)
