@@ -29,164 +29,183 @@ module                        topic                                        chapt
 ============================  ===========================================  ========
 """
 
-from .conformal import (
-    SplitConformalClassifier,
-    SplitConformalRegressor,
-    absolute_residual_score,
-    aps_prediction_set,
-    aps_score,
-    conformal_quantile,
-    conformal_rank,
-    full_conformal_interval,
-    interval_coverage,
-    interval_width,
-    lac_prediction_set,
-    lac_score,
-    set_coverage,
-    set_size,
-)
-from .accounting import PrivacyBudget, Spend
-from .datasets import (
-    RAND_HIE_VISITS_BOUND,
-    load_rand_hie,
-    make_cauchy,
-    make_contaminated_gaussian,
-    make_heteroscedastic_regression,
-)
-from .mechanisms import (
-    exponential_mechanism,
-    exponential_mechanism_probabilities,
-    gaussian_mechanism,
-    gaussian_sigma,
-    gumbel_max_sample,
-    laplace_mechanism,
-    laplace_scale,
-)
-from .quantile import (
-    algorithm1_add_remove_loss,
-    algorithm1_level,
-    private_quantile,
-    private_quantile_level,
-    private_quantile_miscoverage_bound,
-    private_quantile_privacy_loss,
-    private_quantile_probabilities,
-    quantile_edges,
-)
-from .private_split import (
-    PrivateSplitConformalClassifier,
-    PrivateSplitConformalRegressor,
-    bounded_interval,
-    normalised_residual_score,
-    pps_choose_m,
-    pps_corrected_level,
-    pps_grid,
-    pps_optimal_gamma,
-    pps_private_quantile,
-    pps_privacy_loss,
-    pps_quantile_probabilities,
-    pps_round_up,
-)
-from .calibrators import (
-    laplace_histogram_quantile,
-    laplace_prefix_tail,
-    opendp_quantile,
-    opendp_quantile_level,
-    opendp_quantile_probabilities,
-    pcoqs_corrected_level,
-    pcoqs_quantile,
-    pcoqs_steps,
-)
-from .mondrian import (
-    MONDRIAN_CALIBRATORS,
-    MondrianPrivateConformalClassifier,
-    count_lower_margin,
-    mondrian_privacy_loss,
-    noisy_class_counts,
-)
-from .adaptive import (
-    DPSGDQuantileRegressor,
-    PrivateConformalizedQuantileRegressor,
-    PrivateNormalizedConformalRegressor,
-    adaptive_privacy_account,
-    cqr_interval,
-    cqr_score,
-    normalized_interval,
-    normalized_score,
-)
-from .dpcp import (
-    DPCPClassifier,
-    DPCPRegressor,
-    DPRegressogram,
-    check_dp_trainer,
-    differential_cp_coverage_floor,
-    differential_cp_interval,
-    differential_cp_level,
-    differential_cp_quantile,
-    differential_cp_set,
-    dpcp_interval,
-    dpcp_levels,
-    dpcp_quantile,
-    dpcp_set,
-)
-from .training import (
-    DPLogisticRegression,
-    DPRidgeRegression,
-    DPSGDClassifier,
-    DPSGDRegressor,
-    dp_sgd_epsilon,
-    dp_sgd_noise_multiplier,
-    output_perturbation_sensitivity,
-    private_sufficient_statistics,
-    ssp_sensitivity,
-)
-from .depth import (
-    HALFSPACE_SENSITIVITY,
-    IDD_SENSITIVITY,
-    SPATIAL_SENSITIVITY,
-    depth_sensitivity,
-    halfspace_depth,
-    integrated_dual_depth,
-    integrated_dual_depth_gradient,
-    random_directions,
-    spatial_depth,
-)
-from .median import (
-    GaussianPrior,
-    depth_median,
-    depth_median_log_probabilities,
-    langevin_step_size,
-    mechanism_beta,
-    private_depth_median,
-    public_grid,
-    spatial_median,
-)
-from .tukey_exact import (
-    TukeyDepthRegions,
-    exact_cell_probabilities,
-    polygon_area,
-    private_tukey_median_2d,
-    total_variation_on_cells,
-    tukey_depth_regions,
-    tukey_median_2d,
-)
-from .baselines import coinpress_mean, coordinatewise_private_median, pure_dp_to_zcdp, zcdp_to_approx_dp
-from .aggregation import (
-    aggregation_log_probabilities,
-    ball_candidates,
-    byzantine_updates,
-    clipped_mean_sensitivity,
-    dp_clipped_mean_aggregate,
-    private_median_aggregate,
-    robust_aggregate,
-)
+# The package is imported lazily (PEP 562): ``import dpcp_tutorial`` loads none of its
+# modules, and ``from dpcp_tutorial import NAME`` (or ``dpcp_tutorial.NAME``) imports only the
+# module that defines NAME, with what it needs (numpy, scipy, scikit-learn ...). The names,
+# ``__all__`` and ``dir(dpcp_tutorial)`` are those of an eager import (tests/test_hygiene.py).
+
+import importlib
 
 __version__ = "0.1.0"
 
+#: public name -> the module that defines it
+_EXPORTS = {
+    # conformal
+    "SplitConformalClassifier": "conformal",
+    "SplitConformalRegressor": "conformal",
+    "absolute_residual_score": "conformal",
+    "aps_prediction_set": "conformal",
+    "aps_score": "conformal",
+    "conformal_quantile": "conformal",
+    "conformal_rank": "conformal",
+    "full_conformal_interval": "conformal",
+    "interval_coverage": "conformal",
+    "interval_width": "conformal",
+    "lac_prediction_set": "conformal",
+    "lac_score": "conformal",
+    "set_coverage": "conformal",
+    "set_size": "conformal",
+    # accounting
+    "PrivacyBudget": "accounting",
+    "Spend": "accounting",
+    # datasets
+    "RAND_HIE_VISITS_BOUND": "datasets",
+    "load_rand_hie": "datasets",
+    "make_cauchy": "datasets",
+    "make_contaminated_gaussian": "datasets",
+    "make_heteroscedastic_regression": "datasets",
+    # mechanisms
+    "exponential_mechanism": "mechanisms",
+    "exponential_mechanism_probabilities": "mechanisms",
+    "gaussian_mechanism": "mechanisms",
+    "gaussian_sigma": "mechanisms",
+    "gumbel_max_sample": "mechanisms",
+    "laplace_mechanism": "mechanisms",
+    "laplace_scale": "mechanisms",
+    # quantile
+    "algorithm1_add_remove_loss": "quantile",
+    "algorithm1_level": "quantile",
+    "private_quantile": "quantile",
+    "private_quantile_level": "quantile",
+    "private_quantile_miscoverage_bound": "quantile",
+    "private_quantile_privacy_loss": "quantile",
+    "private_quantile_probabilities": "quantile",
+    "quantile_edges": "quantile",
+    # private_split
+    "PrivateSplitConformalClassifier": "private_split",
+    "PrivateSplitConformalRegressor": "private_split",
+    "bounded_interval": "private_split",
+    "normalised_residual_score": "private_split",
+    "pps_choose_m": "private_split",
+    "pps_corrected_level": "private_split",
+    "pps_grid": "private_split",
+    "pps_optimal_gamma": "private_split",
+    "pps_private_quantile": "private_split",
+    "pps_privacy_loss": "private_split",
+    "pps_quantile_probabilities": "private_split",
+    "pps_round_up": "private_split",
+    # calibrators
+    "laplace_histogram_quantile": "calibrators",
+    "laplace_prefix_tail": "calibrators",
+    "opendp_quantile": "calibrators",
+    "opendp_quantile_level": "calibrators",
+    "opendp_quantile_probabilities": "calibrators",
+    "pcoqs_corrected_level": "calibrators",
+    "pcoqs_quantile": "calibrators",
+    "pcoqs_steps": "calibrators",
+    # mondrian
+    "MONDRIAN_CALIBRATORS": "mondrian",
+    "MondrianPrivateConformalClassifier": "mondrian",
+    "count_lower_margin": "mondrian",
+    "mondrian_privacy_loss": "mondrian",
+    "noisy_class_counts": "mondrian",
+    # adaptive
+    "DPSGDQuantileRegressor": "adaptive",
+    "PrivateConformalizedQuantileRegressor": "adaptive",
+    "PrivateNormalizedConformalRegressor": "adaptive",
+    "adaptive_privacy_account": "adaptive",
+    "cqr_interval": "adaptive",
+    "cqr_score": "adaptive",
+    "normalized_interval": "adaptive",
+    "normalized_score": "adaptive",
+    # dpcp
+    "DPCPClassifier": "dpcp",
+    "DPCPRegressor": "dpcp",
+    "DPRegressogram": "dpcp",
+    "check_dp_trainer": "dpcp",
+    "differential_cp_coverage_floor": "dpcp",
+    "differential_cp_interval": "dpcp",
+    "differential_cp_level": "dpcp",
+    "differential_cp_quantile": "dpcp",
+    "differential_cp_set": "dpcp",
+    "dpcp_interval": "dpcp",
+    "dpcp_levels": "dpcp",
+    "dpcp_quantile": "dpcp",
+    "dpcp_set": "dpcp",
+    # training
+    "DPLogisticRegression": "training",
+    "DPRidgeRegression": "training",
+    "DPSGDClassifier": "training",
+    "DPSGDRegressor": "training",
+    "dp_sgd_epsilon": "training",
+    "dp_sgd_noise_multiplier": "training",
+    "output_perturbation_sensitivity": "training",
+    "private_sufficient_statistics": "training",
+    "ssp_sensitivity": "training",
+    # depth
+    "HALFSPACE_SENSITIVITY": "depth",
+    "IDD_SENSITIVITY": "depth",
+    "SPATIAL_SENSITIVITY": "depth",
+    "depth_sensitivity": "depth",
+    "halfspace_depth": "depth",
+    "integrated_dual_depth": "depth",
+    "integrated_dual_depth_gradient": "depth",
+    "random_directions": "depth",
+    "spatial_depth": "depth",
+    # median
+    "GaussianPrior": "median",
+    "depth_median": "median",
+    "depth_median_log_probabilities": "median",
+    "langevin_step_size": "median",
+    "mechanism_beta": "median",
+    "private_depth_median": "median",
+    "public_grid": "median",
+    "spatial_median": "median",
+    # tukey_exact
+    "TukeyDepthRegions": "tukey_exact",
+    "exact_cell_probabilities": "tukey_exact",
+    "polygon_area": "tukey_exact",
+    "private_tukey_median_2d": "tukey_exact",
+    "total_variation_on_cells": "tukey_exact",
+    "tukey_depth_regions": "tukey_exact",
+    "tukey_median_2d": "tukey_exact",
+    # baselines
+    "coinpress_mean": "baselines",
+    "coordinatewise_private_median": "baselines",
+    "pure_dp_to_zcdp": "baselines",
+    "zcdp_to_approx_dp": "baselines",
+    # aggregation
+    "aggregation_log_probabilities": "aggregation",
+    "ball_candidates": "aggregation",
+    "byzantine_updates": "aggregation",
+    "clipped_mean_sensitivity": "aggregation",
+    "dp_clipped_mean_aggregate": "aggregation",
+    "private_median_aggregate": "aggregation",
+    "robust_aggregate": "aggregation",
+}
+
+#: submodules bound as attributes after an eager import (and those imported on first use:
+#: ``scale`` needs the optional Dask extra; ``experiments``, ``exercises``, ``grading``)
+_SUBMODULES = ("conformal", "accounting", "datasets", "mechanisms", "quantile", "private_split", "calibrators", "mondrian", "adaptive", "dpcp", "training", "depth", "median", "tukey_exact", "baselines", "aggregation", "_counts", "_validation")
+_ON_DEMAND = ("scale", "experiments", "exercises", "grading")
+
+__all__ = sorted(_EXPORTS) + sorted(m for m in _SUBMODULES if not m.startswith("_"))
+
 
 def __getattr__(name):
-    # ``dpcp_tutorial.scale`` needs the optional Dask extra, so it is imported on first use only.
-    if name == "scale":
-        import importlib
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+    elif name in _SUBMODULES or name in _ON_DEMAND:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
-        return importlib.import_module(".scale", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+_INTERNAL = {"importlib", "_EXPORTS", "_SUBMODULES", "_ON_DEMAND", "_INTERNAL", "__all__", "__dir__"}
+
+
+def __dir__():
+    return sorted((set(globals()) - _INTERNAL) | set(_EXPORTS) | set(_SUBMODULES))

@@ -24,7 +24,8 @@ def public_names() -> dict[str, str]:
     """Public functions and classes re-exported by ``dpcp_tutorial`` (and the exercise checkers) -> module."""
     names = {}
     for package in (dpcp_tutorial, dpcp_tutorial.exercises):
-        for name, obj in vars(package).items():
+        for name in dir(package):
+            obj = getattr(package, name)
             if name.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)):
                 continue
             module = getattr(obj, "__module__", "")
