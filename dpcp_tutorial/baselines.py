@@ -19,11 +19,13 @@ from ._validation import (
     RandomLike,
     _real_array,
     check_2d,
+    check_choice,
     check_epsilon,
     check_positive_int,
     check_random_state,
     check_scalar,
 )
+from .aggregation import check_center
 from .quantile import private_quantile
 
 __all__ = ["coordinatewise_private_median", "coinpress_mean", "COINPRESS_VARIANTS", "pure_dp_to_zcdp", "zcdp_to_approx_dp"]
@@ -62,7 +64,7 @@ def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, flo
     data = check_2d(data, "data", min_rows=2)
     epsilon = check_epsilon(epsilon)
     lower, upper = _check_bounds(bounds)
-    bins = check_positive_int(bins, "bins", minimum=2)
+    bins = check_positive_int(bins, "bins", minimum=2, maximum=10 ** 8)
     rng = check_random_state(rng)
     n, d = data.shape
     eps_k = epsilon / d
@@ -190,20 +192,17 @@ def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4,
     -------
     ndarray of shape (d,)
     """
-    if variant not in COINPRESS_VARIANTS:
-        raise ValueError(f"variant={variant!r} must be 'specified' (the algorithm as published) or "
-                         "'in_place' (the reference code, which overwrites the data with the projected points)")
+    variant = check_choice(variant, "variant", COINPRESS_VARIANTS,
+                           "'specified' is the algorithm as published, 'in_place' the reference code, which "
+                           "overwrites the data with the projected points")
     data = check_2d(data, "data", min_rows=2)
     n, d = data.shape
     rho = check_scalar(rho, "rho", low=1e-30, hint="rho is the zCDP budget (below 1e-30 the noise leaves the "
                        "floating-point range)")
     radius = check_scalar(radius, "radius", low=0.0)
-    n_iter = check_positive_int(n_iter, "n_iter")
+    n_iter = check_positive_int(n_iter, "n_iter", maximum=10 ** 6)
     failure_prob = check_scalar(failure_prob, "failure_prob", low=0.0, high=1.0)
-    c = _real_array(center, "center")
-    c = np.full(d, float(c)) if c.ndim == 0 else c.copy()
-    if c.shape != (d,) or not np.all(np.isfinite(c)):
-        raise ValueError(f"center must be a finite scalar or an array of length d={d}")
+    c = check_center(center, d)
     if split is None:
         fractions = np.array([1.0]) if n_iter == 1 else np.r_[np.full(n_iter - 1, 0.25 / (n_iter - 1)), 0.75]
     else:

@@ -32,9 +32,12 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from ._validation import (
+    MAX_MAGNITUDE,
     RandomLike,
     check_1d,
     check_alpha,
+    check_bool,
+    check_choice,
     check_epsilon,
     check_positive_int,
     check_random_state,
@@ -65,6 +68,26 @@ def _check_n(n, scores: np.ndarray) -> int:
         raise ValueError(f"n={n} is the public number of calibration scores, but scores has a different "
                          "length; pass the scores of exactly n records")
     return n
+
+
+def _check_scores(scores) -> np.ndarray:
+    """Private scores as a 1-D float array; only NaN is refused (one fixed message for every such data set).
+
+    Every finite or infinite score is legal: the calibrators clip to, or never count outside, the public
+    range ``[lower, upper]``, so a score far outside it (``inf``, ``1e300``) releases like any other score
+    on the same side of the range. NaN has no place on the line and is outside the domain (see
+    :mod:`dpcp_tutorial._validation`).
+    """
+    return check_1d(scores, "scores", allow_inf=True, max_magnitude=None)
+
+
+def _noise_scale(sensitivity: float, epsilon: float) -> float:
+    """``sensitivity / epsilon``, refused (a public input) when beyond 1e100, where sums of the noise overflow."""
+    scale = sensitivity / epsilon
+    if not scale <= MAX_MAGNITUDE:
+        raise ValueError(f"epsilon={epsilon:g} is too small: the noise scale {sensitivity:g}/epsilon exceeds "
+                         f"{MAX_MAGNITUDE:g}; no useful release exists at this budget")
+    return scale
 
 
 def _check_range(lower, upper) -> tuple[float, float]:
@@ -122,13 +145,16 @@ def pcoqs_quantile(
 
     and moves right (:math:`\ell = \text{mid} + \delta`) when :math:`c < m`, left
     (:math:`r = \text{mid}`) otherwise. The output is :math:`(\ell + r)/2`,
-    rounded to two decimals as the authors' R package and notebooks do.
+    rounded to two decimals as the authors' R package and notebooks do, and
+    kept in :math:`[l, u]` (the last step can leave :math:`\ell = \text{mid} +
+    \delta > r`, and rounding up can pass :math:`u`; such a release is :math:`u`).
 
     Parameters
     ----------
     scores : array-like, shape (n,)
-        Calibration scores (private). Scores outside ``[lower, upper]`` are
-        simply never counted, as in the authors' code.
+        Calibration scores (private). Scores outside ``[lower, upper]``
+        (``inf`` and values beyond 1e100 included) are simply never counted,
+        as in the authors' code; only NaN is refused.
     alpha : float
         Miscoverage level in (0, 1).
     rho : float
@@ -181,7 +207,7 @@ def pcoqs_quantile(
     >>> 0.85 <= q <= 0.95
     True
     """
-    scores = check_1d(scores, "scores")
+    scores = _check_scores(scores)
     alpha = check_alpha(alpha)
     rho = check_scalar(rho, "rho", low=0.0, hint="the zCDP budget must be a positive number")
     lower, upper = _check_range(lower, upper)
@@ -189,8 +215,7 @@ def pcoqs_quantile(
     tol = float(tol)
     if decimals is not None:
         decimals = check_positive_int(decimals, "decimals", minimum=0, maximum=15)
-    if rounding not in ("nearest", "up"):
-        raise ValueError(f"rounding={rounding!r} must be 'nearest' (the authors') or 'up'")
+    rounding = check_choice(rounding, "rounding", ("nearest", "up"), "'nearest' is the authors' rounding")
     n = _check_n(n, scores)
     gen = check_random_state(rng)
 
@@ -209,7 +234,8 @@ def pcoqs_quantile(
             left = mid + tol
         else:
             right = mid
-    out = (left + right) / 2.0
+    # the last step may leave left = mid + tol above right: the midpoint can then exceed upper by tol/2
+    out = min(max((left + right) / 2.0, lower), upper)
     if decimals is None:
         return float(out)
     if rounding == "up":
@@ -217,8 +243,11 @@ def pcoqs_quantile(
         units = math.ceil(out * scale)
         while units / scale < out:      # guard against the product rounding down
             units += 1
-        return float(units / scale)
-    return float(round(out, decimals))
+        rounded = units / scale
+    else:
+        rounded = round(out, decimals)
+    # a release never leaves the public range: rounding up past upper releases upper (still >= out)
+    return float(min(max(rounded, lower), upper))
 
 
 def _pcoqs_corrected_rank(alpha: float, n: int, rho: float, steps: int) -> int:
@@ -399,7 +428,8 @@ def laplace_histogram_quantile(
     ----------
     scores : array-like, shape (n,)
         Calibration scores (private), in ``[lower, upper]`` after the caller's
-        public normalisation (values outside are clipped).
+        public normalisation; values outside (``inf`` and values beyond 1e100
+        included) are clipped to the range; only NaN is refused.
     alpha : float
         Miscoverage level in (0, 1).
     epsilon : float
@@ -452,16 +482,14 @@ def laplace_histogram_quantile(
     >>> 0.9 <= t <= 1.0
     True
     """
-    scores = check_1d(scores, "scores")
+    scores = _check_scores(scores)
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
     bins = check_positive_int(bins, "bins", maximum=10**8)
     lower, upper = _check_range(lower, upper)
-    if variant not in ("corrected", "paper"):
-        raise ValueError(f"variant={variant!r} must be 'corrected' (coverage >= 1-alpha) or 'paper' "
-                         "(the P-COQS paper's Lap_Hist baseline)")
-    if relation not in _RELATIONS:
-        raise ValueError(f"relation={relation!r} must be 'replace-one' or 'add/remove'")
+    variant = check_choice(variant, "variant", ("corrected", "paper"),
+                           "'corrected' has coverage >= 1-alpha, 'paper' is the P-COQS paper's Lap_Hist baseline")
+    relation = check_choice(relation, "relation", _RELATIONS)
     n = _check_n(n, scores)
     gen = check_random_state(rng)
 
@@ -469,7 +497,7 @@ def laplace_histogram_quantile(
     # cell j = (e_{j-1}, e_j]: the index of the first edge >= s, minus one (the first cell is closed)
     cell = np.clip(np.searchsorted(edges, np.clip(scores, lower, upper), side="left") - 1, 0, bins - 1)
     counts = np.bincount(cell, minlength=bins).astype(float)
-    scale = (2.0 if relation == "replace-one" else 1.0) / epsilon
+    scale = _noise_scale(2.0 if relation == "replace-one" else 1.0, epsilon)
     noisy = counts + gen.laplace(0.0, scale, size=bins)     # the only draw, after all counting
 
     if variant == "paper":
@@ -613,8 +641,7 @@ def opendp_quantile_level(alpha: float, n: int, epsilon: float, *, bins: int = 1
     n = check_positive_int(n, "n")
     epsilon = check_epsilon(epsilon)
     bins = check_positive_int(bins, "bins", maximum=10**6)
-    if relation not in _RELATIONS:
-        raise ValueError(f"relation={relation!r} must be 'replace-one' or 'add/remove'")
+    relation = check_choice(relation, "relation", _RELATIONS)
     return _opendp_level(float(alpha), n, float(epsilon), bins, relation)[0]
 
 
@@ -623,16 +650,15 @@ def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation,
 
     ``None`` in place of the scores means the trivial release (the top candidate).
     """
-    scores = check_1d(scores, "scores")
+    scores = _check_scores(scores)
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
     bins = check_positive_int(bins, "bins", maximum=10**6)
     lower, upper = _check_range(lower, upper)
-    if level not in _OPENDP_LEVELS:
-        raise ValueError(f"level={level!r} must be 'corrected' (coverage >= 1-alpha) or 'raw' (OpenDP at the "
-                         "empirical (1-alpha)-quantile, no guarantee)")
-    if relation not in _RELATIONS:
-        raise ValueError(f"relation={relation!r} must be 'replace-one' or 'add/remove'")
+    level = check_choice(level, "level", _OPENDP_LEVELS, "'corrected' has coverage >= 1-alpha, 'raw' is OpenDP "
+                         "at the empirical (1-alpha)-quantile, with no guarantee")
+    relation = check_choice(relation, "relation", _RELATIONS)
+    _noise_scale(2.0, epsilon)
     n = _check_n(n, scores)
     candidates = np.linspace(lower, upper, bins + 1)[1:]
     candidates[-1] = upper
@@ -720,6 +746,7 @@ def opendp_quantile_probabilities(scores, alpha: float, epsilon: float, *, bins:
     candidates : ndarray of shape (bins,)
     probabilities : ndarray of shape (bins,)
     """
+    log = check_bool(log, "log")
     candidates, utility, scale, _, _ = _opendp_release(scores, alpha, epsilon, bins, lower, upper, level,
                                                        relation, n)
     if utility is None:
@@ -775,7 +802,8 @@ def opendp_quantile(
     Parameters
     ----------
     scores : array-like, shape (n,)
-        Calibration scores (private), clipped to ``[lower, upper]``.
+        Calibration scores (private), clipped to ``[lower, upper]`` (``inf``
+        and values beyond 1e100 included); only NaN is refused.
     alpha : float
         Miscoverage level in (0, 1).
     epsilon : float

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 from scipy.special import expit
 
-from ._validation import RandomLike, check_2d, check_positive_int, check_random_state, check_scalar
+from ._validation import RandomLike, check_2d, check_choice, check_positive_int, check_random_state, check_scalar
 
 __all__ = [
     "HALFSPACE_SENSITIVITY",
@@ -53,6 +53,7 @@ _SENSITIVITY = {"halfspace": HALFSPACE_SENSITIVITY, "spatial": SPATIAL_SENSITIVI
                 "idd": IDD_SENSITIVITY, "smoothed_idd": IDD_SENSITIVITY}
 
 _ANGLE_TOL = 1e-10      # angles closer than this (radians) count as the same direction
+_MAX_DIRECTIONS = 10 ** 7   # public directions at most (each costs d floats and a projection of the data)
 _CHUNK = 2 ** 21        # elements per temporary (q x n) block: ~16 MB of float64
 _SMOOTH_BLOCK_BYTES = 2 ** 19  # block size of the smoothed-CDF sums (512 kB: stays in cache)
 
@@ -76,9 +77,7 @@ def depth_sensitivity(depth: str, n: int) -> float:
 
 def check_depth_name(depth) -> str:
     """Return ``depth`` if it names a supported depth, else raise ``ValueError``."""
-    if depth not in DEPTHS:
-        raise ValueError(f"depth={depth!r} is not supported; choose one of {DEPTHS}")
-    return depth
+    return check_choice(depth, "depth", DEPTHS)
 
 
 def random_directions(n_directions: int, d: int, rng: RandomLike = None) -> np.ndarray:
@@ -91,8 +90,10 @@ def random_directions(n_directions: int, d: int, rng: RandomLike = None) -> np.n
     -------
     ndarray of shape (n_directions, d)
     """
-    m = check_positive_int(n_directions, "n_directions")
-    d = check_positive_int(d, "d")
+    m = check_positive_int(n_directions, "n_directions", maximum=_MAX_DIRECTIONS)
+    d = check_positive_int(d, "d", maximum=10 ** 6)
+    if m * d > 10 ** 9:
+        raise ValueError(f"n_directions * d = {m * d} exceeds 1e9 values; use fewer directions")
     rng = check_random_state(rng)
     u = rng.standard_normal((m, d))
     norms = np.linalg.norm(u, axis=1)
@@ -113,8 +114,14 @@ def _check_points_data(points, data) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _resolve_directions(directions, n_directions, d: int, rng: RandomLike) -> np.ndarray:
+    """Given public directions (normalised), or ``n_directions`` drawn from ``rng``.
+
+    ``n_directions`` and ``rng`` are validated even when ``directions`` are given (then unused).
+    """
+    n_directions = check_positive_int(n_directions, "n_directions", maximum=_MAX_DIRECTIONS)
     if directions is None:
         return random_directions(n_directions, d, rng)
+    check_random_state(rng)
     u = check_2d(directions, "directions")
     if u.shape[1] != d:
         raise ValueError(f"directions have {u.shape[1]} columns but the data have d={d}")
@@ -175,19 +182,20 @@ def halfspace_depth(points, data, method: str = "exact", directions=None, n_dire
     """
     points, data = _check_points_data(points, data)
     d = data.shape[1]
+    method = check_choice(method, "method", ("exact", "directions"))
     if method == "exact":
         if directions is not None:
             raise ValueError("directions are only used by method='directions'")
+        check_positive_int(n_directions, "n_directions", maximum=_MAX_DIRECTIONS)   # unused here; still checked
+        check_random_state(rng)
         if d == 1:
             return _halfspace_depth_1d(points[:, 0], data[:, 0])
         if d == 2:
             return _halfspace_depth_2d(points, data)
         raise ValueError(f"exact halfspace depth is implemented for d <= 2 (got d={d}); its cost grows like "
                          "n^(d-1) in general. Use method='directions' for an upper bound with public directions")
-    if method == "directions":
-        u = _resolve_directions(directions, n_directions, d, rng)
-        return _halfspace_depth_directions(points, data, u)
-    raise ValueError(f"method={method!r} must be 'exact' or 'directions'")
+    u = _resolve_directions(directions, n_directions, d, rng)
+    return _halfspace_depth_directions(points, data, u)
 
 
 def _halfspace_depth_1d(x: np.ndarray, data: np.ndarray) -> np.ndarray:

@@ -45,7 +45,16 @@ from functools import lru_cache
 import numpy as np
 
 from ._counts import below_above, edge_histogram
-from ._validation import RandomLike, check_1d, check_alpha, check_epsilon, check_positive_int, check_scalar
+from ._validation import (
+    RandomLike,
+    check_1d,
+    check_alpha,
+    check_bool,
+    check_choice,
+    check_epsilon,
+    check_positive_int,
+    check_scalar,
+)
 from .mechanisms import _normalise, gumbel_max_sample
 
 __all__ = [
@@ -59,6 +68,9 @@ __all__ = [
     "private_quantile",
     "private_quantile_probabilities",
 ]
+
+
+_MAX_BINS = 10 ** 8     # edges at most: every release costs O(M) memory and time
 
 
 def quantile_edges(bins) -> np.ndarray:
@@ -76,7 +88,7 @@ def quantile_edges(bins) -> np.ndarray:
         The edges; the last one is exactly 1.
     """
     if np.ndim(bins) == 0:
-        m = check_positive_int(bins, "bins")
+        m = check_positive_int(bins, "bins", maximum=_MAX_BINS)
         return np.arange(1, m + 1, dtype=float) / m
     edges = check_1d(bins, "bins")
     if edges[0] < 0 or edges[-1] != 1.0:
@@ -161,14 +173,12 @@ QUANTILE_VARIANTS = ("tight", "original")
 
 
 def _check_variant(variant) -> str:
-    if not isinstance(variant, str) or variant not in QUANTILE_VARIANTS:
-        raise ValueError(f"variant={variant!r} is not supported; choose 'tight' (the package default: exactly "
-                         "epsilon-DP, finite-sample coverage) or 'original' (the DPCP write-up's Algorithm 1)")
-    return variant
+    return check_choice(variant, "variant", QUANTILE_VARIANTS, "'tight' is the package default (exactly "
+                        "epsilon-DP, finite-sample coverage), 'original' the DPCP write-up's Algorithm 1")
 
 
 def _edge_count(bins) -> int:
-    return check_positive_int(bins, "bins") if np.ndim(bins) == 0 else quantile_edges(bins).size
+    return check_positive_int(bins, "bins", maximum=_MAX_BINS) if np.ndim(bins) == 0 else quantile_edges(bins).size
 
 
 def private_quantile_miscoverage_bound(alpha0: float, n: int, epsilon: float, bins=1000) -> float:
@@ -298,8 +308,8 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
         If the variant is infeasible at size ``n`` (or ``n + 1``).
     """
     variant = _check_variant(variant)
-    if relation not in ("replace-one", "add/remove"):
-        raise ValueError(f"relation={relation!r} is not supported; choose 'replace-one' or 'add/remove'")
+    relation = check_choice(relation, "relation", ("replace-one", "add/remove"))
+    public_n = check_bool(public_n, "public_n")
     epsilon = check_epsilon(epsilon)
     alpha = private_quantile_level(beta, n, epsilon, bins, variant)
     if variant == "original":

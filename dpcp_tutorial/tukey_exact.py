@@ -48,7 +48,15 @@ from scipy.optimize import linprog
 from scipy.spatial import ConvexHull
 from scipy.special import logsumexp
 
-from ._validation import RandomLike, check_2d, check_epsilon, check_positive_int, check_random_state, check_scalar
+from ._validation import (
+    RandomLike,
+    _real_array,
+    check_2d,
+    check_epsilon,
+    check_positive_int,
+    check_random_state,
+    check_scalar,
+)
 
 __all__ = [
     "TukeyDepthRegions",
@@ -65,14 +73,16 @@ _RADIUS_TOL = 1e-12     # Chebyshev radius (box scaled to [-1, 1]^2) below which
 _INSIDE_TOL = 1e-12     # membership tolerance (relative) for points on a region's boundary
 _ANNULUS_TOL = 1e-9     # an annulus smaller than this fraction of its outer region is rounding: area 0
 DEFAULT_TAIL_MASS = 1e-12
+_BOX_LIMIT = 1e50       # public box: corners at most this far from 0, sides at least its inverse
+_DATA_LIMIT = 1e200     # data domain: |coordinates| <= 1e200 (in box units at most ~1e250: no overflow)
 
 
 # --------------------------------------------------------------------------- validation of public inputs
 
 def _check_box(box) -> np.ndarray:
     try:
-        b = np.asarray(box, dtype=float)
-    except (TypeError, ValueError) as exc:
+        b = _real_array(box, "box")
+    except TypeError as exc:
         raise TypeError(f"box must be ((x_min, y_min), (x_max, y_max)) of real numbers ({exc})") from None
     if b.shape != (2, 2):
         raise ValueError(f"box must be ((x_min, y_min), (x_max, y_max)), got an array of shape {b.shape}")
@@ -80,11 +90,17 @@ def _check_box(box) -> np.ndarray:
         raise ValueError("box contains NaN or infinite values; the prior must be a bounded public box")
     if not (b[1, 0] > b[0, 0] and b[1, 1] > b[0, 1]):
         raise ValueError(f"box={b.tolist()} must have x_max > x_min and y_max > y_min")
+    if not (np.abs(b).max() <= _BOX_LIMIT and np.min(b[1] - b[0]) >= 1.0 / _BOX_LIMIT):
+        raise ValueError(f"box={b.tolist()} must lie within {_BOX_LIMIT:g} of the origin and have sides of at "
+                         f"least {1.0 / _BOX_LIMIT:g}; rescale the data and the box together (depth is affine "
+                         "invariant)")
     return b
 
 
 def _check_data_2d(data) -> np.ndarray:
-    x = check_2d(data, "data", min_rows=1, max_magnitude=None)   # every finite value: the public box handles it
+    # the domain: coordinates up to 1e200 in magnitude, far beyond any public box (<= 1e50): points outside
+    # the box are fine, and all the geometry stays inside the floating-point range
+    x = check_2d(data, "data", min_rows=1, max_magnitude=_DATA_LIMIT)
     if x.shape[1] != 2:
         raise ValueError(f"data must have 2 columns (points in the plane), got {x.shape[1]}")
     return x
@@ -92,14 +108,37 @@ def _check_data_2d(data) -> np.ndarray:
 
 # --------------------------------------------------------------------------- geometry helpers
 
+def _check_vertices(vertices) -> np.ndarray:
+    """Polygon vertices as a finite float array of shape (m, 2) (m may be 0)."""
+    v = _real_array(vertices, "vertices")
+    if v.shape == (0,):
+        return v.reshape(0, 2)
+    if v.ndim != 2 or v.shape[1] != 2:
+        raise ValueError(f"vertices must be an array of shape (m, 2), one (x, y) row per vertex, got shape "
+                         f"{v.shape}")
+    if not np.isfinite(v).all():
+        raise ValueError("vertices contain NaN or infinite values; a polygon needs finite vertices")
+    if v.size and not np.abs(v).max() <= _BOX_LIMIT * 2:
+        raise ValueError(f"vertices beyond {_BOX_LIMIT * 2:g} in magnitude: the area would overflow; rescale them")
+    return v
+
+
 def polygon_area(vertices) -> float:
     """Area of a simple polygon from its vertices in order (shoelace formula, chapter 15).
 
     .. math:: A = \\tfrac12 \\Big|\\sum_i (x_i y_{i+1} - x_{i+1} y_i)\\Big|
 
-    Fewer than three vertices give area 0.
+    Parameters
+    ----------
+    vertices : array-like of shape (m, 2)
+        Finite real vertices in order (either orientation); fewer than three
+        vertices give area 0.
+
+    Returns
+    -------
+    float
     """
-    v = np.asarray(vertices, dtype=float).reshape(-1, 2)
+    v = _check_vertices(vertices)
     if v.shape[0] < 3:
         return 0.0
     x, y = v[:, 0], v[:, 1]
@@ -608,7 +647,7 @@ def private_tukey_median_2d(data, epsilon: float, box, size: int | None = None, 
     x = _check_data_2d(data)
     epsilon = check_epsilon(epsilon)
     b = _check_box(box)
-    m = 1 if size is None else check_positive_int(size, "size")
+    m = 1 if size is None else check_positive_int(size, "size", maximum=10 ** 8)
     tail_mass = check_scalar(tail_mass, "tail_mass", low=0.0, high=1.0, low_inclusive=True)
     rng = check_random_state(rng)
     regions, lv, info = _compute(x, b, epsilon, tail_mass)
@@ -721,7 +760,7 @@ def total_variation_on_cells(regions: TukeyDepthRegions, epsilon: float, x_edges
         :math:`\\tfrac12\\sum_c\\sum_k |p_c/|c| - d_k|\\,|c \\cap (R_k\\setminus R_{k+1})|`.
     """
     dens, areas = _cell_level_areas(regions, epsilon, x_edges, y_edges)
-    p = np.asarray(probabilities, dtype=float)
+    p = _real_array(probabilities, "probabilities")
     if p.shape != areas.shape[1:]:
         raise ValueError(f"probabilities must have shape {areas.shape[1:]} (one value per cell), got {p.shape}")
     if not (np.all(np.isfinite(p)) and np.all(p >= 0) and np.isclose(p.sum(), 1.0)):
@@ -733,15 +772,25 @@ def total_variation_on_cells(regions: TukeyDepthRegions, epsilon: float, x_edges
     return tv_cells, tv_spread
 
 
+def _check_regions(regions) -> TukeyDepthRegions:
+    if not isinstance(regions, TukeyDepthRegions):
+        raise TypeError(f"regions must be the TukeyDepthRegions returned by tukey_depth_regions, got "
+                        f"{type(regions).__name__}")
+    return regions
+
+
 def _cell_level_areas(regions: TukeyDepthRegions, epsilon: float, x_edges, y_edges):
     """Densities ``d_k`` and areas ``|cell \\cap annulus_k|`` of shape (levels, cells_x, cells_y)."""
-    prob = regions.level_probabilities(epsilon)
-    xe, ye = np.asarray(x_edges, dtype=float), np.asarray(y_edges, dtype=float)
+    prob = _check_regions(regions).level_probabilities(epsilon)
+    xe, ye = _real_array(x_edges, "x_edges"), _real_array(y_edges, "y_edges")
+    if not (np.isfinite(xe).all() and np.isfinite(ye).all()):
+        raise ValueError("x_edges and y_edges contain NaN or infinite values; the cells must be finite")
     if xe.ndim != 1 or ye.ndim != 1 or xe.size < 2 or ye.size < 2 or np.any(np.diff(xe) <= 0) \
             or np.any(np.diff(ye) <= 0):
         raise ValueError("x_edges and y_edges must be increasing 1-D arrays with at least 2 entries")
     if not (np.allclose([xe[0], ye[0]], regions.box[0]) and np.allclose([xe[-1], ye[-1]], regions.box[1])):
-        raise ValueError("the cell edges must span the box exactly: first edges = box[0], last edges = box[1]")
+        raise ValueError("x_edges and y_edges must span the box exactly: first edges = box[0], last edges = "
+                         "box[1]")
     with np.errstate(divide="ignore", invalid="ignore"):
         dens = np.where(regions.annulus_areas > 0, prob / regions.annulus_areas, 0.0)
     inside = [np.outer(np.diff(xe), np.diff(ye))]
