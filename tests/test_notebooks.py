@@ -168,8 +168,11 @@ def test_summary_then_exercises_last(path):
     assert [h for _, h in headings[-2:]] == ["Summary", "Exercises"], \
         f"the last two sections must be '## Summary' then '## Exercises', got {[h for _, h in headings[-2:]]}"
     after = cells[headings[-1][0] + 1:]
+    if after and after[-1]["cell_type"] == "markdown" and SOURCE_NOTES.fullmatch(_source(after[-1]).strip()):
+        after = after[:-1]  # the chapter's closing "Source notes" box
     shown = [i for i, c in enumerate(after) if not {"remove-cell", "solution"} <= _tags(c)]
-    assert not shown, "cells after the Exercises must be hidden solution cells (tags remove-cell and solution)"
+    assert not shown, ("cells after the Exercises must be hidden solution cells (tags remove-cell and solution), "
+                       "then at most one markdown cell holding only the 'Source notes' box")
 
 
 SEED_JARGON = re.compile(r"\bthe seed\b|\bseed (?:error|post|claim|write-ups?)\b|\bseed's\b|\bS\d{1,2}\)", re.I)
