@@ -152,13 +152,13 @@ BASE = {
     "differential_cp_quantile": (None, dict(scores=SCORES, alpha=0.1, epsilon=1.0, delta=1e-6)),
     "differential_cp_set": (None, dict(trainer=_logistic(), X=X, y=YC, X_test=XT, alpha=0.2, rng=0)),
     "dp_clipped_mean_aggregate": (None, dict(updates=DATA2, clip_norm=1.0, epsilon=1.0, delta=1e-5, rng=0)),
-    "dpcp_interval": (None, dict(trainer=_ridge(), X=X, y=Y, X_test=XT, epsilon=4.0, epsilon1=1.0, bound=3.0,
-                                 bins=50, rng=0, n=2000)),
+    "dpcp_interval": (None, dict(trainer=_ridge(), X=X, y=Y, X_test=XT, epsilon=4.0, training_share=0.25,
+                                 bound=3.0, bins=50, rng=0, n=2000)),
     "dpcp_levels": (None, dict(n=2000, alpha=0.1, epsilon1=0.3, epsilon2=0.7, delta=1e-6, bins=50)),
     "dpcp_quantile": (None, dict(scores=SCORES, alpha=0.1, epsilon1=0.3, epsilon2=0.7, delta=1e-6, bins=50, rng=0,
                                  n=2000)),
-    "dpcp_set": (None, dict(trainer=_logistic(), X=X, y=YC, X_test=XT, epsilon=4.0, epsilon1=1.0, bins=50, rng=0,
-                            classes=[0, 1], n=2000)),
+    "dpcp_set": (None, dict(trainer=_logistic(), X=X, y=YC, X_test=XT, epsilon=4.0, training_share=0.25, bins=50,
+                            rng=0, classes=[0, 1], n=2000)),
     "exponential_mechanism": (None, dict(utilities=np.arange(5.0), sensitivity=1.0, epsilon=1.0, rng=0)),
     "exponential_mechanism_probabilities": (None, dict(utilities=np.arange(5.0), sensitivity=1.0, epsilon=1.0)),
     "full_conformal_interval": (None, dict(estimator=__import__("sklearn.linear_model").linear_model.Ridge(),
@@ -227,7 +227,7 @@ BASE = {
     "cqr_interval": (None, dict(lower=Y[:5] - 1.0, upper=Y[:5] + 1.0, qhat=0.5, score_bound=4.0)),
     "normalized_interval": (None, dict(y_pred=Y[:5], scale=np.full(5, 0.5), qhat=0.5, score_bound=4.0)),
     "adaptive_privacy_account": (None, dict(mean_privacy=(1.0, 1e-6), scale_privacy=(0.5, 1e-6),
-                                            calibration_epsilon=1.0, calibration_level=0.05)),
+                                            calibration_epsilon=1.0, alpha=0.1, n=500, bins=50)),
     "load_rand_hie": (None, dict(task="classification")),
     "tukey_depth_regions": (None, dict(data=TUKEY, box=BOX)),
     "tukey_median_2d": (None, dict(data=TUKEY, box=BOX)),
@@ -239,23 +239,24 @@ BASE = {
     # estimators and classes: swept over their constructor parameters
     "DPRidgeRegression": (_est(dp.DPRidgeRegression, _fit_xy), dict(x_bound=1.0, y_bound=1.0, rng=0)),
     "DPLogisticRegression": (_est(dp.DPLogisticRegression, _fit_xc), dict(x_bound=1.0, rng=0, classes=[0, 1])),
-    "DPRegressogram": (_est(dp.DPRegressogram, _fit_x1y), dict(n_bins=10, rng=0)),
+    "DPRegressogram": (_est(dp.DPRegressogram, _fit_x1y), dict(n_bins=10, low=-3.0, high=3.0, y_bound=3.0, rng=0)),
     "DPSGDRegressor": (_est(dp.DPSGDRegressor, _fit_xy), dict(steps=5, x_bound=1.0, y_bound=1.0, rng=0,
                                                               expected_batch_size=8.0)),
     "DPSGDClassifier": (_est(dp.DPSGDClassifier, _fit_xc), dict(steps=5, x_bound=1.0, rng=0,
                                                                 expected_batch_size=8.0, classes=[0, 1])),
-    "DPCPRegressor": (_est(dp.DPCPRegressor, _fit_xy), dict(trainer=_ridge(), epsilon=4.0, epsilon1=1.0,
+    "DPCPRegressor": (_est(dp.DPCPRegressor, _fit_xy), dict(trainer=_ridge(), epsilon=4.0, training_share=0.25,
                                                             bound=3.0, bins=50, rng=0, n=2000)),
-    "DPCPClassifier": (_est(dp.DPCPClassifier, _fit_xc), dict(trainer=_logistic(), epsilon=4.0, epsilon1=1.0,
+    "DPCPClassifier": (_est(dp.DPCPClassifier, _fit_xc), dict(trainer=_logistic(), epsilon=4.0, training_share=0.25,
                                                               bins=50, rng=0, classes=[0, 1], n=2000)),
     "SplitConformalRegressor": (_est(dp.SplitConformalRegressor, lambda m: _split_fit(m, Y)),
                                 dict(estimator=_ridge())),
     "SplitConformalClassifier": (_est(dp.SplitConformalClassifier, lambda m: _split_fit(m, YC)),
                                  dict(estimator=_logistic())),
     "PrivateSplitConformalRegressor": (_est(dp.PrivateSplitConformalRegressor, lambda m: _split_fit(m, Y)),
-                                       dict(estimator=_ridge(), alpha=0.2, epsilon=5.0, bound=3.0, m=20, rng=0)),
+                                       dict(estimator=_ridge(), alpha=0.2, epsilon=5.0, bound=3.0, bins=50, m=20,
+                                            rng=0)),
     "PrivateSplitConformalClassifier": (_est(dp.PrivateSplitConformalClassifier, lambda m: _split_fit(m, YC)),
-                                        dict(estimator=_logistic(), alpha=0.2, epsilon=5.0, m=20, rng=0)),
+                                        dict(estimator=_logistic(), alpha=0.2, epsilon=5.0, bins=50, m=20, rng=0)),
     "MondrianPrivateConformalClassifier": (_est(dp.MondrianPrivateConformalClassifier, lambda m: _split_fit(m, YC)),
                                            dict(estimator=_logistic(), classes=[0, 1], alpha=0.2, epsilon=5.0,
                                                 bins=20, rng=0)),
@@ -266,17 +267,21 @@ BASE = {
              y_bound=3.0, sigma_min=0.1, score_bound=5.0, bins=20, rng=0)),
     "DPSGDQuantileRegressor": (_est(dp.DPSGDQuantileRegressor, _fit_xy),
                                dict(steps=5, x_bound=1.0, rng=0, expected_batch_size=8.0)),
+    "PrivacyAccount": (None, dict(epsilon=1.0, delta=0.0, relation="add/remove", add_remove=(1.0, 0.0),
+                                  replace_one=(2.0, 0.0))),
     "PrivateConformalizedQuantileRegressor": (
         _est(dp.PrivateConformalizedQuantileRegressor,
              lambda m: m.fit_lower(X[:30], Y[:30]).fit_upper(X[30:55], Y[30:55]).calibrate(X[55:], Y[55:])),
-        dict(lower_estimator=dp.DPSGDQuantileRegressor(quantile=0.1, steps=5, rng=0, expected_batch_size=8.0),
-             upper_estimator=dp.DPSGDQuantileRegressor(quantile=0.9, steps=5, rng=1, expected_batch_size=8.0),
+        dict(lower_estimator=dp.DPSGDQuantileRegressor(quantile=0.1, steps=5, rng=0, expected_batch_size=8.0,
+                                                       x_bound=1.0),
+             upper_estimator=dp.DPSGDQuantileRegressor(quantile=0.9, steps=5, rng=1, expected_batch_size=8.0,
+                                                       x_bound=1.0),
              alpha=0.2, epsilon=5.0, score_bound=3.0, bins=20, rng=0)),
     "GaussianPrior": (_with_signature(lambda **kw: dp.GaussianPrior(**kw).sample(3, 2, rng=0), dp.GaussianPrior),
-                      dict()),
+                      dict(mean=0.0, scale=1.0)),
     "PrivacyBudget": (_with_signature(lambda **kw: dp.PrivacyBudget(**kw).spend(0.1, 0.0, "x"), dp.PrivacyBudget),
                       dict(epsilon=1.0)),
-    "Spend": (None, dict(label="x", epsilon=0.5, delta=0.0)),
+    "Spend": (None, dict(label="x", add_remove=(0.5, 0.0), replace_one=(1.0, 0.0))),
     # dpcp_tutorial.scale (the optional Dask extra): arrays are computed on the default local scheduler
     "scale.simulated_scores": (_with_signature(lambda **kw: dp.scale.simulated_scores(**kw).compute(),
                                                dp.scale.simulated_scores), dict(n=100, chunk_size=40)),
@@ -322,7 +327,8 @@ MODES = {
     "robust_aggregate[tukey]": ("robust_aggregate", dict(updates=DATA2, method="tukey_median")),
     "byzantine_updates[noise]": ("byzantine_updates", dict(honest=DATA2, n_byzantine=3, attack="noise", rng=0)),
     "private_depth_median[langevin]": ("private_depth_median", dict(data=DATA2, epsilon=1.0, depth="smoothed_idd",
-                                                                    sampler="langevin", n_directions=10,
+                                                                    sampler="langevin",
+                                                                    prior=dp.GaussianPrior(0.0, 3.0), n_directions=10,
                                                                     n_steps=20, rng=0)),
     "tukey_depth_regions[truncated]": ("tukey_depth_regions", dict(data=TUKEY, box=BOX, epsilon=1.0,
                                                                    tail_mass=1e-3)),
@@ -330,6 +336,7 @@ MODES = {
 
 # Callables that are not swept, with the reason.
 NOT_SWEPT = {
+    "ReleaseWarning": "a warning category (no parameters), raised by the releases and checked in their tests",
     "TukeyDepthRegions": "the result container of tukey_depth_regions (swept); never built from user input",
     "scale.local_cluster": "starts worker processes (seconds per call); its n_workers goes through "
                            "check_positive_int, and tests/test_scale.py starts it",
@@ -351,6 +358,7 @@ _KINDS = {
     **dict.fromkeys(["alpha0", "tail_mass", "fraction"], "level0"),
     "delta": "delta",
     "gamma": "gamma",
+    "training_share": "level",
     **dict.fromkeys(["n", "d", "n_candidates", "n_directions", "steps", "num", "n_iter", "max_iter",
                      "n_clients", "n_classes", "n_bins", "size", "n_steps", "chunk_size", "n_workers",
                      "threads_per_worker"], "int"),
@@ -372,7 +380,10 @@ _KINDS = {
     **dict.fromkeys(["value", "mean", "center", "prior_mean"], "real_or_array"),
     **dict.fromkeys(["trainer", "estimator", "mean_estimator", "scale_estimator", "lower_estimator",
                      "upper_estimator", "model"], "estimator"),
-    **dict.fromkeys(["mean_privacy", "scale_privacy"], "privacy_pair"),
+    **dict.fromkeys(["mean_privacy", "scale_privacy", "add_remove", "replace_one"], "privacy_pair"),
+    **dict.fromkeys(["parts", "public", "notes"], "sequence"),
+    **dict.fromkeys(["composition", "chapter", "part"], "text"),
+    "partition": "choice",
     "bins": "bins",
     "box": "box",
     "bounds": "bounds",
@@ -566,6 +577,8 @@ def _bad_values(kind, good, default_is_none, param=None):
         bad += [("string", "abc"), ("number", 1.0), ("object", _Opaque())]
         if kind == "regions":
             bad += [("None", None)]
+    elif kind == "sequence":
+        bad += [("number", 1.0), ("object", _Opaque())]
     elif kind == "names":
         bad += [("string", "a"), ("numbers", [0, 1]), ("empty", []), ("object", _Opaque())]
     elif kind in ("name", "text"):
@@ -582,7 +595,11 @@ LEGAL = {
     ("*", "qhat", "inf"): "an infinite threshold is the whole label set (split CP with k > n)",
     ("*", "value", "list"): "a vector query",
     ("GaussianPrior", "mean", "list"): "a mean vector",
-    ("Spend", "epsilon", "zero"): "a delta-only spend",
+    ("PrivacyAccount", "epsilon", "zero"): "a release that reads no private data costs nothing",
+    ("PrivacyAccount", "epsilon", "inf"): "the primary relation is not covered",
+    ("PrivacyAccount", "delta", "one"): "a vacuous delta (group privacy of a large epsilon, or an uncovered relation)",
+    ("normalised_residual_score", "y_pred", "nan entry"): "model outputs on private records: NaN is read as 0, "
+                                                          "never refused (issue 19, section 6)",
     ("langevin_step_size", "prior_scale", "inf"): "a flat prior (documented default)",
     ("gumbel_max_sample", "logits", "-inf entry"): "a logit of -inf is a candidate of probability 0 (documented)",
     ("polygon_area", "vertices", "empty"): "fewer than three vertices give area 0 (documented)",
@@ -662,7 +679,7 @@ class _Hang(BaseException):
     """Raised in a call that uses more than ``TIME_LIMIT`` of CPU (a BaseException: no ``except Exception`` eats it)."""
 
 
-TIME_LIMIT = 2.0        # CPU seconds per call (not wall time: the machine may be loaded); valid calls take ms
+TIME_LIMIT = 3.0        # CPU seconds per call (not wall time: the machine may be loaded); valid calls take ms
 
 
 def _alarm(signum, frame):
@@ -748,8 +765,8 @@ def _prepare(name, kwargs):
     return out
 
 
-def run_row(row, param):
-    """Problems of one (callable, parameter) row: a list of strings."""
+def run_row(row, param, first_only=False):
+    """Problems of one (callable, parameter) row: a list of strings (only the first with ``first_only``)."""
     name, fn, kwargs, missing = _call_spec(row)
     kwargs = _prepare(name, kwargs)
     good = kwargs[param]
@@ -768,6 +785,8 @@ def run_row(row, param):
                                timed=not name.startswith("scale."))
             if problem:
                 problems.append(f"{param}={label}: {problem}")
+                if first_only:
+                    return problems
     return problems
 
 
@@ -784,7 +803,274 @@ def _rows():
 # --------------------------------------------------------------------------- rows that fail in other helpers' modules
 
 # (row, parameter) -> what fails; the owning helper is read from the module (strict: the mark must go when fixed)
-XFAIL: dict[tuple[str, str], str] = {}
+XFAIL: dict[tuple[str, str], str] = {
+    ('DPCPClassifier', 'epsilon'):
+        'unhelpful message: 10**30',
+    ('DPCPClassifier', 'score'):
+        'unhelpful message: list, array',
+    ('DPCPClassifier', 'trainer'):
+        'unhelpful message: class',
+    ('DPCPRegressor', 'epsilon'):
+        'unhelpful message: 10**30',
+    ('DPCPRegressor', 'trainer'):
+        'unhelpful message: class',
+    ('DPRegressogram', 'low'):
+        'unhelpful message: 10**30',
+    ('DPSGDClassifier', 'accountant'):
+        'unhelpful message: array',
+    ('DPSGDClassifier', 'clip_norm'):
+        'crash (RuntimeWarning): 10**30',
+    ('DPSGDClassifier', 'epsilon'):
+        'unhelpful message: numeric string, bool, nan, complex (+9)',
+    ('DPSGDQuantileRegressor', 'accountant'):
+        'unhelpful message: array',
+    ('DPSGDQuantileRegressor', 'epsilon'):
+        'unhelpful message: numeric string, bool, nan, complex (+9)',
+    ('DPSGDRegressor', 'accountant'):
+        'unhelpful message: array',
+    ('DPSGDRegressor', 'epsilon'):
+        'unhelpful message: numeric string, bool, nan, complex (+9)',
+    ('MondrianPrivateConformalClassifier', 'calibrator'):
+        'unhelpful message: array',
+    ('MondrianPrivateConformalClassifier', 'score'):
+        'unhelpful message: list, array',
+    ('PrivacyAccount', 'add_remove'):
+        'silently accepted: delta one, None',
+    ('PrivacyAccount', 'notes'):
+        'unhelpful message: number, object',
+    ('PrivacyAccount', 'parts'):
+        'unhelpful message: number, object',
+    ('PrivacyAccount', 'public'):
+        'unhelpful message: number, object',
+    ('PrivacyAccount', 'replace_one'):
+        'silently accepted: delta one, None',
+    ('PrivacyBudget', 'partition'):
+        'unhelpful message: array',
+    ('PrivateConformalizedQuantileRegressor', 'alpha'):
+        'unhelpful message: 1e-300',
+    ('PrivateConformalizedQuantileRegressor', 'lower_estimator'):
+        'unhelpful message: string, number, object, class (+1)',
+    ('PrivateConformalizedQuantileRegressor', 'n'):
+        'unhelpful message: 10**30',
+    ('PrivateConformalizedQuantileRegressor', 'upper_estimator'):
+        'unhelpful message: string, number, object, class (+1)',
+    ('PrivateNormalizedConformalRegressor', 'alpha'):
+        'unhelpful message: 1e-300',
+    ('PrivateNormalizedConformalRegressor', 'mean_estimator'):
+        'unhelpful message: string, number, object, class (+1)',
+    ('PrivateNormalizedConformalRegressor', 'n'):
+        'unhelpful message: 10**30',
+    ('PrivateNormalizedConformalRegressor', 'scale_estimator'):
+        'unhelpful message: string, number, object, class',
+    ('PrivateNormalizedConformalRegressor', 'scale_target'):
+        'unhelpful message: array',
+    ('PrivateSplitConformalClassifier', 'alpha'):
+        'unhelpful message: 1e-300',
+    ('PrivateSplitConformalClassifier', 'n'):
+        'unhelpful message: 10**30',
+    ('PrivateSplitConformalClassifier', 'score'):
+        'unhelpful message: list, array',
+    ('PrivateSplitConformalRegressor', 'alpha'):
+        'unhelpful message: 1e-300',
+    ('PrivateSplitConformalRegressor', 'n'):
+        'unhelpful message: 10**30',
+    ('Spend', 'add_remove'):
+        'silently accepted: delta one, None',
+    ('Spend', 'replace_one'):
+        'silently accepted: delta one, None',
+    ('SplitConformalClassifier', 'score'):
+        'unhelpful message: list, array',
+    ('adaptive_privacy_account', 'alpha'):
+        'silently accepted: numeric string, bool, nan, complex (+10)',
+    ('adaptive_privacy_account', 'mean_privacy'):
+        'silently accepted: None',
+    ('adaptive_privacy_account', 'n'):
+        'silently accepted: float, integral float, numeric string, bool (+6)',
+    ('adaptive_privacy_account', 'scale_privacy'):
+        'silently accepted: None',
+    ('aps_prediction_set', 'qhat'):
+        'unhelpful message: 10**30',
+    ('aps_score', 'y'):
+        'unhelpful message: negative',
+    ('check_dp_trainer', 'trainer'):
+        'unhelpful message: class',
+    ('depth_median', 'directions'):
+        'silently accepted: nan entry, inf entry, -inf entry, complex entries (+10)',
+    ('depth_median', 'n_directions'):
+        'silently accepted: float, integral float, numeric string, bool (+6)',
+    ('depth_median', 'smoothing'):
+        'silently accepted: numeric string, bool, nan, complex (+7)',
+    ('depth_median', 'start'):
+        'silently accepted: nan entry, inf entry, -inf entry, complex entries (+8)',
+    ('differential_cp_interval', 'trainer'):
+        'unhelpful message: class',
+    ('differential_cp_quantile', 'epsilon'):
+        'unhelpful message: 10**30',
+    ('differential_cp_set', 'score'):
+        'unhelpful message: list, array',
+    ('differential_cp_set', 'trainer'):
+        'unhelpful message: class',
+    ('dp_sgd_epsilon', 'accountant'):
+        'unhelpful message: array',
+    ('dp_sgd_noise_multiplier', 'accountant'):
+        'unhelpful message: array',
+    ('dp_sgd_noise_multiplier', 'rtol'):
+        'hangs: 1e-300',
+    ('dp_sgd_noise_multiplier', 'sampling_rate'):
+        'unhelpful message: 1e-300',
+    ('dp_sgd_noise_multiplier', 'target_epsilon'):
+        'unhelpful message: 1e-300',
+    ('dpcp_interval', 'X_test'):
+        'unhelpful message: nan entry, inf entry, -inf entry, complex entries (+11)',
+    ('dpcp_interval', 'epsilon'):
+        'unhelpful message: 10**30',
+    ('dpcp_interval', 'trainer'):
+        'unhelpful message: class',
+    ('dpcp_levels', 'epsilon2'):
+        'unhelpful message: 1e-300',
+    ('dpcp_quantile', 'epsilon2'):
+        'unhelpful message: 1e-300',
+    ('dpcp_set', 'X_test'):
+        'unhelpful message: nan entry, inf entry, -inf entry, complex entries (+11)',
+    ('dpcp_set', 'epsilon'):
+        'unhelpful message: 10**30',
+    ('dpcp_set', 'score'):
+        'unhelpful message: list, array',
+    ('dpcp_set', 'trainer'):
+        'unhelpful message: class',
+    ('full_conformal_interval', 'X'):
+        'crash (LinAlgWarning): int 10**30 entry',
+    ('full_conformal_interval', 'x_new'):
+        'unhelpful message: nan entry, inf entry, -inf entry, object array with None (+2); crash (ComplexWarning): complex entries; silently accepted: string entries; crash (RuntimeWarning): huge entries; crash (LinAlgWarning): int 10**30 entry',
+    ('full_conformal_interval', 'y'):
+        'unhelpful message: int 10**30 entry',
+    ('interval_coverage', 'intervals'):
+        'silently accepted: inf entry, -inf entry, string entries; crash (ComplexWarning): complex entries; unhelpful message: string, object',
+    ('interval_width', 'intervals'):
+        'silently accepted: inf entry, -inf entry, string entries, empty; crash (ComplexWarning): complex entries; unhelpful message: string, object',
+    ('lac_prediction_set', 'qhat'):
+        'unhelpful message: 10**30',
+    ('lac_score', 'y'):
+        'unhelpful message: negative',
+    ('langevin_step_size', 'smoothing'):
+        'crash (RuntimeWarning): 1e-300',
+    ('mondrian_privacy_loss', 'relation'):
+        'unhelpful message: array',
+    ('noisy_class_counts', 'counts'):
+        'silently accepted: empty',
+    ('normalised_residual_score', 'y_pred'):
+        'unhelpful message: empty, 2-D, 0-D',
+    ('output_perturbation_sensitivity', 'neighbouring'):
+        'unhelpful message: array',
+    ('pps_choose_m', 'candidates'):
+        'unhelpful message: floats, zero, strings, nan (+2); silently accepted: scalar',
+    ('pps_choose_m', 'n'):
+        'unhelpful message: 10**30',
+    ('pps_choose_m', 'rule'):
+        'unhelpful message: array',
+    ('pps_grid', 'm'):
+        'unhelpful message: 10**30',
+    ('pps_privacy_loss', 'relation'):
+        'unhelpful message: array',
+    ('pps_private_quantile', 'm'):
+        'unhelpful message: 10**30',
+    ('pps_quantile_probabilities', 'm'):
+        'unhelpful message: 10**30',
+    ('pps_round_up', 'm'):
+        'unhelpful message: 10**30',
+    ('private_depth_median[langevin]', 'n_candidates'):
+        'silently accepted: float, integral float, numeric string, bool (+6)',
+    ('private_depth_median[langevin]', 'n_steps'):
+        'unhelpful message: 10**30',
+    ('private_depth_median[langevin]', 'sampler'):
+        'unhelpful message: array',
+    ('private_depth_median', 'n_candidates'):
+        'silently accepted: float, integral float, numeric string, bool (+6)',
+    ('private_depth_median', 'n_directions'):
+        'silently accepted: float, integral float, numeric string, bool (+6)',
+    ('private_depth_median', 'sampler'):
+        'unhelpful message: array',
+    ('private_depth_median', 'smoothing'):
+        'silently accepted: numeric string, bool, nan, complex (+7)',
+    ('public_grid', 'd'):
+        'unhelpful message: 10**30',
+    ('reference.dpcp_intervals', 'bins'):
+        'unhelpful message: 10**30',
+    ('reference.dpcp_intervals', 'epsilon2'):
+        'unhelpful message: 1e-300',
+    ('reference.dpcp_intervals', 'pred_test'):
+        'silently accepted: empty',
+    ('reference.dpcp_intervals', 'pred_train'):
+        'silently accepted: nan entry, inf entry, -inf entry',
+    ('reference.private_spatial_median', 'data'):
+        'silently accepted: empty',
+    ('reference.private_spatial_median', 'n_candidates'):
+        'unhelpful message: 10**30',
+    ('reference.spatial_depth', 'points'):
+        'silently accepted: empty',
+    ('scale.dpcp_quantile', 'client'):
+        'unhelpful message: number, object',
+    ('scale.dpcp_quantile', 'epsilon2'):
+        'unhelpful message: 1e-300',
+    ('scale.dpcp_quantile', 'progress'):
+        'unhelpful message: string False, string True, int 1, float (+2); silently accepted: int 0, None',
+    ('scale.dpcp_quantile', 'scores'):
+        'crash (ComplexWarning): complex entries; silently accepted: string entries; unhelpful message: bool scalar, string, object, 2-D (+1)',
+    ('scale.model_scores', 'bound'):
+        'silently accepted: numeric string, bool, nan, complex (+7)',
+    ('scale.model_scores', 'features'):
+        'silently accepted: string, empty; unhelpful message: numbers, object',
+    ('scale.model_scores', 'kind'):
+        'unhelpful message: array',
+    ('scale.model_scores', 'model'):
+        'silently accepted: string, number, object, class (+1)',
+    ('scale.model_scores', 'target'):
+        'unhelpful message: number, None, list, object',
+    ('scale.pps_private_quantile', 'client'):
+        'unhelpful message: number, object',
+    ('scale.pps_private_quantile', 'm'):
+        'unhelpful message: 10**30',
+    ('scale.pps_private_quantile', 'progress'):
+        'unhelpful message: string False, string True, int 1, float (+2); silently accepted: int 0, None',
+    ('scale.pps_private_quantile', 'scores'):
+        'crash (ComplexWarning): complex entries; silently accepted: string entries; unhelpful message: bool scalar, string, object, 2-D (+1)',
+    ('scale.private_depth_median', 'client'):
+        'unhelpful message: number, object',
+    ('scale.private_depth_median', 'data'):
+        'silently accepted: nan entry, inf entry, -inf entry, string entries (+1); crash (ComplexWarning): complex entries',
+    ('scale.private_depth_median', 'n_candidates'):
+        'silently accepted: float, integral float, numeric string, bool (+6)',
+    ('scale.private_depth_median', 'progress'):
+        'unhelpful message: string False, string True, int 1, float (+2); silently accepted: int 0, None',
+    ('scale.private_quantile', 'client'):
+        'unhelpful message: number, object',
+    ('scale.private_quantile', 'progress'):
+        'unhelpful message: string False, string True, int 1, float (+2); silently accepted: int 0, None',
+    ('scale.private_quantile', 'scores'):
+        'crash (ComplexWarning): complex entries; silently accepted: string entries; unhelpful message: bool scalar, string, object, 2-D (+1)',
+    ('scale.score_histogram', 'client'):
+        'unhelpful message: number, object',
+    ('scale.score_histogram', 'edges'):
+        'silently accepted: nan entry, inf entry, -inf entry, string entries (+1); crash (ComplexWarning): complex entries; crash (IndexError): empty, bool scalar, 0-D; unhelpful message: string, object, 2-D',
+    ('scale.score_histogram', 'progress'):
+        'unhelpful message: string False, string True, int 1, float (+2); silently accepted: int 0, None',
+    ('scale.score_histogram', 'scores'):
+        'crash (ComplexWarning): complex entries; silently accepted: string entries; unhelpful message: bool scalar, string, object, 2-D (+1)',
+    ('scale.simulated_scores', 'distribution'):
+        'unhelpful message: array',
+    ('scale.simulated_scores', 'n'):
+        'crash (OverflowError): 10**30',
+    ('scale.simulated_scores', 'seed'):
+        'silently accepted: numeric string, bool, list; unhelpful message: negative, complex, object',
+    ('set_coverage', 'sets'):
+        'unhelpful message: empty',
+    ('set_coverage', 'y'):
+        'unhelpful message: negative',
+    ('set_size', 'sets'):
+        'silently accepted: empty',
+    ('ssp_sensitivity', 'neighbouring'):
+        'unhelpful message: array',
+}
 
 
 def _param(row, param):
@@ -832,10 +1118,12 @@ def test_valid_call_releases_without_nan(row):
 
 @pytest.mark.parametrize("row, param", [_param(r, p) for r, p in _rows()])
 def test_sweep(row, param):
-    problems = run_row(row, param)
+    # a row marked xfail stops at its first problem (it fails anyway; when it is fixed, it runs in full)
+    problems = run_row(row, param, first_only=(row, param) in XFAIL)
     assert not problems, f"{row}:\n  " + "\n  ".join(problems)
 
 
+@pytest.mark.xfail(strict=True, reason="owned by api: book/reference/private_median.py releases on empty data")
 def test_reference_median_refuses_empty_data_clearly():
     fn = REF["private_median"].private_spatial_median
     with pytest.raises(ValueError, match="data"):
