@@ -85,6 +85,8 @@ def ball_candidates(n_candidates: int, d: int, radius: float, center=0.0, rng: R
     :math:`U \\sim U(0, 1)`. The candidates are public because they are drawn
     from ``rng`` only; :math:`R` and :math:`c` must come from public knowledge
     (e.g. a norm bound on the updates), never from the updates themselves.
+    Public randomness: a seed is fine (see :mod:`dpcp_tutorial.mechanisms`,
+    *Randomness and real releases*).
 
     Returns
     -------
@@ -184,6 +186,13 @@ def private_median_aggregate(updates, epsilon: float, candidates, depth: str = "
     directions : array-like of shape (m, d), optional
         Public directions (see :func:`aggregation_log_probabilities`).
     rng : None, int or numpy.random.Generator
+        Source of the Gumbel variates: ``None`` (fresh entropy) for a real
+        round; a seed makes the release reproducible by anyone, so not
+        private. NumPy's floating-point sampler (not hardened, see
+        :mod:`dpcp_tutorial.mechanisms`); to draw the same law with OpenDP's
+        exact sampler, pass the exponents ``beta * D(c_k)`` (the log-law of
+        :func:`aggregation_log_probabilities` up to a constant) to
+        :func:`~dpcp_tutorial.exponential_mechanism` with ``sampler="opendp"``.
 
     Returns
     -------
@@ -223,6 +232,11 @@ def dp_clipped_mean_aggregate(updates, clip_norm: float, epsilon: float, delta: 
         Public clipping norm :math:`C`.
     epsilon, delta : float
     rng : None, int or numpy.random.Generator
+        Source of the noise: ``None`` (fresh entropy) for a real release; a
+        seed makes the release reproducible by anyone, so not private
+        (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real releases*).
+        The Gaussian noise is NumPy's (:func:`~dpcp_tutorial.gaussian_mechanism`,
+        whose Notes say why no OpenDP sampler is offered).
 
     Returns
     -------
@@ -299,6 +313,7 @@ def byzantine_updates(honest, n_byzantine: int, attack: str = "collude", scale: 
     scale : float
         Size of the attack (positive).
     rng : None, int or numpy.random.Generator
+        A simulation: a seed is fine.
 
     Returns
     -------

@@ -31,6 +31,8 @@ import math
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from .mechanisms import _opendp_additive, check_sampler, opendp_prelude
+
 from ._validation import (
     MAX_MAGNITUDE,
     RandomLike,
@@ -40,7 +42,6 @@ from ._validation import (
     check_choice,
     check_epsilon,
     check_positive_int,
-    check_random_state,
     check_scalar,
 )
 
@@ -131,6 +132,7 @@ def pcoqs_quantile(
     rounding: str = "nearest",
     n: int | None = None,
     rng: RandomLike = None,
+    sampler: str = "numpy",
 ) -> float:
     r"""P-COQS: the conformal quantile by a noisy binary search (Romanus & Molinari, 2025).
 
@@ -174,7 +176,19 @@ def pcoqs_quantile(
         The public number of calibration scores (must equal ``len(scores)``).
         ``None`` uses the data's own size, which is then **declared public**.
     rng : None, int or numpy.random.Generator
-        Source of the Gaussian noise: all :math:`T` draws are made once, up front.
+        Source of the Gaussian noise with ``sampler="numpy"``: all :math:`T`
+        draws are made once, up front. ``None`` (fresh entropy) for a real
+        release; a seed makes the release reproducible by anyone, so not
+        private (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real
+        releases*). Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}
+        ``"numpy"`` (default): NumPy's floating-point Gaussian, not a hardened
+        DP implementation. ``"opendp"``: each step's count goes through
+        OpenDP's ``make_gaussian`` (exact noise on the finest lattice, one
+        rounding), drawn step by step; OpenDP's zCDP map of a step is
+        :math:`\rho/T`, as here. The law is the same: independent
+        :math:`N(0, \sigma^2)` noises (the discrete Gaussian on the lattice
+        :math:`2^{-1074}`, rounded to floats).
 
     Returns
     -------
@@ -217,19 +231,23 @@ def pcoqs_quantile(
         decimals = check_positive_int(decimals, "decimals", minimum=0, maximum=15)
     rounding = check_choice(rounding, "rounding", ("nearest", "up"), "'nearest' is the authors' rounding")
     n = _check_n(n, scores)
-    gen = check_random_state(rng)
+    sampler, gen = check_sampler(sampler, rng)
 
     sigma = math.sqrt(steps / (2.0 * rho))
-    noise = sigma * gen.standard_normal(steps)      # drawn once, before any comparison
+    if sampler == "numpy":
+        noise = sigma * gen.standard_normal(steps)  # drawn once, before any comparison
     target = math.ceil((1.0 - alpha) * (n + 1) - 1e-9 * (n + 1))   # guard 1-0.7-style float error
     ordered = np.sort(scores)
     below_lower = np.searchsorted(ordered, lower, side="left")
 
     left, right = lower, upper
-    for z in noise:
+    for step in range(steps):
         mid = (left + right) / 2.0
         count = int(np.searchsorted(ordered, mid, side="right") - below_lower)
-        noisy = max(0, math.floor(count + z))
+        if sampler == "numpy":
+            noisy = max(0, math.floor(count + noise[step]))
+        else:                                       # OpenDP adds the noise to the count exactly, rounds once
+            noisy = max(0, math.floor(float(_opendp_additive(np.asarray(float(count)), sigma, "gaussian"))))
         if noisy < target:
             left = mid + tol
         else:
@@ -400,6 +418,7 @@ def laplace_histogram_quantile(
     relation: str = "replace-one",
     n: int | None = None,
     rng: RandomLike = None,
+    sampler: str = "numpy",
 ) -> float:
     r"""A conformal threshold from a Laplace-noised histogram over public bins.
 
@@ -451,7 +470,16 @@ def laplace_histogram_quantile(
         ``None`` uses the data's size, then declared public. The corrected
         variant's rank :math:`k` depends on it; the paper variant does not.
     rng : None, int or numpy.random.Generator
-        Source of the Laplace noise, drawn once after the counting.
+        Source of the Laplace noise with ``sampler="numpy"``, drawn once after
+        the counting. ``None`` (fresh entropy) for a real release; a seed makes
+        the release reproducible by anyone, so not private
+        (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real releases*).
+        Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}
+        ``"numpy"`` (default): NumPy's floating-point Laplace sampler, not a
+        hardened DP implementation. ``"opendp"``: the histogram goes through
+        OpenDP's ``make_laplace`` (exact noise, one rounding; OpenDP's map at
+        the L1 sensitivity is ``epsilon``): the same law.
 
     Returns
     -------
@@ -491,14 +519,17 @@ def laplace_histogram_quantile(
                            "'corrected' has coverage >= 1-alpha, 'paper' is the P-COQS paper's Lap_Hist baseline")
     relation = check_choice(relation, "relation", _RELATIONS)
     n = _check_n(n, scores)
-    gen = check_random_state(rng)
+    sampler, gen = check_sampler(sampler, rng)
 
     edges = np.linspace(lower, upper, bins + 1)
     # cell j = (e_{j-1}, e_j]: the index of the first edge >= s, minus one (the first cell is closed)
     cell = np.clip(np.searchsorted(edges, np.clip(scores, lower, upper), side="left") - 1, 0, bins - 1)
     counts = np.bincount(cell, minlength=bins).astype(float)
     scale = _noise_scale(2.0 if relation == "replace-one" else 1.0, epsilon)
-    noisy = counts + gen.laplace(0.0, scale, size=bins)     # the only draw, after all counting
+    if sampler == "numpy":
+        noisy = counts + gen.laplace(0.0, scale, size=bins)     # the only draw, after all counting
+    else:
+        noisy = _opendp_additive(counts, scale, "laplace")
 
     if variant == "paper":
         floored = np.maximum(noisy, 0.0)
@@ -528,17 +559,6 @@ def laplace_histogram_quantile(
 # ---------------------------------------------------------------------------
 
 _OPENDP_LEVELS = ("corrected", "raw")
-
-
-def _opendp():
-    """The OpenDP library with its ``contrib`` features (an optional dependency: ``pip install opendp``)."""
-    try:
-        import opendp.prelude as odp
-    except ImportError as err:     # pragma: no cover - opendp is pinned in requirements.txt
-        raise ImportError("opendp_quantile needs the OpenDP library: pip install 'dpcp_tutorial[opendp]' "
-                          "(or pip install opendp)") from err
-    odp.enable_features("contrib")
-    return odp
 
 
 def _opendp_scale(level: float, epsilon: float, relation: str) -> float:
@@ -646,7 +666,8 @@ def opendp_quantile_level(alpha: float, n: int, epsilon: float, *, bins: int = 1
 
 
 def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation, n):
-    """Candidates, real scores u_j (shifted so that min u = 0), scale s, the level used and OpenDP's measurement.
+    """Candidates, real scores u_j (shifted so that min u = 0), scale s, the level used, OpenDP's measurement and
+    the data it is applied to.
 
     ``None`` in place of the scores means the trivial release (the top candidate).
     """
@@ -669,10 +690,10 @@ def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation,
     else:
         target, rank = _opendp_level(float(alpha), n, float(epsilon), bins, relation)
         if rank == 0:
-            return candidates, None, None, None, None
+            return candidates, None, None, None, None, None
         # round up to the candidates (a 1-stable, record-wise map): the events {S <= c_j} are unchanged
         data = candidates[np.minimum(np.searchsorted(candidates, clipped, side="left"), bins - 1)]
-    odp = _opendp()
+    odp = opendp_prelude()
     atom = odp.atom_domain(T=float, nan=False)
     domain = odp.vector_domain(atom, size=n) if relation == "replace-one" else odp.vector_domain(atom)
     metric = odp.symmetric_distance()
@@ -696,14 +717,15 @@ def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation,
             target = min(1.0, target + 1.0 / den)
             t, num, den = transformation(target)
         else:     # pragma: no cover - the bound has slack far above 1/D
-            return candidates, None, None, None, None
+            return candidates, None, None, None, None, None
     a_eff = num / den
     scale = _opendp_scale(a_eff, epsilon, relation)
     measurement = odp.m.make_private_quantile(domain, metric, odp.max_divergence(), cand, target, scale)
-    raw = t([float(v) for v in data])
+    data = [float(v) for v in data]
+    raw = t(data)
     low = min(raw)
     utility = np.array([float(r - low) for r in raw]) / den      # exact integer shift, then real units
-    return candidates, utility, scale, a_eff, measurement
+    return candidates, utility, scale, a_eff, measurement, data
 
 
 def _report_noisy_max_log_law(utility: np.ndarray, scale: float) -> np.ndarray:
@@ -747,8 +769,8 @@ def opendp_quantile_probabilities(scores, alpha: float, epsilon: float, *, bins:
     probabilities : ndarray of shape (bins,)
     """
     log = check_bool(log, "log")
-    candidates, utility, scale, _, _ = _opendp_release(scores, alpha, epsilon, bins, lower, upper, level,
-                                                       relation, n)
+    candidates, utility, scale, _, _, _ = _opendp_release(scores, alpha, epsilon, bins, lower, upper, level,
+                                                          relation, n)
     if utility is None:
         logp = np.full(candidates.size, -np.inf)
         logp[-1] = 0.0
@@ -770,6 +792,7 @@ def opendp_quantile(
     relation: str = "replace-one",
     n: int | None = None,
     rng: RandomLike = None,
+    sampler: str = "numpy",
 ) -> float:
     r"""OpenDP's ``make_private_quantile`` as a conformal calibrator, with a proven level correction.
 
@@ -784,10 +807,12 @@ def opendp_quantile(
     ``make_private_quantile`` with ``max_divergence`` releases
     :math:`\arg\min_c \bigl(u(c) - s E_c\bigr)`, :math:`E_c \sim \mathrm{Exp}(1)`
     i.i.d. (report-noisy-max with exponential noise = permute-and-flip). OpenDP's
-    sampler cannot be seeded, so the same law is sampled here with ``rng``
-    from OpenDP's own integer scores; the tests check by chi-square that both
-    samplers follow :func:`opendp_quantile_probabilities` and that OpenDP's
-    privacy map reports ``epsilon``.
+    sampler cannot be seeded, so by default (``sampler="numpy"``) the same law
+    is sampled here with ``rng`` from OpenDP's own integer scores;
+    ``sampler="opendp"`` runs OpenDP's measurement itself (exact, unseedable).
+    The tests check by chi-square that both samplers follow
+    :func:`opendp_quantile_probabilities` and that OpenDP's privacy map
+    reports ``epsilon``.
 
     * ``level="corrected"`` (default): the scores are first rounded **up** to
       the candidates, and the level is :math:`a'` =
@@ -824,7 +849,15 @@ def opendp_quantile(
         data's size, which is then **declared public**. The corrected level
         depends on it.
     rng : None, int or numpy.random.Generator
-        Source of the :math:`M` exponential variates, drawn once after all counting.
+        Source of the :math:`M` exponential variates with ``sampler="numpy"``,
+        drawn once after all counting. ``None`` (fresh entropy) for a real
+        release; a seed makes the release reproducible by anyone, so not
+        private. Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}
+        ``"numpy"`` (default): NumPy's floating-point exponential variates on
+        OpenDP's scores (seedable, not hardened). ``"opendp"``: the release is
+        OpenDP's ``make_private_quantile`` measurement applied to the (rounded
+        up, clipped) scores: its exact sampler, the same law.
 
     Returns
     -------
@@ -895,9 +928,11 @@ def opendp_quantile(
     >>> 0.9 <= q <= 1.0
     True
     """
-    candidates, utility, scale, _, _ = _opendp_release(scores, alpha, epsilon, bins, lower, upper, level,
-                                                       relation, n)
-    gen = check_random_state(rng)
+    sampler, gen = check_sampler(sampler, rng)
+    candidates, utility, scale, _, measurement, data = _opendp_release(scores, alpha, epsilon, bins, lower, upper,
+                                                                       level, relation, n)
+    if sampler == "opendp":
+        return float(candidates[-1]) if utility is None else float(measurement(data))
     noise = gen.standard_exponential(candidates.size)     # the only draw, after all counting
     if utility is None:
         return float(candidates[-1])

@@ -40,7 +40,7 @@ def make_heteroscedastic_regression(n: int, rng: RandomLike = None, noise: float
     n : int
         Number of samples.
     rng : None, int or numpy.random.Generator
-        Source of randomness.
+        Source of randomness (a simulation: a seed is fine).
     noise : float
         Noise scale :math:`\\sigma`.
 
@@ -75,6 +75,7 @@ def make_contaminated_gaussian(n: int, d: int, fraction: float = 0.25, shift: fl
     shift : float
         Shift :math:`s` of every coordinate of the contaminated rows.
     rng : None, int or numpy.random.Generator
+        Source of randomness (a simulation: a seed is fine).
 
     Returns
     -------
@@ -93,7 +94,7 @@ def make_cauchy(n: int, d: int, rng: RandomLike = None) -> np.ndarray:
     """Independent standard Cauchy marginals centred at 0 (chapter 11).
 
     No moments exist, so the sample mean does not converge; every depth median
-    targets the centre 0.
+    targets the centre 0. ``rng``: a simulation, so a seed is fine.
     """
     n, d = _check_shape(n, d)
     rng = check_random_state(rng)

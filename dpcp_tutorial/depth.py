@@ -86,6 +86,15 @@ def random_directions(n_directions: int, d: int, rng: RandomLike = None) -> np.n
     They are drawn from ``rng`` only, never from the data, so they are public and
     the depths built on them keep their sensitivity (chapter 9).
 
+    Parameters
+    ----------
+    n_directions, d : int
+        Number of directions and dimension.
+    rng : None, int or numpy.random.Generator
+        Public randomness: a seed is fine (the output releases nothing about
+        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
+        real releases*).
+
     Returns
     -------
     ndarray of shape (n_directions, d)
@@ -264,7 +273,11 @@ def halfspace_depth(points, data, method: str = "exact", directions=None, n_dire
     n_directions : int
         Number of random directions when ``directions`` is not given.
     rng : None, int or numpy.random.Generator
-        Source of the random directions.
+        Source of the random directions (``method="directions"`` without
+        ``directions``; checked in every mode).
+        Public randomness: a seed is fine (the output releases nothing about
+        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
+        real releases*).
 
     Returns
     -------
@@ -533,6 +546,11 @@ def integrated_dual_depth(points, data, directions=None, n_directions: int = 500
     smoothing : float or None
         Logistic slope :math:`s`; ``None`` for the exact empirical CDF.
     rng : None, int or numpy.random.Generator
+        Source of the random directions when ``directions`` is not given
+        (checked in every mode).
+        Public randomness: a seed is fine (the output releases nothing about
+        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
+        real releases*).
 
     Returns
     -------

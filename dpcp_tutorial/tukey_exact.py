@@ -704,6 +704,13 @@ def private_tukey_median_2d(data, epsilon: float, box, size: int | None = None, 
     tail_mass : float
         Bound on the probability of the slow path, in [0, 1); 0 computes every level.
     rng : None, int or numpy.random.Generator
+        Source of randomness: ``None`` (fresh entropy) for a real release; a
+        seed makes the release reproducible by anyone, so not private
+        (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real releases*).
+        NumPy's floating-point uniforms draw the level and the point; no
+        OpenDP sampler is offered, as OpenDP has no sampler for a continuous
+        law on polygons (its exact samplers cover additive noise and selection
+        from finitely many candidates).
 
     Returns
     -------

@@ -330,6 +330,12 @@ MODES = {
                                                                     sampler="langevin",
                                                                     prior=dp.GaussianPrior(0.0, 3.0), n_directions=10,
                                                                     n_steps=20, rng=0)),
+    "private_quantile[opendp]": ("private_quantile", dict(scores=SCORES, beta=0.1, epsilon=1.0, bins=50,
+                                                          sampler="opendp")),
+    "laplace_mechanism[opendp]": ("laplace_mechanism", dict(value=1.0, sensitivity=1.0, epsilon=1.0,
+                                                            sampler="opendp")),
+    "exponential_mechanism[opendp]": ("exponential_mechanism", dict(utilities=np.arange(5.0), sensitivity=1.0,
+                                                                    epsilon=1.0, sampler="opendp")),
     "tukey_depth_regions[truncated]": ("tukey_depth_regions", dict(data=TUKEY, box=BOX, epsilon=1.0,
                                                                    tail_mass=1e-3)),
 }
