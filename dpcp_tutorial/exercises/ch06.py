@@ -33,27 +33,42 @@ def _variants(n, alpha, eps1, eps2, delta) -> dict[str, tuple[float, float]]:
     }
 
 
-@checker(function="my_levels", exercise="ex-06-code")
-def check_dpcp_levels(ctx) -> None:
+def _levels_cases(rng: np.random.Generator) -> list[Case]:
+    n = int(rng.integers(3000, 8000))
+    return [
+        Case("a typical budget", "(n, alpha, eps1, eps2, delta)=(1000, 0.1, 0.5, 0.5, 1e-5)",
+             args=(1000, 0.1, 0.5, 0.5, 1e-5)),
+        Case("another budget", f"(n, alpha, eps1, eps2, delta)=({n}, 0.1, 1.0, 2.0, 1e-6)",
+             args=(n, 0.1, 1.0, 2.0, 1e-6)),
+        Case("delta = 0", "(n, alpha, eps1, eps2, delta)=(200, 0.2, 0.25, 1.0, 0.0)", args=(200, 0.2, 0.25, 1.0, 0.0)),
+        Case("infeasible: a large training budget", "(1000, 0.1, 4.0, 1.0, 1e-5)", args=(1000, 0.1, 4.0, 1.0, 1e-5),
+             raises=True),
+        Case("infeasible: too few points", "(20, 0.1, 0.5, 0.5, 1e-5)", args=(20, 0.1, 0.5, 0.5, 1e-5), raises=True),
+    ]
+
+
+@checker(function="my_levels", exercise="ex-06-code", cases=_levels_cases,
+         implements=("dpcp_tutorial.dpcp.dpcp_levels", "dpcp_tutorial.dpcp.differential_cp_level",
+                     "dpcp_tutorial.quantile.algorithm1_level"))
+def check_dpcp_levels(ctx, case) -> None:
     """Check a reader's ``my_levels(n, alpha, epsilon1, epsilon2, delta) -> (alpha1, alpha0)`` (chapter 6).
 
-    Three feasible cases are compared with the levels of DPCP; two infeasible ones
-    (alpha0 <= 0) must raise ``ValueError``.
+    Expected: :math:`\\alpha_1 = e^{-\\varepsilon_1}(\\alpha-\\delta)` and the write-up's
+    :math:`\\alpha_0 = \\alpha_1 - 2/(n\\varepsilon_2)`; three feasible cases are compared, two infeasible ones
+    (:math:`\\alpha_0 \\le 0`) must raise ``ValueError``.
     """
-    feasible = [(1000, 0.1, 0.5, 0.5, 1e-5), (5000, 0.1, 1.0, 2.0, 1e-6), (200, 0.2, 0.25, 1.0, 0.0)]
-    for case in feasible:
-        label = f"(n, alpha, eps1, eps2, delta)={case}"
-        got = ctx.call(*case, returns=sequence(number(), number(), names="a pair (alpha1, alpha0)"), case=label)
-        expected = dpcp_levels(*case, variant="original")  # the exercise asks for the shift 2/(n eps2)
-        if not all(math.isclose(g, e, rel_tol=1e-9, abs_tol=1e-15) for g, e in zip(got, expected)):
-            hint = next((msg for msg, value in _variants(*case).items()
-                         if all(math.isclose(g, v, rel_tol=1e-9) for g, v in zip(got, value))),
-                        f"expected {expected}, got {got}")
-            ctx.stop(f"{label}: {hint}")
-    for case in [(1000, 0.1, 4.0, 1.0, 1e-5), (20, 0.1, 0.5, 0.5, 1e-5)]:
-        ctx.call_raises(ValueError, *case, case=f"(n, alpha, eps1, eps2, delta)={case}",
+    if case.has("raises"):
+        ctx.call_raises(ValueError, *case.args,
                         message="this input is infeasible (alpha0 <= 0), but your function returned a value; "
                                 "raise ValueError and say which n or epsilon2 would work")
+        return
+    got = ctx.call(*case.args, returns=sequence(number(), number(), names="a pair (alpha1, alpha0)"))
+    expected = dpcp_levels(*case.args, variant="original")  # the exercise asks for the shift 2/(n eps2)
+    if not all(math.isclose(g, e, rel_tol=1e-9, abs_tol=1e-15) for g, e in zip(got, expected)):
+        hint = next((msg for msg, value in _variants(*case.args).items()
+                     if all(math.isclose(g, v, rel_tol=1e-9) for g, v in zip(got, value))),
+                    "your levels differ from alpha1 = e^-eps1 (alpha - delta) and alpha0 = alpha1 - 2/(n eps2)")
+        ctx.fail(hint, f"expected {expected}, got {got}")
 
 
 # ----------------------------------------------------------------------------------------------------------
