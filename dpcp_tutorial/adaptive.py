@@ -560,7 +560,9 @@ class DPSGDQuantileRegressor(RegressorMixin, _DPSGDBase):
     noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, delta, l2 : see DPSGDRegressor
         As in :class:`~dpcp_tutorial.DPSGDRegressor`.
     x_bound, fit_intercept, rng, expected_batch_size, accountant, epsilon : see DPSGDRegressor
-        As in :class:`~dpcp_tutorial.DPSGDRegressor` (``x_bound`` is required).
+        As in :class:`~dpcp_tutorial.DPSGDRegressor` (``x_bound`` is required;
+        ``rng``: a known seed makes the released model reproducible by anyone
+        who knows it, hence not private; use ``rng=None`` for a real release).
 
     Attributes
     ----------

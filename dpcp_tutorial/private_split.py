@@ -370,6 +370,9 @@ def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, variant:
     The default candidates are 61 log-spaced integers from 10 to :math:`10^6`;
     the cost is one vectorised evaluation of :math:`\\tilde q` (microseconds).
 
+    ``rng`` is used by the reference rule only (the simulated scores and
+    releases); the analytic rule is deterministic.
+
     ``rule="reference"`` follows the authors' reference implementation
     (``m="reference"``, kept to reproduce their results): simulate one set of
     :math:`n` uniform scores, run the private quantile once for every candidate

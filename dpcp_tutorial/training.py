@@ -1039,7 +1039,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
     Parameters
     ----------
     noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, delta, l2, x_bound, fit_intercept, rng
-        As in :class:`DPSGDRegressor`.
+        As in :class:`DPSGDRegressor` (``x_bound`` is required; a known seed
+        makes the released model reproducible by anyone who knows it, hence
+        not private: use ``rng=None`` for a real release).
     expected_batch_size : float or None
     accountant : {"rdp", "pld"}
     epsilon : float or None
