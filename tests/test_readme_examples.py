@@ -51,3 +51,13 @@ def test_the_api_page_examples_run(capsys):
         exec(compile(block, str(API), "exec"), namespace)      # noqa: S102
     assert "Privacy account (chapter 4)" in capsys.readouterr().out
     assert namespace["reg"].privacy_.relation == "add/remove"
+
+
+def test_the_deploying_page_examples_run(capsys):
+    blocks = _blocks(ROOT / "book" / "deploying.md", "## 3. Account for the whole pipeline")
+    assert blocks
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, "deploying.md", "exec"), namespace)      # noqa: S102
+    assert capsys.readouterr().out.splitlines()[0] == "1.0"
+    assert namespace["budget"].account().replace_one[0] == 2.0
