@@ -783,7 +783,8 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
     privacy_ : PrivacyAccount
         :math:`(\\varepsilon, 0)` under add/remove (primary) and :math:`2\\varepsilon`
         under replace-one (a replaced record can move one unit of count and
-        :math:`C` of sum out of one bin and into another).
+        :math:`C` of sum out of one bin and into another). ``epsilon`` is the
+        total of what ``fit`` computes (:mod:`dpcp_tutorial.accounting`).
     """
 
     neighbouring = "add/remove"

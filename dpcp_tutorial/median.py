@@ -356,7 +356,10 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
     data : array-like of shape (n, d)
         The private sample, ``n >= 2`` (``n`` is treated as public).
     epsilon : float
-        Privacy budget (replace-one neighbours).
+        The total privacy budget of the release, under replace-one neighbours
+        with ``n`` public (the rule for ``epsilon``:
+        :mod:`dpcp_tutorial.accounting`); the candidate sampler is exactly
+        :math:`\\varepsilon`-DP.
     depth : {"halfspace", "spatial", "idd", "smoothed_idd"}
         The utility. ``sampler="langevin"`` needs ``"smoothed_idd"``.
     sampler : {"candidates", "langevin"}

@@ -988,6 +988,8 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         ``expected_batch_size``), replace-one by group privacy. With
         ``expected_batch_size=None`` the step divides by the data's own size:
         add/remove is then not covered and the primary relation is replace-one.
+        The rule for ``epsilon`` (the total of what ``fit`` computes from the
+        data) is in :mod:`dpcp_tutorial.accounting`.
     noise_multiplier_ : float
         The noise multiplier used.
     expected_batch_size_ : float
