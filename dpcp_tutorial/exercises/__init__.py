@@ -59,7 +59,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(_EXPORTS)
 
 
 def all_checkers() -> dict:

@@ -619,6 +619,15 @@ def _origin_verdict(exercise: Exercise, origins: dict, problems: list[str]):
 
 
 def _abort_row(student, exercise, abort, executing, submission, ctx, deadline_all, hung) -> Row:
+    row = _abort_row_without_cases(student, exercise, abort, executing, submission, ctx, deadline_all, hung)
+    if row.status == "failed":      # counted as none of the exercise's cases passed
+        checkers = _checkers()
+        total = sum(len(checkers[name].spec.cases(ctx.secret)) for name in exercise.checkers)
+        row = _row(student, exercise, "failed", row.feedback.split(" | "), 0, total)
+    return row
+
+
+def _abort_row_without_cases(student, exercise, abort, executing, submission, ctx, deadline_all, hung) -> Row:
     if abort.kind == "timeout":
         if executing is not None:
             hung.add(executing)
