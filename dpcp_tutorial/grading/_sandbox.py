@@ -55,7 +55,7 @@ def _read_exact(fd: int, size: int) -> bytes | None:
     while left:
         chunk = os.read(fd, min(left, 1 << 20))
         if not chunk:
-            return None if left == size else None
+            return None
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
