@@ -31,8 +31,6 @@ import math
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from .mechanisms import _opendp_additive, check_sampler, opendp_prelude
-
 from ._validation import (
     MAX_MAGNITUDE,
     RandomLike,
@@ -44,6 +42,7 @@ from ._validation import (
     check_positive_int,
     check_scalar,
 )
+from .mechanisms import _opendp_additive, check_sampler, opendp_prelude
 
 __all__ = [
     "laplace_histogram_quantile",

@@ -970,8 +970,6 @@ XFAIL: dict[tuple[str, str], str] = {
         'unhelpful message: array',
     ('pps_choose_m', 'candidates'):
         'unhelpful message: floats, zero, strings, nan (+2); silently accepted: scalar',
-    ('pps_choose_m', 'n'):
-        'unhelpful message: 10**30',
     ('pps_choose_m', 'rule'):
         'unhelpful message: array',
     ('pps_grid', 'm'):
