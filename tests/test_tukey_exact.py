@@ -426,3 +426,27 @@ def test_nearly_collinear_points_are_classified_exactly():
         reg = tukey_depth_regions(data, BOX)
         # three points in general position span a triangle (level 1 with area); collinear ones do not
         assert (1 in reg.levels) == (side != 0)
+
+
+@pytest.mark.parametrize("vertices, error", [
+    (np.array([[0.0, 0.0], [1.0, 0.0], [0.0, np.inf]]), ValueError),
+    (np.array([[0.0, 0.0], [1.0, 0.0], [0.0, np.nan]]), ValueError),
+    (np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1j]]), TypeError),
+    (np.array([["0", "0"], ["1", "0"], ["0", "1"]]), TypeError),
+    (np.zeros((3, 3)), ValueError),
+    (np.zeros(5), ValueError),
+    (np.array([[0.0, 0.0], [1e300, 0.0], [0.0, 1e300]]), ValueError),
+])
+def test_geometry_helpers_refuse_non_finite_complex_and_misshapen_vertices(vertices, error):
+    with pytest.raises(error, match="vertices"):
+        polygon_area(vertices)
+
+
+def test_cell_helpers_refuse_bad_edges_and_regions():
+    reg = tukey_depth_regions(np.random.default_rng(0).standard_normal((10, 2)), BOX)
+    for edges in (np.array([-3.0, np.nan, 3.0]), np.array([-3.0, 1j, 3.0])):
+        with pytest.raises((ValueError, TypeError), match="edges"):
+            exact_cell_probabilities(reg, 1.0, edges, np.linspace(-3, 3, 4))
+    with pytest.raises(TypeError, match="regions"):
+        exact_cell_probabilities("regions", 1.0, np.linspace(-3, 3, 4), np.linspace(-3, 3, 4))
+    assert polygon_area(np.empty((0, 2))) == 0.0 and polygon_area([[0, 0], [1, 1]]) == 0.0
