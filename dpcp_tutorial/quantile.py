@@ -502,7 +502,11 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
         miscoverage bound increases with the level, the same coverage
         guarantee; its law (:func:`private_quantile_probabilities` with
         ``sampler="opendp"``) differs from the NumPy law by a factor within
-        :math:`e^{\\pm 2\\varepsilon N/2^{32}}`. Domain: fewer than
+        :math:`e^{\\pm 2\\varepsilon N/2^{32}}` (``"tight"``; the utilities move
+        by at most :math:`N/2^{32}`) or :math:`e^{\\pm 4\\varepsilon N/2^{32}}`
+        (``"original"``, whose exponent :math:`\\max(\\alpha a_j, (1-\\alpha)
+        b_j)/(2\\max(\\alpha, 1-\\alpha))` has slope at most :math:`2N` in the
+        level). Domain: fewer than
         :math:`2^{31}` scores (64-bit utilities).
 
     Returns

@@ -209,9 +209,9 @@ def _pair_constraints(x: np.ndarray, unit: np.ndarray, half: np.ndarray):
     exact :func:`~dpcp_tutorial.depth.orientation`. A line through three or more
     points is generated once, from its two lowest-indexed distinct points (so
     coincident regions get bit-identical polygons). ``x`` are the data, ``unit``
-    the same points in box coordinates and ``half`` the box half-widths: the
-    normal is computed from the original difference, free of the rounding of
-    the change of coordinates.
+    the same points in box coordinates and ``half`` the box half-widths (the
+    direction of a pair that the change of coordinates rounds onto one point is
+    taken from the original difference).
     """
     n = x.shape[0]
     nxs, nys, cs, los, his = [], [], [], [], []
@@ -254,7 +254,9 @@ def _pair_constraints(x: np.ndarray, unit: np.ndarray, half: np.ndarray):
         right = n - left - on
         keep = canonical
         j = partners[keep]
-        dv = (x[j] - x[i]) / half                       # direction in box coordinates, from the exact data
+        dv = unit[j] - unit[i]                          # direction in box coordinates
+        lost = (dv[:, 0] == 0.0) & (dv[:, 1] == 0.0)    # distinct points that the change of coordinates merged
+        dv[lost] = (x[j[lost]] - x[i]) / half           # their direction from the exact data
         norm = np.hypot(dv[:, 0], dv[:, 1])
         ux, uy = -dv[:, 1] / norm, dv[:, 0] / norm      # left normal
         c = ux * unit[i, 0] + uy * unit[i, 1]

@@ -106,11 +106,13 @@ def test_private_quantile_opendp_follows_its_exact_law_close_to_numpys(variant, 
     draws = [dp.private_quantile(scores, beta, epsilon, bins=bins, variant=variant, sampler="opendp")
              for _ in range(1500)]
     _check_finite_law(draws, edges, law)
-    # the grid level A / 2**32 <= alpha0 moves every log-probability by at most 2 eps N / 2**32
+    # the grid level A / 2**32 <= alpha0 moves every log-probability by at most 2 (tight) or 4 (original)
+    # times eps N / 2**32 (the docstring's bound)
     _, numpy_law = dp.private_quantile_probabilities(scores, beta, epsilon, bins=bins, variant=variant, log=True)
     _, grid_law = dp.private_quantile_probabilities(scores, beta, epsilon, bins=bins, variant=variant, log=True,
                                                     sampler="opendp")
-    assert np.max(np.abs(numpy_law - grid_law)) <= 2 * epsilon * scores.size / 2 ** 32 + 1e-12
+    factor = 2 if variant == "tight" else 4
+    assert np.max(np.abs(numpy_law - grid_law)) <= factor * epsilon * scores.size / 2 ** 32 + 1e-12
 
 
 def test_the_opendp_level_keeps_the_proven_coverage_bound():
