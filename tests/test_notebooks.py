@@ -191,7 +191,7 @@ def test_sources_are_named_not_seed(path):
 
 
 def _all_text():
-    texts = {p.name: _markdown(p) for p in NOTEBOOKS}
+    texts = {p.name: _markdown(p) for p in ALL_NOTEBOOKS}
     texts.update({p.name: p.read_text(encoding="utf-8") for p in MD_PAGES})
     return texts
 
