@@ -225,16 +225,12 @@ def _compute(value, client, progress: bool):
 
 
 def _check_dtype(dtype, name: str) -> None:
-    """A collection's dtype is public metadata: refuse what the in-memory path refuses (TypeError)."""
-    kind = np.dtype(dtype).kind if not hasattr(dtype, "kind") else dtype.kind
-    if kind == "c":
-        raise TypeError(f"{name} must hold real numbers, got complex values; take .real or abs() explicitly")
-    if kind in "USaV":
-        raise TypeError(f"{name} must hold real numbers, got strings or raw bytes; convert them with float() "
-                        "yourself if that is intended")
-    if kind in "mM":
-        raise TypeError(f"{name} must hold real numbers, got dates or time deltas")
-    if kind not in "biuf":
+    """A collection's dtype is public metadata: refuse what the in-memory path refuses (TypeError), never cast."""
+    from ._validation import _real_array
+
+    dtype = np.dtype(dtype) if not isinstance(dtype, np.dtype) and not hasattr(dtype, "kind") else dtype
+    if getattr(dtype, "kind", "O") not in "biuf":
+        _real_array(np.empty(0, dtype=dtype if isinstance(dtype, np.dtype) else object), name)  # its messages
         raise TypeError(f"{name} must have a numeric dtype (bool, integer or float), got {dtype}; convert the "
                         "columns with .astype(float) first")
 
