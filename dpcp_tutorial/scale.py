@@ -430,12 +430,11 @@ def _finite_rows(frame, features) -> np.ndarray:
 
 def _partition_scores(frame, model, features, target, kind, bound):
     """Map step: the conformal scores of one partition; a score that cannot be computed is 1 (never an error)."""
-    import pandas as pd
-
+    series = type(frame[target])                # pandas.Series, without importing pandas here
     scores = np.ones(len(frame))
     ok = _finite_rows(frame, features)
     if not ok.any():
-        return pd.Series(scores, index=frame.index, name=target + "_score")
+        return series(scores, index=frame.index, name=target + "_score")
     rows = frame[ok] if not ok.all() else frame
     X = _model_input(rows, features, model)
     y = rows[target].to_numpy()
@@ -462,7 +461,7 @@ def _partition_scores(frame, model, features, target, kind, bound):
             value = np.where(known, value, 1.0)
     value = np.where(np.isnan(value), 1.0, np.clip(value, 0.0, 1.0))
     scores[ok] = value
-    return pd.Series(scores, index=frame.index, name=target + "_score")
+    return series(scores, index=frame.index, name=target + "_score")
 
 
 def model_scores(frame, model, features, target: str, kind: str = "residual", bound: float | None = None):

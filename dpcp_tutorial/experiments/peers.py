@@ -349,6 +349,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tumult-reps", type=int, default=8)
     parser.add_argument("--tumult-sizes", type=float, nargs="+", default=[1e5, 1e6], help="Tumult timing sizes")
     parser.add_argument("--worker-timeout", type=float, default=3600.0, help="seconds per Beam/Tumult task")
+    parser.add_argument("--only", nargs="*", choices=PHASES, default=None,
+                        help="run only these phases (default: all); with --merge, the others come from earlier results")
+    parser.add_argument("--merge", nargs="*", type=pathlib.Path, default=None,
+                        help="start from these earlier results of this runner (each phase keeps the command that "
+                             "produced it in meta.phases)")
 
 
 def _coverage_block(args, bar) -> dict:
@@ -454,44 +459,102 @@ def _timing_block(args, bar) -> dict:
     return {"law": law, "epsilon": eps, "relation": "add/remove", "rows": rows}
 
 
+PHASES = ("coverage", "timing", "beam", "tumult")
+
+
+def _ours_times(args, sizes) -> dict:
+    """In-memory time of the tight quantile (equal add/remove privacy), measured in the calling process."""
+    from .. import private_quantile
+
+    out = {}
+    for n in sizes:
+        scores = draw_scores("uniform", n, [args.seed, 0, n, 10**6])
+        eps = ours_add_remove_epsilon(args.beta, n, 1.0, 1000)
+        out[n] = _best_time(lambda: private_quantile(scores, args.beta, eps, rng=1), 5)
+    return out
+
+
+def _merge(files) -> dict:
+    """A result assembled from earlier results: for each phase, the last file whose phase ran to the end."""
+    result = {}
+    for path in files or []:
+        earlier = json.loads(pathlib.Path(path).read_text())
+        if "phases" not in earlier.get("meta", {}):          # one invocation ran every phase in the file
+            earlier.setdefault("meta", {})["phases"] = {
+                phase: {"command": earlier["meta"].get("command"), "seconds_of_the_whole_run":
+                        earlier["meta"].get("seconds")} for phase in PHASES if phase in earlier}
+        for key, value in earlier.items():
+            if key == "meta":
+                result.setdefault("meta", {}).setdefault("phases", {}).update(value.get("phases", {}))
+            elif key in ("beam", "tumult") and not value.get("ok", True) and key in result:
+                continue
+            else:
+                result[key] = value
+    return result
+
+
 def run(args) -> dict:
     quiet = getattr(args, "quiet", False)
     try:
         import pipeline_dp
     except ImportError as exc:
         raise SystemExit(f"the peers runner needs PipelineDP: pip install 'dpcp_tutorial[peers]' ({exc})")
+    phases = PHASES if args.only is None else tuple(args.only)
+    command = "python -m dpcp_tutorial.experiments " + " ".join(sys.argv[1:])
+    result = _merge(args.merge)
+    result.update({"beta": args.beta, "epsilons": args.epsilons, "laws": list(args.laws), "bins": args.bins,
+                   "seed": args.seed, "shifts": list(SHIFTS),
+                   "tree": {"height": TREE_HEIGHT, "branching": BRANCHING, "filter": FILTER,
+                            "clamp": list(CLAMP)}})
+    meta = result.setdefault("meta", {})
+    meta.setdefault("phases", {})
     counts = _parse_counts(args.datasets)
-    total = sum(counts.get(int(n), 4) for n in args.sizes) * len(args.laws) + len(args.time_sizes or args.sizes)
-    result = {"beta": args.beta, "epsilons": args.epsilons, "laws": list(args.laws), "bins": args.bins,
-              "seed": args.seed, "shifts": list(SHIFTS),
-              "tree": {"height": TREE_HEIGHT, "branching": BRANCHING, "filter": FILTER, "clamp": list(CLAMP)}}
-    with tqdm(total=total, desc="peers", disable=quiet) as bar:
-        result["coverage"] = _coverage_block(args, bar)
-        result["noise_free"] = {law: _noise_free_level(law, args.beta) for law in args.laws}
-        result["adversarial"] = _adversarial_block(args)
-        result["timing"] = _timing_block(args, bar)
-    ours_by_n = {row["n"]: row["ours_memory_s"] for row in result["timing"]["rows"]}
+    total = (sum(counts.get(int(n), 4) for n in args.sizes) * len(args.laws) if "coverage" in phases else 0) \
+        + (len(args.time_sizes or args.sizes) if "timing" in phases else 0)
+
+    def done(phase, start):
+        meta["phases"][phase] = {"command": command, "seconds": round(time.perf_counter() - start, 1),
+                                 "load_average": [round(x, 2) for x in os.getloadavg()]}
+
+    with tqdm(total=total, desc="peers", disable=quiet or not total) as bar:
+        if "coverage" in phases:
+            start = time.perf_counter()
+            result["coverage"] = _coverage_block(args, bar)
+            result["noise_free"] = {law: _noise_free_level(law, args.beta) for law in args.laws}
+            result["adversarial"] = _adversarial_block(args)
+            done("coverage", start)
+        if "timing" in phases:
+            start = time.perf_counter()
+            result["timing"] = _timing_block(args, bar)
+            done("timing", start)
 
     beam_python = args.beam_python or (sys.executable if _interpreter_has(sys.executable, "apache_beam") else None)
-    if beam_python in (None, "none"):
-        result["beam"] = {"ok": False, "stopped_by": "no interpreter with apache-beam given (--beam-python)"}
-    else:
-        spec = {"task": "beam_time", "law": "uniform", "key": [args.seed, 0], "epsilon": 1.0,
-                "percentile": 100.0 * (1.0 - args.beta), "sizes": [int(n) for n in args.beam_sizes]}
-        result["beam"] = _run_worker(beam_python, spec, args.worker_timeout)
-
+    if "beam" in phases:
+        start = time.perf_counter()
+        if beam_python in (None, "none"):
+            result["beam"] = {"ok": False, "stopped_by": "no interpreter with apache-beam given (--beam-python)"}
+        else:
+            spec = {"task": "beam_time", "law": "uniform", "key": [args.seed, 0], "epsilon": 1.0,
+                    "percentile": 100.0 * (1.0 - args.beta), "sizes": [int(n) for n in args.beam_sizes]}
+            result["beam"] = _run_worker(beam_python, spec, args.worker_timeout)
+            result["beam"]["ours_memory_s"] = {str(n): t for n, t in _ours_times(args, spec["sizes"]).items()}
+            result["beam"]["interpreter"] = _which(beam_python)
+        done("beam", start)
     tumult_python = args.tumult_python or (sys.executable if _interpreter_has(sys.executable, "tmlt.analytics")
                                            else None)
-    if tumult_python in (None, "none"):
-        result["tumult"] = {"ok": False, "stopped_by": "no interpreter with tmlt.analytics given (--tumult-python)"}
-    else:
-        result["tumult"] = _tumult_block(args, tumult_python, quiet)
-    result["same_run_ratios"] = _ratios(result, ours_by_n)
-    result["meta"] = {"versions": {"pipeline-dp": pipeline_dp.__version__, "numpy": np.__version__,
-                                   "python": platform.python_version()},
-                      "beam_interpreter": _which(beam_python), "tumult_interpreter": _which(tumult_python),
-                      "cpus": os.cpu_count(),
-                      "load_average": [round(x, 2) for x in os.getloadavg()]}
+    if "tumult" in phases:
+        start = time.perf_counter()
+        if tumult_python in (None, "none"):
+            result["tumult"] = {"ok": False,
+                                "stopped_by": "no interpreter with tmlt.analytics given (--tumult-python)"}
+        else:
+            result["tumult"] = _tumult_block(args, tumult_python, quiet)
+            result["tumult"]["interpreter"] = _which(tumult_python)
+        done("tumult", start)
+    if "timing" in result:
+        result["same_run_ratios"] = _ratios(result)
+    meta.update({"versions": {"pipeline-dp": pipeline_dp.__version__, "numpy": np.__version__,
+                              "python": platform.python_version()}, "cpus": os.cpu_count()})
     return result
 
 
@@ -525,20 +588,23 @@ def _tumult_block(args, python: str, quiet: bool) -> dict:
     spec = {"task": "tumult_time", "law": "uniform", "key": [args.seed, 0], "epsilon": 1.0, "level": 1.0 - beta,
             "sizes": [int(x) for x in args.tumult_sizes]}
     out["timing"] = _run_worker(python, spec, args.worker_timeout)
+    out["ours_memory_s"] = {str(n): t for n, t in _ours_times(args, spec["sizes"]).items()}
     return out
 
 
-def _ratios(result: dict, ours_by_n: dict) -> dict:
+def _ratios(result: dict) -> dict:
+    """Time ratios, each between measurements made in the same process (the same run of a phase)."""
     ratios = {"pipeline_dp_local_over_ours_memory": {}, "pipeline_dp_local_over_ours_dask": {}}
     for row in result["timing"]["rows"]:
         ratios["pipeline_dp_local_over_ours_memory"][str(row["n"])] = row["local_over_ours_memory"]
         ratios["pipeline_dp_local_over_ours_dask"][str(row["n"])] = row["local_over_ours_dask"]
     beam = result.get("beam", {})
-    if beam.get("ok"):
-        ratios["pipeline_dp_beam_over_ours_memory"] = {str(r["n"]): r["seconds"] / ours_by_n[r["n"]]
-                                                       for r in beam["results"] if r["n"] in ours_by_n}
-    timing = result.get("tumult", {}).get("timing", {})
-    if timing.get("ok"):
-        ratios["tumult_session_over_ours_memory"] = {str(r["n"]): r["seconds"] / ours_by_n[r["n"]]
-                                                     for r in timing["results"] if r["n"] in ours_by_n}
+    if beam.get("ok") and "ours_memory_s" in beam:
+        ratios["pipeline_dp_beam_over_ours_memory"] = {str(r["n"]): r["seconds"] / beam["ours_memory_s"][str(r["n"])]
+                                                       for r in beam["results"]}
+    tumult = result.get("tumult", {})
+    timing = tumult.get("timing", {})
+    if timing.get("ok") and "ours_memory_s" in tumult:
+        ratios["tumult_session_over_ours_memory"] = {str(r["n"]): r["seconds"] / tumult["ours_memory_s"][str(r["n"])]
+                                                     for r in timing["results"]}
     return ratios
