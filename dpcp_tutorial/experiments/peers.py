@@ -347,7 +347,8 @@ def add_arguments(parser) -> None:
                              "it has it; 'none' skips Tumult)")
     parser.add_argument("--tumult-n", type=float, default=1e5, help="size of the Tumult coverage Monte Carlo")
     parser.add_argument("--tumult-reps", type=int, default=8)
-    parser.add_argument("--tumult-sizes", type=float, nargs="+", default=[1e5, 1e6], help="Tumult timing sizes")
+    parser.add_argument("--tumult-sizes", type=float, nargs="*", default=[1e5, 1e6],
+                        help="Tumult Session timing sizes (none: no timing)")
     parser.add_argument("--worker-timeout", type=float, default=3600.0, help="seconds per Beam/Tumult task")
     parser.add_argument("--only", nargs="*", choices=PHASES, default=None,
                         help="run only these phases (default: all); with --merge, the others come from earlier results")
@@ -474,6 +475,15 @@ def _ours_times(args, sizes) -> dict:
     return out
 
 
+def _phase_ran(phase: str, value: dict) -> bool:
+    """Whether a phase of an earlier result produced anything (a killed or skipped peer did not)."""
+    if phase == "beam":
+        return bool(value.get("ok"))
+    if phase == "tumult":
+        return any(r.get("ok") for r in value.get("rows", [])) or bool(value.get("timing", {}).get("ok"))
+    return True
+
+
 def _merge(files) -> dict:
     """A result assembled from earlier results: for each phase, the last file whose phase ran to the end."""
     result = {}
@@ -481,13 +491,29 @@ def _merge(files) -> dict:
         earlier = json.loads(pathlib.Path(path).read_text())
         if "phases" not in earlier.get("meta", {}):          # one invocation ran every phase in the file
             earlier.setdefault("meta", {})["phases"] = {
-                phase: {"command": earlier["meta"].get("command"), "seconds_of_the_whole_run":
-                        earlier["meta"].get("seconds")} for phase in PHASES if phase in earlier}
+                phase: [{"command": earlier["meta"].get("command"), "seconds_of_the_whole_run":
+                         earlier["meta"].get("seconds")}] for phase in PHASES if phase in earlier}
         for key, value in earlier.items():
             if key == "meta":
-                result.setdefault("meta", {}).setdefault("phases", {}).update(value.get("phases", {}))
+                phases = result.setdefault("meta", {}).setdefault("phases", {})
+                for phase, entries in value.get("phases", {}).items():
+                    ok = _phase_ran(phase, earlier.get(phase, {}))
+                    if ok:
+                        phases[phase] = phases.get(phase, []) + ([entries] if isinstance(entries, dict)
+                                                                 else list(entries))
             elif key in ("beam", "tumult") and not value.get("ok", True) and key in result:
                 continue
+            elif key == "tumult" and key in result and "rows" in value:
+                # Monte Carlo rows of other budgets are added; a timing that ran replaces one that did not
+                rows = {r["epsilon"]: r for r in result[key].get("rows", [])}
+                rows.update({r["epsilon"]: r for r in value["rows"] if r.get("ok") or r["epsilon"] not in rows})
+                merged = {**result[key], **{k: v for k, v in value.items() if k not in ("rows", "timing")},
+                          "rows": [rows[e] for e in sorted(rows)]}
+                if value.get("timing", {}).get("ok") or "timing" not in merged:
+                    merged["timing"] = value.get("timing", {"ok": False, "stopped_by": "not run"})
+                    if "ours_memory_s" in value:
+                        merged["ours_memory_s"] = value["ours_memory_s"]
+                result[key] = merged
             else:
                 result[key] = value
     return result
@@ -513,8 +539,9 @@ def run(args) -> dict:
         + (len(args.time_sizes or args.sizes) if "timing" in phases else 0)
 
     def done(phase, start):
-        meta["phases"][phase] = {"command": command, "seconds": round(time.perf_counter() - start, 1),
-                                 "load_average": [round(x, 2) for x in os.getloadavg()]}
+        meta["phases"][phase] = meta["phases"].get(phase, []) + [
+            {"command": command, "seconds": round(time.perf_counter() - start, 1),
+             "load_average": [round(x, 2) for x in os.getloadavg()]}]
 
     with tqdm(total=total, desc="peers", disable=quiet or not total) as bar:
         if "coverage" in phases:
@@ -585,6 +612,9 @@ def _tumult_block(args, python: str, quiet: bool) -> dict:
                             "privacy_map_d_in_1": res["privacy_map_d_in_1"],
                             "seconds_per_release": res["seconds"] / args.tumult_reps,
                             "ours_one_dataset_coverage": ours[0]})
+    if not args.tumult_sizes:
+        out["timing"] = {"ok": False, "stopped_by": "not requested (--tumult-sizes)"}
+        return out
     spec = {"task": "tumult_time", "law": "uniform", "key": [args.seed, 0], "epsilon": 1.0, "level": 1.0 - beta,
             "sizes": [int(x) for x in args.tumult_sizes]}
     out["timing"] = _run_worker(python, spec, args.worker_timeout)
