@@ -1,15 +1,19 @@
 # Two commands for readers (see README.md):
-#   make book   build the whole book, executing every chapter
-#   make test   run every test: unit tests, strict nbval on every chapter,
-#               the book build with warnings as errors, a headless-browser check,
-#               and the student edition's no-solutions check
+#   make book   build the HTML of the whole book from the committed, executed notebooks (-W)
+#   make test   run every test: unit tests and strict nbval on every chapter (both cores),
+#               the book build with warnings as errors, a headless-browser check of every
+#               page, and the student edition's no-solutions check; prints each stage's time
 # For instructors:
 #   make student  build the student edition (no solutions; committed outputs, not
 #                 re-executed) into _build_student/html and _build_student/notebooks
+#   make nbgrader an nbgrader course generated from the chapters into _build_nbgrader/course
+#                 (installs the [course] extra, nbgrader, when it is missing)
 # Helpers for authors:
 #   make notebooks           re-execute every chapter in place (commit the outputs)
 #   make execute NB=book/x.ipynb     re-execute one chapter in place
+#   make nbval [NB=book/x.ipynb]     re-execute chapters and compare with the committed outputs
 #   make chapter NB=book/x.ipynb     build a one-chapter book into _build_chapter/
+#   make screenshots [PAGES=06_dpcp] 1280 px and full-page 500 px screenshots of the built book
 #   make bench               run the benchmarks (prints ratios)
 
 PYTHON ?= python3
@@ -21,7 +25,16 @@ export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: book test unit nbval build-book check-pages student check-student notebooks execute chapter bench clean
+.PHONY: book test test-stages pytest-all unit nbval build-book check-pages pages student check-student \
+        student-check chromium screenshots notebooks execute chapter bench clean nbgrader
+
+# `$(call timed,NAME,COMMAND)` runs COMMAND and appends its wall time to $(STAGES)
+STAGES := _build/stage-times.txt
+timed = @mkdir -p _build; start=$$(date +%s); $(2); rc=$$?; \
+	printf '%-34s %5d s%s\n' '$(1)' $$(( $$(date +%s) - start )) "$$( [ $$rc = 0 ] || echo "  (failed: exit $$rc)")" >> $(STAGES); \
+	exit $$rc
+NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+JB_BUILD := $(BIN)/jupyter-book build . -W --keep-going --all
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,36 +42,57 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
+# the HTML from the committed outputs (_config.yml: execute_notebooks "off"); nbval in
+# `make test` proves that those outputs are what a fresh top-to-bottom run prints
 book: $(STAMP)
-	$(BIN)/jupyter-book build . -W --keep-going --all
+	$(JB_BUILD)
 	@echo "Open $(CURDIR)/_build/html/index.html in a browser."
 
-# unit tests first; then strict nbval and the book build side by side (each executes
-# every chapter on one core); then the browser check of the built pages
+# Everything in one `make -j3`, so that both cores stay busy: pytest (unit tests and strict
+# nbval on every chapter, two xdist workers) beside the book build and the student edition;
+# the page check starts when the build is done, the no-solutions check when the student
+# edition is.
 test: $(STAMP)
-	$(MAKE) --no-print-directory unit
-	$(MAKE) --no-print-directory -j2 --output-sync=target nbval build-book
-	$(MAKE) --no-print-directory -j2 --output-sync=target check-pages check-student
+	@mkdir -p _build && rm -f $(STAGES)
+	@$(MAKE) --no-print-directory -j3 --output-sync=target test-stages; rc=$$?; \
+	  echo; echo "Stage times (wall clock; the stages overlap):"; cat $(STAGES); exit $$rc
+
+test-stages: pytest-all pages student-check
+
+pytest-all: $(STAMP)
+	$(call timed,unit tests + nbval (2 workers),$(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) tests book)
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests
 
 nbval: $(STAMP)
-	$(BIN)/python -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg book
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(or $(NB),book)
 
 build-book: $(STAMP)
-	$(BIN)/jupyter-book build . -W --keep-going --all
+	$(call timed,book build (-W; committed outputs),$(JB_BUILD))
 
-check-pages: $(STAMP)
-	@command -v chromium >/dev/null 2>&1 || { echo "Installing Debian's chromium for the page check"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+pages: build-book chromium
+	$(call timed,page check (headless Chromium),$(BIN)/python tests/check_pages.py _build/html)
+
+# the page check alone, on an existing build
+check-pages: $(STAMP) chromium
 	$(BIN)/python tests/check_pages.py _build/html
 
-student: $(STAMP)
-	$(BIN)/python tools/student_edition.py --out _build_student
+# the page check plus full-page 500 px screenshots of the chapters (PAGES="06_dpcp ..." for some)
+screenshots: $(STAMP) chromium
+	$(BIN)/python tests/check_pages.py _build/html --narrow $(PAGES)
 
-check-student: student
-	STUDENT_EDITION=_build_student $(BIN)/python -m pytest tests/test_student_edition.py -q
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { echo "Installing Debian's chromium for the page check"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+student: $(STAMP)
+	$(call timed,student edition build,$(BIN)/python tools/student_edition.py --out _build_student)
+
+check-student: student-check
+
+student-check: student
+	$(call timed,student edition check,STUDENT_EDITION=_build_student $(BIN)/python -m pytest tests/test_student_edition.py -q)
 
 notebooks: $(STAMP)
 	for nb in $(NOTEBOOKS); do $(BIN)/jupyter-execute --inplace --timeout=600 $$nb || exit 1; done
@@ -78,5 +112,9 @@ chapter: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
+nbgrader: $(STAMP)
+	$(BIN)/python -c "import nbgrader" 2>/dev/null || $(BIN)/python -m pip install --quiet -e ".[course]"
+	$(BIN)/python tools/make_nbgrader.py --out _build_nbgrader
+
 clean:
-	rm -rf _build _build_chapter _build_student .pytest_cache
+	rm -rf _build _build_chapter _build_student _build_nbgrader .pytest_cache

@@ -652,7 +652,7 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: 
     if candidates is None:
         if prior is None:
             raise TypeError("private_depth_median needs a public prior when no candidates are given: pass "
-                            "prior=GaussianPrior(scale, mean) with a centre and a scale chosen from public knowledge "
+                            "prior=GaussianPrior(mean, scale) with a centre and a scale chosen from public knowledge "
                             "of the data's units (e.g. a reference range), never from the data")
     if prior is not None and not isinstance(prior, GaussianPrior):
         raise TypeError(f"prior must be a GaussianPrior, got {type(prior).__name__}")

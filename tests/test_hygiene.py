@@ -146,3 +146,28 @@ def test_benchmarks_rewrite_committed_json_only_with_save(tmp_path, monkeypatch,
         text = path.read_text()
         assert "def main(save: bool = False)" in text, path.name
         assert ".write_text(" not in text, f"{path.name} writes a file without going through save_result"
+
+
+def _modules_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+HEAVY = {"sklearn", "scipy", "scipy.stats", "tqdm", "dask", "distributed", "pandas", "opendp", "dp_accounting",
+         "matplotlib", "statsmodels"}
+
+
+def test_import_is_lazy_and_the_public_names_are_unchanged():
+    """``import dpcp_tutorial`` loads none of its modules (timed in ``python -m benchmarks import``);
+    the first name used loads only what its module needs; names and dir() are those of an eager import."""
+    import dpcp_tutorial
+
+    assert not (_modules_after("import dpcp_tutorial") & (HEAVY | {"numpy"}))
+    assert not (_modules_after("from dpcp_tutorial import private_quantile") & (HEAVY - {"scipy"}))
+    every = set(dpcp_tutorial.__all__)
+    assert set(dir(dpcp_tutorial)) >= every
+    for name in every:
+        assert getattr(dpcp_tutorial, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        dpcp_tutorial.not_a_name

@@ -3,8 +3,18 @@
 * The first cell is the hidden install guard; its missing-package branch installs from the
   repository named in ``_config.yml`` (simulated: ``dpcp_tutorial`` made unimportable and
   ``%pip`` recorded instead of run), and its normal branch does nothing.
-* Every code cell was executed, in order, in one fresh kernel (outputs are comparable by nbval).
-* Every chapter has learning goals and 3–6 exercises, each with a hidden solution.
+* Every code cell of every notebook under ``book/`` was executed, in order, in one fresh
+  kernel, and nothing hides a cell from nbval: the book is built from these committed
+  outputs (``execute_notebooks: "off"``) and strict nbval in ``make test`` re-executes every
+  notebook and fails when an output differs (a stale notebook); a meta-test proves that this
+  nbval configuration catches a stale output.
+* Every chapter has learning goals and 3–8 exercises, each with a hidden solution, each
+  starting with its kind and difficulty ("(Coding, ★★)"), the first a one-star warm-up by hand.
+* Tutorial shape (issue 20): one "Source notes" box at the end of a chapter holds the
+  corrections of the write-ups (links to the appendix appear only there or in a section
+  "Reproducing the sources"); no sentence about the book's own history or about how a run
+  was made, on any page; figure code collapsible (``hide-input``), never removed; the main line
+  of a core chapter (1–6, 9, 10) is at most about 3,000 words of prose.
 * Pages a reader can read (issue 9): visible code lines fit the page (<= 79 characters, also
   in the files included on the reference-implementations page); ``## Summary`` then
   ``## Exercises`` close every chapter, and only hidden solution cells follow; the source
@@ -25,6 +35,8 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+#: every notebook of the book (chapters and computed reference pages): all run under nbval
+ALL_NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 
 
 def _load(path):
@@ -87,7 +99,7 @@ def test_install_guard_branches(path):
     assert "git+" + _repository_url() in calls[0]
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: p.name)
 def test_executed_in_order_in_one_kernel(path):
     nb = _load(path)
     counts = [c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code" and _source(c).strip()]
@@ -108,7 +120,7 @@ def test_learning_goals_and_exercises(path):
     exercises = re.findall(r"`{3,}\{exercise\}", text)
     solutions = re.findall(r"`{3,}\{solution\} *(\S+)\s*\n:class: dropdown", text)
     labels = re.findall(r"`{3,}\{exercise\}[^\n]*\n:label: *(\S+)", text)
-    assert 3 <= len(exercises) <= 6, f"{len(exercises)} exercises; each chapter needs 3 to 6"
+    assert 3 <= len(exercises) <= 8, f"{len(exercises)} exercises; each chapter needs 3 to 8"
     assert sorted(solutions) == sorted(labels), "every exercise needs a hidden (dropdown) solution"
 
 
@@ -156,8 +168,11 @@ def test_summary_then_exercises_last(path):
     assert [h for _, h in headings[-2:]] == ["Summary", "Exercises"], \
         f"the last two sections must be '## Summary' then '## Exercises', got {[h for _, h in headings[-2:]]}"
     after = cells[headings[-1][0] + 1:]
+    if after and after[-1]["cell_type"] == "markdown" and SOURCE_NOTES.fullmatch(_source(after[-1]).strip()):
+        after = after[:-1]  # the chapter's closing "Source notes" box
     shown = [i for i, c in enumerate(after) if not {"remove-cell", "solution"} <= _tags(c)]
-    assert not shown, "cells after the Exercises must be hidden solution cells (tags remove-cell and solution)"
+    assert not shown, ("cells after the Exercises must be hidden solution cells (tags remove-cell and solution), "
+                       "then at most one markdown cell holding only the 'Source notes' box")
 
 
 SEED_JARGON = re.compile(r"\bthe seed\b|\bseed (?:error|post|claim|write-ups?)\b|\bseed's\b|\bS\d{1,2}\)", re.I)
@@ -176,7 +191,7 @@ def test_sources_are_named_not_seed(path):
 
 
 def _all_text():
-    texts = {p.name: _markdown(p) for p in NOTEBOOKS}
+    texts = {p.name: _markdown(p) for p in ALL_NOTEBOOKS}
     texts.update({p.name: p.read_text(encoding="utf-8") for p in MD_PAGES})
     return texts
 
@@ -198,7 +213,7 @@ def test_every_reference_resolves():
     """Every {ref}/{prf:ref}/{numref} names a label and every {doc} a page in the book."""
     texts = _all_text()
     labels = _labels(texts)
-    pages = {p.stem for p in NOTEBOOKS + MD_PAGES}
+    pages = {p.stem for p in ALL_NOTEBOOKS + MD_PAGES}
     missing = [(name, t) for name, text in texts.items()
                for role in ("ref", "prf:ref", "numref") for t in _targets(role, text)
                if t.strip() not in labels]
@@ -241,3 +256,168 @@ def test_answer_key_covers_every_exercise():
         exercise_labels |= set(re.findall(r"`{3,}\{exercise\}[^\n]*\n:label: *([\w-]+)", texts[p.name]))
     keyed = set(_targets("ref", texts["answer_key.md"]))
     assert exercise_labels <= keyed, f"exercises without an answer-key entry: {sorted(exercise_labels - keyed)}"
+
+
+# --- issue 18: the book is built from committed outputs that nbval proves fresh ------------------
+
+NBVAL_MARKERS = re.compile(r"NBVAL_(?:IGNORE_OUTPUT|SKIP|RAISES_EXCEPTION|CHECK_OUTPUT)")
+
+
+def _toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [c["file"] for c in part.get("chapters", [])]
+    return files
+
+
+def test_build_uses_committed_outputs_and_nbval_covers_every_notebook():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["execute"]["execute_notebooks"] == "off", \
+        "the book is built from the committed outputs; re-execution is nbval's job in `make test`"
+    notebooks = [f for f in _toc_files() if (ROOT / f"{f}.ipynb").is_file()]
+    assert notebooks and all(f.startswith("book/") for f in notebooks), \
+        "every notebook of the book must live under book/, the folder nbval runs"
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^NBVAL := --nbval ", makefile, re.M), "make test must run strict nbval (not --nbval-lax)"
+    assert re.search(r"pytest-all:.*\n\t.*\$\(NBVAL\) tests book", makefile), "make test must run nbval on book/"
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: p.name)
+def test_no_cell_is_hidden_from_nbval(path):
+    hidden = [i for i, c in enumerate(_load(path)["cells"]) if c["cell_type"] == "code"
+              and (NBVAL_MARKERS.search(_source(c)) or any(t.startswith(("nbval-", "raises-exception"))
+                                                           for t in c.get("metadata", {}).get("tags", [])))]
+    assert not hidden, f"cells {hidden} are skipped or not compared by nbval: a stale output there goes unseen"
+
+
+def _notebook(cells: list[tuple[str, list]]) -> dict:
+    import nbformat
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for count, (source, outputs) in enumerate(cells, 1):
+        cell = nbformat.v4.new_code_cell(source)
+        cell.execution_count = count
+        cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": text}, execution_count=count)
+                        for text in outputs]
+        nb.cells.append(cell)
+    return nb
+
+
+@pytest.mark.parametrize("committed, stale", [("4", False), ("5", True), ("0.30000000000000004", False)])
+def test_nbval_configuration_catches_a_stale_output(tmp_path, committed, stale):
+    """Strict nbval with the project's sanitiser fails on an output that a fresh run does not print."""
+    import subprocess
+
+    import nbformat
+    source = "2 + 2" if committed in ("4", "5") else "0.1 + 0.2"
+    path = tmp_path / "stale.ipynb"
+    nbformat.write(_notebook([(source, [committed])]), path)
+    result = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q",
+                             "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"), str(path)],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert (result.returncode != 0) == stale, result.stdout[-2000:]
+
+
+# --- issue 20: the tutorial shape -----------------------------------------------------------------
+
+EXERCISE_KIND = re.compile(r"^\((Conceptual|By hand|Derivation|Coding|Project), (★{1,3})\)")
+CORE_CHAPTERS = ("01_", "02_", "03_", "04_", "05_", "06_", "09_", "10_")
+MAIN_LINE_WORDS = 3300  # "about 3,000 words" of prose
+SOURCE_NOTES = re.compile(r"^(`{3,}|:{3,})\{admonition\} *Source notes[^\n]*\n.*?^\1[ \t]*$", re.S | re.M)
+OUT_OF_MAIN_LINE = ("Pitfalls", "Reproducing the sources")
+
+
+def _exercises(path) -> list[tuple[str, str]]:
+    """(label, first line of the body) of every exercise, in order."""
+    out = []
+    for m in re.finditer(r"^(`{3,}|:{3,})\{exercise\}[^\n]*\n((?::[\w-]+:[^\n]*\n)*)\s*(.*?)^\1[ \t]*$",
+                         _markdown(path), re.S | re.M):
+        label = re.search(r":label: *(\S+)", m.group(2))
+        out.append((label.group(1) if label else "?", m.group(3).strip()))
+    return out
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_exercises_state_kind_and_difficulty_and_open_with_a_warm_up(path):
+    exercises = _exercises(path)
+    assert exercises, "no exercises found"
+    unlabelled = [label for label, body in exercises if not EXERCISE_KIND.match(body)]
+    assert not unlabelled, ("every exercise starts with its kind and difficulty, e.g. '(Coding, ★★)' "
+                            f"(kinds: Conceptual, By hand, Derivation, Coding, Project): {unlabelled}")
+    kind, stars = EXERCISE_KIND.match(exercises[0][1]).groups()
+    assert (kind, stars) == ("By hand", "★"), \
+        f"the first exercise is a one-star warm-up by hand, got ({kind}, {stars})"
+
+
+def _sections(text: str) -> list[tuple[str, str]]:
+    """Split markdown at level-2 headings into (heading, body) pairs (heading '' before the first)."""
+    parts = re.split(r"^## +(.+?)\s*$", text, flags=re.M)
+    return [("", parts[0])] + list(zip(parts[1::2], parts[2::2]))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_source_notes_in_one_box_at_the_end(path):
+    cells = [c for c in _load(path)["cells"] if c["cell_type"] == "markdown"]
+    text = "\n".join(_source(c) for c in cells)
+    boxes = SOURCE_NOTES.findall(text)
+    assert len(boxes) <= 1, "one 'Source notes' box per chapter"
+    if boxes:
+        last = _source(cells[-1])
+        assert SOURCE_NOTES.search(last) and last.strip().endswith(SOURCE_NOTES.search(last).group(0).strip()), \
+            "the 'Source notes' box is the chapter's last markdown"
+    outside = SOURCE_NOTES.sub("", text)
+    outside = "".join(body for heading, body in _sections(outside) if heading not in OUT_OF_MAIN_LINE)
+    outside = re.sub(r"^(`{3,}|:{3,})\{solution\}.*?^\1[ \t]*$", "", outside, flags=re.S | re.M)
+    assert "source_errors" not in outside, \
+        "corrections of the write-ups (links to book/source_errors.md) belong in the 'Source notes' box"
+    if path.name.startswith(("01_", "02_")):
+        assert not re.search(r"write-up", outside, re.I), "chapters 1-2 do not discuss the write-ups in the main line"
+
+
+#: sentences about the book's own history or about how and where a run was made (issue 20 §6)
+HISTORY = re.compile(
+    r"earlier (?:version|wording|edition|draft|release)s?\b|previous (?:version|wording|edition)s?\b"
+    r"|\bused to (?:report|say|claim|show|use)\b|this (?:chapter|book|page) (?:used to|once|previously)"
+    r"|\b(?:two|2)-core\b|\bshared (?:\d-core )?machine\b|\b(?:at|under) (?:low|heavy) load\b|--resume"
+    r"|\b(?:was|were) (?:interrupted|resumed)\b|\bversion (?:that )?this book pins\b|\bpinned version\b"
+    r"|\bcommitted results were made\b|\bwe (?:fixed|changed|rewrote) (?:this|the) (?:chapter|package)\b",
+    re.I)
+
+
+def _reader_text(path) -> str:
+    if path.suffix == ".ipynb":
+        return "\n".join(_source(c) for c in _load(path)["cells"] if c["cell_type"] == "markdown")
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS + MD_PAGES, ids=lambda p: p.name)
+def test_voice_no_history_or_run_logistics(path):
+    found = sorted({m.group(0) for m in HISTORY.finditer(_reader_text(path))})
+    assert not found, (f"write about the material, not about the book's history or how a run was made: {found} "
+                       "(provenance lives in the runner's JSON meta and the command the chapter states)")
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: p.name)
+def test_figure_code_is_collapsible_not_removed(path):
+    removed = [i for i, c in enumerate(_load(path)["cells"]) if c["cell_type"] == "code"
+               and _tags(c) & {"remove-input", "remove-cell"}
+               and any("image/png" in o.get("data", {}) for o in c.get("outputs", []))]
+    assert not removed, f"cells {removed} draw a figure with their code removed: tag them hide-input"
+
+
+def main_line_words(path) -> int:
+    """Words of prose in a chapter's main line: markdown without math, solutions, the Source notes
+    box and the out-of-main-line sections (Pitfalls, Reproducing the sources)."""
+    text = SOURCE_NOTES.sub("", _markdown(path))
+    text = re.sub(r"^(`{3,}|:{3,})\{solution\}.*?^\1[ \t]*$", "", text, flags=re.S | re.M)
+    text = "".join(body for heading, body in _sections(text) if heading not in OUT_OF_MAIN_LINE)
+    text = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", " ", text, flags=re.S)
+    return len(re.findall(r"[A-Za-z][A-Za-z'-]*", text))
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name.startswith(CORE_CHAPTERS)], ids=lambda p: p.name)
+def test_core_chapters_are_tutorial_sized(path):
+    words = main_line_words(path)
+    assert words <= MAIN_LINE_WORDS, (f"{words} words of prose in the main line (about 3,000 at most): move "
+                                      "reference material to its own page")

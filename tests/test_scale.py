@@ -15,6 +15,7 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
+from dpcp_tutorial import GaussianPrior  # noqa: E402
 from dpcp_tutorial import (  # noqa: E402
     GaussianPrior,
     dpcp_quantile,
