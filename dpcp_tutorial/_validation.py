@@ -54,6 +54,10 @@ RandomLike = Union[None, int, np.integer, np.random.Generator]
 #: comes near it, so such a value is refused with a message instead of a silent inf/NaN.
 MAX_MAGNITUDE = 1e100
 
+#: Largest public record count (a public calibration size ``n``, a class's public size) the package accepts:
+#: a data set may be padded to it, and 10**9 float64 values are 8 GB.
+MAX_RECORDS = 10**9
+
 
 def check_random_state(rng: RandomLike) -> np.random.Generator:
     """Turn ``rng`` into a :class:`numpy.random.Generator`.
@@ -316,6 +320,23 @@ def check_same_length(*pairs: tuple[str, np.ndarray]) -> None:
         names = " and ".join(lengths)
         raise ValueError(f"{names} have different numbers of samples; they must describe the same records, "
                          "one row each")
+
+
+def check_estimator(estimator, name: str, methods=("fit", "predict")):
+    """Check that ``estimator`` is an estimator *instance* with the given methods and return it.
+
+    A class (``Ridge`` instead of ``Ridge()``), ``None``, a string or a number
+    is refused with a ``TypeError`` that names the parameter, before
+    ``sklearn.base.clone`` or a fit fails with a message about something else.
+    """
+    if isinstance(estimator, type):
+        raise TypeError(f"{name} must be an estimator instance, got the class {estimator.__name__}; pass "
+                        f"{estimator.__name__}(...) instead")
+    missing = [m for m in methods if not callable(getattr(estimator, m, None))]
+    if missing:
+        raise TypeError(f"{name} must be a scikit-learn estimator (an instance with method(s) {', '.join(methods)}), "
+                        f"got {type(estimator).__name__} (no {', '.join(missing)})")
+    return estimator
 
 
 def check_choice(value, name: str, choices, hint: str = "") -> str:

@@ -78,7 +78,7 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
-from ._validation import check_delta, check_epsilon, check_scalar
+from ._validation import check_choice, check_delta, check_epsilon, check_scalar
 
 __all__ = ["RELATIONS", "PARTITIONS", "ReleaseWarning", "Spend", "PrivacyAccount", "PrivacyBudget",
            "group_privacy"]
@@ -100,19 +100,26 @@ class ReleaseWarning(UserWarning):
     """
 
 
-def _check_relation(relation) -> str:
-    if not isinstance(relation, str) or relation not in RELATIONS:
-        raise ValueError(f"relation={relation!r} is not supported; choose 'add/remove' (data sets that differ by "
-                         "one added or removed record) or 'replace-one' (same size, one record replaced)")
-    return relation
+def _check_relation(relation, name: str = "relation") -> str:
+    return check_choice(relation, name, RELATIONS, "'add/remove': data sets that differ by one added or removed "
+                        "record; 'replace-one': same size, one record replaced")
+
+
+def _check_partition(partition) -> str:
+    return check_choice(partition, "partition", PARTITIONS, "'per-record': each record's part is a function of the "
+                        "record (a public key or a per-record coin); 'positional': fixed public row ranges")
 
 
 def _other(relation: str) -> str:
     return RELATIONS[1 - RELATIONS.index(relation)]
 
 
-def _check_pair(pair, name: str, allow_none: bool = True):
-    """An ``(epsilon, delta)`` guarantee: epsilon >= 0 (``inf`` allowed), delta in [0, 1]; or None."""
+def _check_pair(pair, name: str, allow_none: bool = True, vacuous: bool = False):
+    """An ``(epsilon, delta)`` guarantee: epsilon >= 0 (``inf`` allowed), delta in [0, 1); or None (not covered).
+
+    A delta of 1 is no guarantee at all (every mechanism satisfies it): such a relation is ``None``, not covered.
+    ``vacuous=True`` (the primary pair of an account, ``(inf, 1)`` when not covered) also accepts delta = 1.
+    """
     if pair is None:
         if allow_none:
             return None
@@ -124,8 +131,14 @@ def _check_pair(pair, name: str, allow_none: bool = True):
         eps = math.inf
     else:
         eps = check_scalar(eps, f"{name} epsilon", low=0.0, low_inclusive=True)
-    delta = check_scalar(delta, f"{name} delta", low=0.0, high=1.0, low_inclusive=True, high_inclusive=True)
+    delta = check_scalar(delta, f"{name} delta", low=0.0, high=1.0, low_inclusive=True, high_inclusive=vacuous,
+                         hint="a delta of 1 is no guarantee: pass None for a relation that is not covered")
     return float(eps), float(delta)
+
+
+def covered(pair):
+    """``pair``, or ``None`` (not covered) when its delta has reached 1, which is no guarantee."""
+    return None if pair is None or pair[1] >= 1.0 else pair
 
 
 def group_privacy(epsilon: float, delta: float = 0.0) -> tuple[float, float]:
@@ -158,16 +171,18 @@ class Spend:
     label : str
         What was released, e.g. ``"model training"``.
     add_remove, replace_one : (epsilon, delta) or None
-        The spend's guarantee under each relation; ``None`` when the proof does
-        not cover that relation.
+        The spend's guarantee under each relation (``delta < 1``); ``None``
+        (the default) when the proof does not cover that relation (a spend
+        with neither, e.g. DP-SGD without noise, makes every total it enters
+        "not covered").
     part : str
         The part of the data set that the spend reads: ``"all"`` (every record)
         or the name of one of disjoint parts (``"training"``, ``"calibration"``, ...).
     """
 
     label: str
-    add_remove: tuple | None
-    replace_one: tuple | None
+    add_remove: tuple | None = None
+    replace_one: tuple | None = None
     part: str = "all"
 
     def __post_init__(self):
@@ -207,10 +222,7 @@ def compose(spends, partition: str = "per-record") -> dict:
     dict
         ``{"add/remove": pair or None, "replace-one": pair or None, "reasons": {relation: str}}``.
     """
-    if partition not in PARTITIONS:
-        raise ValueError(f"partition={partition!r} is not supported; choose 'per-record' (each record's part is "
-                         "a function of the record: a public key or a per-record coin) or 'positional' (fixed "
-                         "public row ranges)")
+    partition = _check_partition(partition)
     spends = list(spends)
     reasons = {}
     parts = sorted({s.part for s in spends if s.part != "all"})
@@ -251,7 +263,12 @@ def compose(spends, partition: str = "per-record") -> dict:
         if ro is None and "replace-one" not in reasons:
             reasons["replace-one"] = ("not covered: a record that moves between parts is removed from one part and "
                                       "added to another, and a part states no add/remove guarantee")
-    return {"add/remove": ar, "replace-one": ro, "reasons": reasons}
+    totals = {"add/remove": ar, "replace-one": ro}
+    for rel, pair in totals.items():
+        if pair is not None and covered(pair) is None:
+            totals[rel] = None
+            reasons.setdefault(rel, "not covered: the composed delta reaches 1, which is no guarantee")
+    return {**totals, "reasons": reasons}
 
 
 @dataclass(frozen=True)
@@ -267,8 +284,10 @@ class PrivacyAccount:
     relation : {"add/remove", "replace-one"}
         The primary relation: the one the estimator is designed for.
     add_remove, replace_one : (epsilon, delta) or None
-        The guarantee under each relation; ``None`` when the proof does not
-        cover it (the reason is in ``notes``).
+        The guarantee under each relation (``delta < 1``); ``None`` when the
+        proof does not cover it (the reason is in ``notes``). The pair of the
+        primary relation must be ``(epsilon, delta)``; left at ``None`` it is
+        set to it (unless ``(epsilon, delta) = (inf, 1)``: not covered).
     parts : tuple of Spend
         The labelled spends, with the part of the data each reads.
     composition : str
@@ -285,8 +304,8 @@ class PrivacyAccount:
     epsilon: float
     delta: float
     relation: str
-    add_remove: tuple | None
-    replace_one: tuple | None
+    add_remove: tuple | None = None
+    replace_one: tuple | None = None
     parts: tuple = ()
     composition: str = ""
     public: tuple = ()
@@ -295,19 +314,34 @@ class PrivacyAccount:
 
     def __post_init__(self):
         _check_relation(self.relation)
-        eps, delta = _check_pair((self.epsilon, self.delta), "the primary guarantee", allow_none=False)
+        eps, delta = _check_pair((self.epsilon, self.delta), "the primary guarantee", allow_none=False,
+                                 vacuous=True)
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "delta", delta)
         object.__setattr__(self, "add_remove", _check_pair(self.add_remove, "add_remove"))
         object.__setattr__(self, "replace_one", _check_pair(self.replace_one, "replace_one"))
-        for name in ("parts", "public", "notes", "composition", "chapter"):
-            value = getattr(self, name)
-            if isinstance(value, str) != (name in ("composition", "chapter")):
-                raise TypeError(f"{name} must be {'a string' if name in ('composition', 'chapter') else 'a tuple'}")
+        key = "add_remove" if self.relation == "add/remove" else "replace_one"
+        primary = getattr(self, key)
+        uncovered = (eps, delta) == (math.inf, 1.0)
+        if primary is None and not uncovered:
+            object.__setattr__(self, key, (eps, delta))
+        elif primary is not None and (uncovered or abs(primary[0] - eps) > 1e-12 * max(1.0, eps)
+                                      or abs(primary[1] - delta) > 1e-12):
+            raise ValueError(f"{key}={primary} contradicts the primary guarantee (epsilon, delta) = ({eps:g}, "
+                             f"{delta:g}) under {self.relation}; they must be the same pair (or {key}=None with "
+                             "(inf, 1) when the primary relation is not covered)")
+        for name in ("composition", "chapter"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a string, got {type(getattr(self, name)).__name__}")
         for name in ("parts", "public", "notes"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
+            value = getattr(self, name)
+            if not isinstance(value, (tuple, list)):
+                raise TypeError(f"{name} must be a tuple (or list), got {type(value).__name__}")
+            object.__setattr__(self, name, tuple(value))
         if not all(isinstance(p, Spend) for p in self.parts):
             raise TypeError("parts must be Spend records")
+        if not all(isinstance(p, str) for p in self.public + self.notes):
+            raise TypeError("public and notes must hold strings")
 
     def under(self, relation: str):
         """The ``(epsilon, delta)`` pair under ``relation`` (``None`` if not covered)."""
@@ -414,8 +448,7 @@ class PrivacyBudget:
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.relation = _check_relation(relation)
-        if partition not in PARTITIONS:
-            compose([], partition)          # raises the one message
+        partition = _check_partition(partition)
         if self.relation == "add/remove" and partition == "positional":
             raise ValueError("a fixed positional split does not compose in parallel under add/remove (adding a "
                              "record shifts every later row into the next part); use partition='per-record' "
@@ -480,7 +513,7 @@ class PrivacyBudget:
             raise TypeError(f"label must be a string, got {type(label).__name__}")
         primary = (epsilon, delta)
         if other is None:
-            other = group_privacy(epsilon, delta) if self.relation == "add/remove" else None
+            other = covered(group_privacy(epsilon, delta)) if self.relation == "add/remove" else None
         pairs = {self.relation: primary, _other(self.relation): other}
         entry = Spend(label, pairs["add/remove"], pairs["replace-one"], part)
         eps_after, delta_after = self._total(self._ledger + [entry])
@@ -523,7 +556,7 @@ def single_mechanism_account(label: str, add_remove, replace_one=None, *, relati
     """Account of one mechanism on all records; ``replace_one=None`` with add/remove primary: group privacy."""
     add_remove = _check_pair(add_remove, "add_remove")
     if replace_one is None and add_remove is not None and relation == "add/remove":
-        replace_one = group_privacy(*add_remove)
+        replace_one = covered(group_privacy(*add_remove))
         notes = ("replace-one by group privacy (a replacement is a removal and an addition)",) + tuple(notes)
     return make_account([Spend(label, add_remove, replace_one)], relation=relation, public=public, chapter=chapter,
                         notes=notes)

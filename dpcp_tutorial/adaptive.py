@@ -68,15 +68,17 @@ from ._validation import (
     check_alpha,
     check_bool,
     check_delta,
+    check_choice,
     check_epsilon,
+    check_estimator,
     check_positive_int,
     check_random_state,
     check_same_length,
     check_scalar,
     require,
 )
-from .accounting import PrivacyAccount, Spend, group_privacy, make_account, trainer_account
-from .private_split import _release_threshold, _warn_trivial
+from .accounting import PrivacyAccount, Spend, covered, group_privacy, make_account, trainer_account
+from .private_split import _public_size, _release_threshold, _warn_trivial
 from .training import (
     _SGD_DOC,
     Y_BOUND_ADVICE,
@@ -174,19 +176,21 @@ def _trainer_spend(privacy, label: str, part: str):
         raise TypeError(f"{label} privacy must be None (a model trained on public data), a pair (epsilon, delta) "
                         "-- the trainer's add/remove guarantee -- or its privacy_ PrivacyAccount")
     pair = (check_epsilon(privacy[0], f"{label} epsilon"), check_delta(privacy[1], f"{label} delta"))
-    return Spend(label, pair, group_privacy(*pair), part=part)
+    return Spend(label, pair, covered(group_privacy(*pair)), part=part)
 
 
 def _calibration_spend(epsilon: float, *, alpha, n, bins, public_n: bool, part: str):
     from .private_split import _quantile_losses
 
+    alpha = None if alpha is None else check_alpha(alpha)        # validated in both modes
+    n = _public_size(n)
     if public_n:
         ar, ro, notes = _quantile_losses(None, None, epsilon, bins, True)
     else:
         if alpha is None or n is None:
             raise TypeError("public_n=False needs alpha and n (the calibration part's own size), so that the "
                             "add/remove bound for a recomputed level can be computed")
-        ar, ro, notes = _quantile_losses(check_alpha(alpha), check_positive_int(n, "n"), epsilon, bins, False)
+        ar, ro, notes = _quantile_losses(alpha, n, epsilon, bins, False)
     return Spend("private quantile (tight)", ar, ro, part=part), notes
 
 
@@ -395,6 +399,9 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
 
     # ------------------------------------------------------------------ public settings
     def _settings(self):
+        check_estimator(self.mean_estimator, "mean_estimator")
+        if self.scale_estimator is not None:
+            check_estimator(self.scale_estimator, "scale_estimator")
         y_bound = _check_positive(self.y_bound, "y_bound", "a public bound on |y| from domain knowledge")
         if self.sigma_min is REQUIRED:
             if self.scale_estimator is not None:
@@ -403,8 +410,8 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         else:
             sigma_min = _check_positive(self.sigma_min, "sigma_min", "a public floor on the scale model, chosen "
                                         "before seeing the data")
-        if self.scale_target not in _SCALE_TARGETS:
-            raise ValueError(f"scale_target={self.scale_target!r} is not supported; choose 'abs' or 'log'")
+        check_choice(self.scale_target, "scale_target", _SCALE_TARGETS,
+                     "'abs': the scale model learns |r|; 'log': log(|r| + sigma_min)")
         if self.score_bound is None:
             bound = 2.0 * y_bound / (sigma_min if self.scale_estimator is not None else 1.0)
         else:
@@ -503,7 +510,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         epsilon = check_epsilon(self.epsilon)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
         y_bound, _, bound = self._settings()
-        n = None if self.n is None else check_positive_int(self.n, "n")
+        n = _public_size(self.n)
         X = check_2d(X, "X", min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)
         check_same_length(("X", X), ("y", y))
@@ -736,7 +743,12 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         self.prefit = prefit
         self.rng = rng
 
+    def _check_models(self):
+        check_estimator(self.lower_estimator, "lower_estimator")
+        check_estimator(self.upper_estimator, "upper_estimator")
+
     def _fit_one(self, which: str, X, y, part: str):
+        self._check_models()
         if check_bool(self.prefit, "prefit"):
             raise ValueError("prefit=True: the models are already fitted; call calibrate(X, y) directly")
         _check_score_bound(self.score_bound)
@@ -762,6 +774,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         return self._fit_one("lower", X, y, "model part")._fit_one("upper", X, y, "model part")
 
     def _models(self):
+        self._check_models()
         if check_bool(self.prefit, "prefit"):
             check_is_fitted(self.lower_estimator)
             check_is_fitted(self.upper_estimator)
@@ -789,7 +802,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         epsilon = check_epsilon(self.epsilon)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
         bound = _check_score_bound(self.score_bound)
-        n = None if self.n is None else check_positive_int(self.n, "n")
+        n = _public_size(self.n)
         self._models()
         X = check_2d(X, "X", min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)

@@ -11,13 +11,30 @@ with probability at least :math:`1 - \\alpha`.
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
+from scipy.linalg import LinAlgWarning
 from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_1d, check_2d, check_alpha, check_bool, check_positive_int, check_same_length
+from ._validation import (
+    _real_array,
+    check_1d,
+    check_2d,
+    check_alpha,
+    check_bool,
+    check_choice,
+    check_estimator,
+    check_positive_int,
+    check_same_length,
+    check_scalar,
+)
+
+#: Warnings of an estimator's fit that make a full-conformal set unreliable (numerical failures).
+_NUMERICAL_WARNINGS = (RuntimeWarning, LinAlgWarning, ConvergenceWarning)
 
 __all__ = [
     "conformal_rank",
@@ -141,6 +158,19 @@ def _check_labels(y, n_classes: int, n: int) -> np.ndarray:
     return y
 
 
+def check_label_array(y, *, allow_empty: bool = False) -> np.ndarray:
+    """``y`` as a 1-D array of class labels (values checked later against the public label set).
+
+    The messages quote no size or value: the labels may be private.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be a 1-D array of class labels, one per row of X, got a {y.ndim}-D array")
+    if y.size == 0 and not allow_empty:
+        raise ValueError("y is empty; at least one labelled record is needed")
+    return y
+
+
 def lac_score(proba, y) -> np.ndarray:
     """Least-ambiguous-set (LAC) score :math:`s(x, y) = 1 - \\hat p_y(x)`.
 
@@ -183,12 +213,14 @@ def aps_score(proba, y) -> np.ndarray:
 
 
 def _check_qhat(qhat) -> float:
-    """A threshold: a real number, not NaN (``inf`` is allowed: every label is then in the set)."""
-    if isinstance(qhat, (bool, np.bool_)) or not isinstance(qhat, (int, float, np.integer, np.floating)):
-        raise TypeError(f"qhat must be a real number (a calibrated threshold), got {type(qhat).__name__}")
-    if np.isnan(qhat):
+    """A threshold: a real number >= 0 (``inf`` is allowed: every label is then in the set)."""
+    if isinstance(qhat, (float, np.floating)) and qhat == math.inf:
+        return math.inf
+    if isinstance(qhat, (float, np.floating)) and math.isnan(qhat):
         raise ValueError("qhat is NaN; calibrate first (an uncalibrated threshold would give empty sets)")
-    return float(qhat)
+    return check_scalar(qhat, "qhat", low=0.0, low_inclusive=True,
+                        hint="qhat is a calibrated threshold on non-negative scores (inf: every label); calibrate "
+                             "first")
 
 
 def lac_prediction_set(proba, qhat: float) -> np.ndarray:
@@ -237,25 +269,48 @@ def full_conformal_interval(estimator, X, y, x_new, alpha: float, y_grid) -> tup
         The smallest and largest kept grid value (the set is reported as its
         hull). A kept end of the grid is reported as ``-inf``/``inf``, since
         the set may extend beyond it; an empty set raises ``ValueError``.
+
+    Raises
+    ------
+    ValueError
+        Also when a refit emits a numerical warning (``RuntimeWarning``,
+        ``LinAlgWarning``, ``ConvergenceWarning``): an unreliable fit gives an
+        unreliable set, so it is refused once instead of warning once per
+        grid value. Other warnings of the refits are passed on once each.
     """
     X = check_2d(X, "X")
     y = check_1d(y, "y")
     check_same_length(("X", X), ("y", y))
-    x_new = np.asarray(x_new, dtype=float).reshape(1, -1)
-    if x_new.shape[1] != X.shape[1]:
-        raise ValueError(f"x_new has {x_new.shape[1]} features, X has {X.shape[1]}")
+    x_new = check_1d(x_new, "x_new")
+    if x_new.size != X.shape[1]:
+        raise ValueError(f"x_new has {x_new.size} features, X has {X.shape[1]}; pass one test point of shape "
+                         "(n_features,)")
     grid = check_1d(y_grid, "y_grid")
     if grid.size < 2 or np.any(np.diff(grid) <= 0):
         raise ValueError("y_grid must be strictly increasing with at least two values")
     k = conformal_rank(len(y), alpha)
-    X_aug = np.vstack([X, x_new])
+    X_aug = np.vstack([X, x_new[None, :]])
     kept = np.zeros(grid.size, dtype=bool)
-    for j, candidate in enumerate(grid):
-        y_aug = np.append(y, candidate)
-        residuals = np.abs(y_aug - clone(estimator).fit(X_aug, y_aug).predict(X_aug))
-        kept[j] = k > len(y) or residuals[-1] <= np.partition(residuals, k - 1)[k - 1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for j, candidate in enumerate(grid):
+            y_aug = np.append(y, candidate)
+            residuals = np.abs(y_aug - clone(estimator).fit(X_aug, y_aug).predict(X_aug))
+            kept[j] = k > len(y) or residuals[-1] <= np.partition(residuals, k - 1)[k - 1]
+    numerical = [w for w in caught if issubclass(w.category, _NUMERICAL_WARNINGS)]
+    if numerical:      # an unreliable fit gives an unreliable set: refuse, once, instead of a warning per refit
+        w = numerical[0]
+        raise ValueError(f"the estimator's refits on X, y and x_new were numerically unreliable "
+                         f"({w.category.__name__}: {str(w.message)[:120]}); rescale X and y (e.g. standardise "
+                         "them by public constants) or regularise the estimator")
+    seen = set()
+    for w in caught:                  # any other warning (a deprecation, ...) reaches the caller once, not per refit
+        if (w.category, str(w.message)) not in seen:
+            seen.add((w.category, str(w.message)))
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if not kept.any():
-        raise ValueError("no grid value was kept; widen or refine y_grid")
+        raise ValueError("no value of y_grid was kept: the full conformal set misses the grid; widen or refine "
+                         "y_grid to cover the plausible range of y")
     lower = -math.inf if kept[0] else float(grid[kept.argmax()])
     upper = math.inf if kept[-1] else float(grid[len(kept) - 1 - kept[::-1].argmax()])
     return lower, upper
@@ -266,16 +321,24 @@ def full_conformal_interval(estimator, X, y, x_new, alpha: float, y_grid) -> tup
 # ---------------------------------------------------------------------------
 
 def _check_intervals(intervals) -> np.ndarray:
-    intervals = np.asarray(intervals, dtype=float)
+    """Intervals of shape (n, 2), ``lower <= upper``; infinite ends are allowed (a half-line or the whole line)."""
+    intervals = _real_array(intervals, "intervals")
     if intervals.ndim != 2 or intervals.shape[1] != 2:
-        raise ValueError(f"intervals must have shape (n, 2), got {intervals.shape}")
+        raise ValueError(f"intervals must have shape (n, 2), one row [lower, upper] per point, got shape "
+                         f"{intervals.shape}")
+    if intervals.shape[0] == 0:
+        raise ValueError("intervals is empty; pass at least one interval")
     if np.isnan(intervals).any():
-        raise ValueError("intervals contain NaN")
+        raise ValueError("intervals contain NaN; an interval needs two ends")
+    if not (intervals[:, 0] <= intervals[:, 1]).all() or (intervals[:, 0] == math.inf).any() \
+            or (intervals[:, 1] == -math.inf).any():
+        raise ValueError("intervals must satisfy lower <= upper with lower < inf and upper > -inf (column 0 is "
+                         "the lower end, column 1 the upper end)")
     return intervals
 
 
 def interval_coverage(y, intervals) -> float:
-    """Fraction of ``y`` inside the closed intervals ``[lower, upper]``."""
+    """Fraction of ``y`` inside the closed intervals ``[lower, upper]`` (infinite ends allowed, lower <= upper)."""
     y = check_1d(y, "y")
     intervals = _check_intervals(intervals)
     check_same_length(("y", y), ("intervals", intervals))
@@ -283,7 +346,7 @@ def interval_coverage(y, intervals) -> float:
 
 
 def interval_width(intervals) -> np.ndarray:
-    """Width ``upper - lower`` of each interval (``inf`` for unbounded ones)."""
+    """Width ``upper - lower`` of each interval of shape (n, 2) (``inf`` for unbounded ones)."""
     intervals = _check_intervals(intervals)
     return intervals[:, 1] - intervals[:, 0]
 
@@ -294,6 +357,8 @@ def _check_sets(sets) -> np.ndarray:
     if arr.ndim != 2:
         raise ValueError(f"sets must be a boolean matrix of shape (n, K), got shape {arr.shape}; "
                          "one row per test point, one column per class")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"sets is empty (shape {arr.shape}); pass one row per test point, one column per class")
     if arr.dtype.kind != "b":
         if arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all():
             raise TypeError(f"sets must hold booleans (or 0/1), got dtype {arr.dtype}; NaN or strings are not "
@@ -318,6 +383,16 @@ def set_size(sets) -> np.ndarray:
 # estimators
 # ---------------------------------------------------------------------------
 
+#: The classification scores: name -> (score function, prediction-set function) (chapter 1).
+CLASSIFICATION_SCORES = {"lac": (lac_score, lac_prediction_set), "aps": (aps_score, aps_prediction_set)}
+
+
+def classification_score_functions(score) -> tuple:
+    """``(score_fn, set_fn)`` of a classification score name, ``"lac"`` or ``"aps"`` (checked by name)."""
+    return CLASSIFICATION_SCORES[check_choice(score, "score", CLASSIFICATION_SCORES,
+                                              hint="'lac': 1 - p_y(x); 'aps': cumulative sorted mass")]
+
+
 class _SplitConformalBase(BaseEstimator):
     """Shared fit/calibrate plumbing of the split-conformal wrappers."""
 
@@ -326,8 +401,11 @@ class _SplitConformalBase(BaseEstimator):
         self.alpha = alpha
         self.prefit = prefit
 
+    _METHODS = ("fit", "predict")     # what the estimator must offer
+
     def fit(self, X, y):
         """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``)."""
+        check_estimator(self.estimator, "estimator", self._METHODS)
         if check_bool(self.prefit, "prefit"):
             raise ValueError("prefit=True: the estimator is already fitted; call calibrate(X_cal, y_cal) directly")
         X = check_2d(X, "X")
@@ -335,6 +413,7 @@ class _SplitConformalBase(BaseEstimator):
         return self
 
     def _fitted_estimator(self):
+        check_estimator(self.estimator, "estimator", self._METHODS)
         if check_bool(self.prefit, "prefit"):
             check_is_fitted(self.estimator)
             return self.estimator
@@ -421,16 +500,14 @@ class SplitConformalClassifier(_SplitConformalBase):
         The conformal quantile of the calibration scores.
     """
 
-    _SCORES = {"lac": (lac_score, lac_prediction_set), "aps": (aps_score, aps_prediction_set)}
+    _METHODS = ("fit", "predict_proba")
 
     def __init__(self, estimator, alpha: float = 0.1, score: str = "lac", prefit: bool = False):
         super().__init__(estimator, alpha=alpha, prefit=prefit)
         self.score = score
 
     def _score_functions(self):
-        if self.score not in self._SCORES:
-            raise ValueError(f"score={self.score!r} is not supported; choose 'lac' or 'aps'")
-        return self._SCORES[self.score]
+        return classification_score_functions(self.score)
 
     def _scores(self, model, X, y):
         score_fn, _ = self._score_functions()

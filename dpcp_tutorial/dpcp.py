@@ -46,6 +46,7 @@ from ._validation import (
     check_bool,
     check_delta,
     check_epsilon,
+    check_estimator,
     check_positive_int,
     check_random_state,
     check_same_length,
@@ -55,8 +56,16 @@ from ._validation import (
 from ._counts import check_scores_or_histogram
 from .accounting import Spend, make_account, trainer_account
 from .training import check_classes, trainer_privacy_account
-from .conformal import aps_prediction_set, aps_score, conformal_quantile, lac_prediction_set, lac_score
-from .private_split import _BOUND_ADVICE, _check_bound, _warn_trivial, bounded_interval, normalised_residual_score
+from .conformal import check_label_array, classification_score_functions, conformal_quantile
+from .mechanisms import check_sampler
+from .private_split import (
+    _BOUND_ADVICE,
+    _check_bound,
+    _public_size,
+    _warn_trivial,
+    bounded_interval,
+    normalised_residual_score,
+)
 from .quantile import _check_variant as _check_quantile_variant
 from .quantile import private_quantile, private_quantile_level, private_quantile_privacy_loss, quantile_edges
 
@@ -109,8 +118,7 @@ def check_dp_trainer(trainer) -> None:
         If it does not declare add/remove neighbours, or divides by its data's
         own size (DP-SGD with ``expected_batch_size=None``).
     """
-    if not hasattr(trainer, "get_params") or not hasattr(trainer, "fit"):
-        raise TypeError(f"trainer must be a scikit-learn estimator, got {type(trainer).__name__}")
+    check_estimator(trainer, "trainer", ("fit", "get_params"))
     neighbouring = getattr(trainer, "neighbouring", None)
     if neighbouring != "add/remove":
         raise ValueError(
@@ -166,15 +174,25 @@ def differential_cp_level(alpha: float, epsilon: float, delta: float) -> float:
     ValueError
         If :math:`\\alpha \\le \\delta` (no level works).
     """
+    return _shifted_level(alpha, epsilon, delta, "epsilon")
+
+
+def _shifted_level(alpha, epsilon, delta, name: str) -> float:
+    """:math:`e^{-\\varepsilon}(\\alpha - \\delta)` with ``epsilon`` checked (and named in errors) as ``name``."""
     alpha = check_alpha(alpha)
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon(epsilon, name)
     delta = check_delta(delta)
     if alpha <= delta:
         raise ValueError(
             f"alpha={alpha:.6g} must exceed delta={delta:.3g}: the guarantee is miscoverage <= e^eps * alpha1 + delta, "
             f"so no level alpha1 > 0 reaches alpha. Use delta far below both alpha and 1/n (e.g. delta=1e-6)"
         )
-    return math.exp(-epsilon) * (alpha - delta)
+    level = math.exp(-epsilon) * (alpha - delta)
+    if level == 0.0:
+        raise ValueError(f"{name}={epsilon:g} is too large, the level is infeasible: alpha1 = e^-{name} (alpha - "
+                         f"delta) underflows to 0 (no sample size reaches it; the set would be the whole space); use "
+                         f"{name} below about 700, in practice a few units")
+    return level
 
 
 def differential_cp_coverage_floor(alpha: float, epsilon: float, delta: float) -> float:
@@ -283,13 +301,15 @@ def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: f
     n = check_positive_int(n, "n")
     epsilon1 = check_epsilon(epsilon1, "epsilon1")
     epsilon2 = check_epsilon(epsilon2, "epsilon2")
-    alpha1 = differential_cp_level(alpha, epsilon1, delta)
+    alpha1 = _shifted_level(alpha, epsilon1, delta, "epsilon1")
     if _check_quantile_variant(variant) == "tight":
+        quantile_edges(bins)         # bad bins are refused as such; below, a ValueError means infeasible
         try:
             return alpha1, private_quantile_level(alpha1, n, epsilon2, bins, "tight")
         except ValueError as error:
-            raise ValueError(f"DPCP is infeasible: alpha1 = e^-epsilon1 (alpha - delta) = {alpha1:.4g} "
-                             f"(epsilon1={epsilon1:.4g}), and {error}") from None
+            raise ValueError(f"DPCP is infeasible with epsilon1={epsilon1:.4g} and epsilon2={epsilon2:.4g}: alpha1 = "
+                             f"e^-epsilon1 (alpha - delta) = {alpha1:.4g}, and {error} (its epsilon is epsilon2 "
+                             "here)") from None
     shift = 2.0 / (n * epsilon2)
     if alpha1 <= shift:
         hints = []
@@ -309,7 +329,8 @@ def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: f
 
 
 def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta: float, bins=1000,
-                  rng: RandomLike = None, *, n: int | None = None, variant: str = "tight") -> float:
+                  rng: RandomLike = None, *, n: int | None = None, variant: str = "tight",
+                  sampler: str = "numpy") -> float:
     """Private in-sample threshold of DPCP: the private quantile at level :math:`\\alpha_1` (chapter 6).
 
     Parameters
@@ -335,15 +356,21 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
         size): the data's own size is then never used.
     variant : {"tight", "original"}
         The private quantile (:func:`dpcp_tutorial.private_quantile`).
+    sampler : {"numpy", "opendp"}
+        The private quantile's sampler (:func:`dpcp_tutorial.private_quantile`):
+        ``"opendp"`` draws with OpenDP's exact report-noisy-max on integer
+        utilities (level rounded down to the grid :math:`A/2^{32}`: the same
+        privacy and coverage guarantees) and needs ``rng=None``.
 
     Returns
     -------
     float
         :math:`\\hat q`, an edge; 1 (the top edge) means the whole space.
     """
+    check_sampler(sampler, rng)                   # a seed with sampler="opendp" is refused before any work
     scores = check_scores_or_histogram(scores)    # an array, or a merged histogram (chapter 14)
     alpha1, _ = dpcp_levels(scores.size if n is None else n, alpha, epsilon1, epsilon2, delta, bins, variant)
-    return private_quantile(scores, alpha1, epsilon2, bins=bins, rng=rng, n=n, variant=variant)
+    return private_quantile(scores, alpha1, epsilon2, bins=bins, rng=rng, n=n, variant=variant, sampler=sampler)
 
 
 def _check_share(training_share):
@@ -362,10 +389,7 @@ def _check_regression_data(X, y) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _score_functions(score: str):
-    table = {"lac": (lac_score, lac_prediction_set), "aps": (aps_score, aps_prediction_set)}
-    if score not in table:
-        raise ValueError(f"score={score!r} is not supported; choose 'lac' or 'aps'")
-    score_fn, set_fn = table[score]
+    score_fn, set_fn = classification_score_functions(score)
     return (lambda proba, y: np.clip(score_fn(proba, y), 0.0, 1.0)), set_fn
 
 
@@ -389,8 +413,9 @@ class _DPCPBase(BaseEstimator):
         delta = check_delta(self.delta)
         edges = quantile_edges(self.bins)
         _check_quantile_variant(self.variant)
+        sampler, _ = check_sampler(self.sampler, self.rng)     # "opendp" needs rng=None
         rng = check_random_state(self.rng)
-        n = len(X) if self.n is None else check_positive_int(self.n, "n")
+        n = len(X) if self.n is None else _public_size(self.n)
         check_dp_trainer(self.trainer)
         params = dict(trainer_params or {})
         own = self.trainer.get_params(deep=False)
@@ -405,8 +430,7 @@ class _DPCPBase(BaseEstimator):
             if "delta" in own:
                 params["delta"] = delta
             # feasibility depends only on public inputs (n public or declared so) and is checked before training
-            self.alpha1_, self.alpha0_ = dpcp_levels(n, self.alpha, epsilon1, epsilon - epsilon1, delta, self.bins,
-                                                     self.variant)
+            self.alpha1_, self.alpha0_ = self._levels(n, epsilon, epsilon1, delta)
         self.estimator_ = _fit_trainer(self.trainer, X, y, rng, params)
         epsilon1, delta1 = _reported_privacy(self.estimator_)
         if share is None:          # the trainer's own budget (public settings), checked after fitting
@@ -416,17 +440,26 @@ class _DPCPBase(BaseEstimator):
                                  "trainer's budget")
             if delta1 > delta:
                 raise ValueError(f"the trainer reports delta={delta1:.3g} above the total delta={delta:.3g}")
-            self.alpha1_, self.alpha0_ = dpcp_levels(n, self.alpha, epsilon1, epsilon - epsilon1, delta1, self.bins,
-                                                     self.variant)
+            self.alpha1_, self.alpha0_ = self._levels(n, epsilon, epsilon1, delta1)
         epsilon2 = epsilon - epsilon1
         scores = self._scores(self.estimator_, X, y)
-        self.qhat_ = private_quantile(scores, self.alpha1_, epsilon2, bins=self.bins, rng=rng,
-                                      n=None if self.n is None else n, variant=self.variant)
+        self.qhat_ = private_quantile(scores, self.alpha1_, epsilon2, bins=self.bins,
+                                      rng=None if sampler == "opendp" else rng, n=None if self.n is None else n,
+                                      variant=self.variant, sampler=sampler)
         self.epsilon1_, self.epsilon2_ = epsilon1, epsilon2
         self.n_samples_ = len(X)
         self.privacy_ = self._account(n, epsilon, share, epsilon2, edges.size)
         _warn_trivial(self.qhat_, self._trivial_message)
         return self
+
+    def _levels(self, n: int, epsilon: float, epsilon1: float, delta: float):
+        """:func:`dpcp_levels` of the split, with an infeasible split refused under the estimator's ``epsilon``."""
+        try:
+            return dpcp_levels(n, self.alpha, epsilon1, epsilon - epsilon1, delta, self.bins, self.variant)
+        except ValueError as error:
+            split = "training_share=None" if self.training_share is None else f"training_share={self.training_share:g}"
+            raise ValueError(f"epsilon={epsilon:g} with {split} (epsilon1 = {epsilon1:.4g} for the trainer, "
+                             f"epsilon2 = {epsilon - epsilon1:.4g} for the quantile): {error}") from None
 
     def _account(self, n, epsilon, share, epsilon2, n_edges):
         trainer = trainer_account(self.estimator_)
@@ -509,6 +542,12 @@ _DPCP_PARAMS = """
         Seeds the trainer's clone and draws the quantile. A known seed makes
         the release reproducible by anyone who knows it, hence not private:
         use ``rng=None`` (fresh OS entropy) for a real release.
+    sampler : {"numpy", "opendp"}
+        The private quantile's sampler (:func:`dpcp_tutorial.private_quantile`):
+        ``"numpy"`` (default) or OpenDP's exact report-noisy-max
+        (``"opendp"``: level rounded down to the grid :math:`A/2^{32}`, the same
+        privacy and coverage guarantees; needs ``rng=None``). The trainer keeps
+        its own sampler (e.g. NumPy's Gaussian noise, see its docstring).
 """
 
 _DPCP_PRIVACY = """
@@ -583,7 +622,7 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
 
     def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, *, training_share: float | None = 0.3,
                  delta: float = 1e-6, bound=REQUIRED, bins=1000, n: int | None = None, variant: str = "tight",
-                 rng: RandomLike = None):
+                 rng: RandomLike = None, sampler: str = "numpy"):
         require(bound, "bound", type(self).__name__, _BOUND_ADVICE)
         self.trainer = trainer
         self.alpha = alpha
@@ -595,6 +634,7 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
         self.n = n
         self.variant = variant
         self.rng = rng
+        self.sampler = sampler
 
     def _scores(self, model, X, y):
         return normalised_residual_score(y, model.predict(X), self.bound)
@@ -651,7 +691,7 @@ class DPCPClassifier(_DPCPBase):
 
     def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, *, training_share: float | None = 0.3,
                  delta: float = 1e-6, score: str = "lac", bins=1000, classes=None, n: int | None = None,
-                 variant: str = "tight", rng: RandomLike = None):
+                 variant: str = "tight", rng: RandomLike = None, sampler: str = "numpy"):
         self.trainer = trainer
         self.alpha = alpha
         self.epsilon = epsilon
@@ -663,6 +703,7 @@ class DPCPClassifier(_DPCPBase):
         self.n = n
         self.variant = variant
         self.rng = rng
+        self.sampler = sampler
 
     def _scores(self, model, X, y):
         score_fn, _ = _score_functions(self.score)
@@ -685,9 +726,7 @@ class DPCPClassifier(_DPCPBase):
                                                                          classes):
             raise ValueError("DPCPClassifier(classes=...) and the trainer's classes differ; give the label set once")
         X = check_2d(X, "X")
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be a 1-D array of labels, got {y.ndim} dimensions")
+        y = check_label_array(y)
         check_same_length(("X", X), ("y", y))
         self.classes_ = classes
         self._fit(X, y, {"classes": list(classes)})
@@ -714,27 +753,33 @@ class DPCPClassifier(_DPCPBase):
 
 def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
                   training_share: float | None = 0.3, delta: float = 1e-6, bound=REQUIRED, bins=1000,
-                  n: int | None = None, variant: str = "tight", rng: RandomLike = None) -> np.ndarray:
+                  n: int | None = None, variant: str = "tight", rng: RandomLike = None,
+                  sampler: str = "numpy") -> np.ndarray:
     """DPCP intervals for ``X_test`` in one call (chapter 6); see :class:`DPCPRegressor` (``bound`` is required).
 
     ``rng``: a known seed makes the release reproducible by anyone who knows
     it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
+    ``sampler``: the private quantile's, as in :class:`DPCPRegressor`.
     """
+    X_test = check_2d(X_test, "X_test")
     model = DPCPRegressor(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,
-                          bound=bound, bins=bins, n=n, variant=variant, rng=rng)
+                          bound=bound, bins=bins, n=n, variant=variant, rng=rng, sampler=sampler)
     return model.fit(X, y).predict_interval(X_test)
 
 
 def dpcp_set(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
              training_share: float | None = 0.3, delta: float = 1e-6, score: str = "lac", bins=1000, classes=None,
-             n: int | None = None, variant: str = "tight", rng: RandomLike = None) -> np.ndarray:
+             n: int | None = None, variant: str = "tight", rng: RandomLike = None,
+             sampler: str = "numpy") -> np.ndarray:
     """DPCP prediction sets for ``X_test`` in one call (chapter 6); see :class:`DPCPClassifier` (``classes`` is required).
 
     ``rng``: a known seed makes the release reproducible by anyone who knows
     it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
+    ``sampler``: the private quantile's, as in :class:`DPCPClassifier`.
     """
+    X_test = check_2d(X_test, "X_test")
     model = DPCPClassifier(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,
-                           score=score, bins=bins, classes=classes, n=n, variant=variant, rng=rng)
+                           score=score, bins=bins, classes=classes, n=n, variant=variant, rng=rng, sampler=sampler)
     return model.fit(X, y).predict_set(X_test)
 
 
@@ -809,7 +854,10 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         if X.shape[1] != 1:
             raise ValueError(f"DPRegressogram uses one feature, got {X.shape[1]}; select a column first")
         low = check_scalar(self.low, "low")
-        high = check_scalar(self.high, "high", low=low)
+        high = check_scalar(self.high, "high")
+        if not low < high:
+            raise ValueError(f"low={low:g} must be below high={high:g}: [low, high] is the public range of the "
+                             "feature, chosen from domain knowledge")
         n_bins = check_positive_int(self.n_bins, "n_bins", maximum=10 ** 7)
         position = (np.clip(X[:, 0], low, high) - low) / (high - low) * n_bins
         return np.minimum(position.astype(int), n_bins - 1)

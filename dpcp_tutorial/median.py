@@ -48,12 +48,14 @@ from ._validation import (
     RandomLike,
     check_2d,
     check_array,
+    check_choice,
     check_epsilon,
     check_positive_int,
     check_random_state,
     check_scalar,
 )
 from .depth import (
+    _MAX_DIRECTIONS,
     _resolve_directions,
     _smoothed_cdfs,
     _smoothed_gradient,
@@ -232,10 +234,10 @@ def public_grid(lower: float, upper: float, num: int, d: int) -> np.ndarray:
     if upper <= lower:
         raise ValueError(f"upper={upper} must exceed lower={lower}")
     num = check_positive_int(num, "num", minimum=2, maximum=10 ** 6)
-    d = check_positive_int(d, "d")
+    d = check_positive_int(d, "d", maximum=10 ** 6)
     if d * math.log10(num) > 6:
-        raise ValueError(f"a grid with {num}^{d} points is too large; use fewer points per axis "
-                         "or candidates drawn from a public prior")
+        raise ValueError(f"num={num} points per axis in d={d} dimensions give num**d > 1e6 grid points, which is too large; "
+                         "use fewer points per axis or candidates drawn from a public prior")
     axis = np.linspace(lower, upper, num)
     return np.stack([g.ravel() for g in np.meshgrid(*([axis] * d), indexing="ij")], axis=1)
 
@@ -274,7 +276,8 @@ def langevin_step_size(beta: float, directions, smoothing: float = 10.0, prior_s
                                    high_inclusive=True, hint="it is the prior's standard deviation "
                                    f"(between {_MIN_SCALE:g} and {_MAX_SCALE:g}); pass numpy.inf for a flat prior")
     lam = float(np.linalg.eigvalsh(u.T @ u / u.shape[0])[-1])
-    step = 1.0 / (beta * _CURVATURE * s ** 2 * lam + 1.0 / float(prior_scale) ** 2)
+    curvature = beta * _CURVATURE * s ** 2 * lam + 1.0 / float(prior_scale) ** 2   # Python floats: may be 0 or inf
+    step = 1.0 / curvature if curvature > 0.0 else math.inf
     if not (math.isfinite(step) and step > 0):
         raise ValueError(f"beta={beta:g}, smoothing={s:g} and prior_scale={prior_scale:g} give no usable step "
                          "(it under- or overflows); use moderate values")
@@ -290,6 +293,17 @@ def _check_candidates(candidates, data: np.ndarray) -> np.ndarray:
 
 def _check_data(data) -> np.ndarray:
     return check_2d(data, "data", min_rows=2)
+
+
+_MAX_CANDIDATES = 10 ** 8    # prior draws at most (GaussianPrior.sample's memory cap)
+
+
+def _check_direction_settings(directions, n_directions, d: int) -> None:
+    """Validate ``directions`` and ``n_directions`` in a mode that does not use them (nothing is drawn)."""
+    if n_directions is not None:
+        check_positive_int(n_directions, "n_directions", maximum=_MAX_DIRECTIONS)
+    if directions is not None:
+        _resolve_directions(directions, 1 if n_directions is None else n_directions, d, None)
 
 
 def _depth_at(candidates: np.ndarray, data: np.ndarray, depth: str, directions, smoothing) -> np.ndarray:
@@ -442,8 +456,11 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
     n, d = data.shape
     depth = check_depth_name(depth)
     beta = mechanism_beta(epsilon, depth, n)
-    if sampler not in ("candidates", "langevin"):
-        raise ValueError(f"sampler={sampler!r} must be 'candidates' (exact) or 'langevin' (approximate)")
+    sampler = check_choice(sampler, "sampler", ("candidates", "langevin"),
+                           "'candidates' is the exact mechanism, 'langevin' the approximate one")
+    n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=_MAX_CANDIDATES)  # checked in every mode
+    smoothing = check_scalar(smoothing, "smoothing", low=0.0, hint="it is the logistic slope s of the smoothed "
+                             "integrated dual depth (the authors use s = 10)")
     if sampler == "langevin" and depth != "smoothed_idd":
         raise ValueError("sampler='langevin' needs a differentiable depth: use depth='smoothed_idd', "
                          "or sampler='candidates' for the other depths")
@@ -457,12 +474,14 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
     if depth != "spatial" and not (depth == "halfspace" and d <= 2 and directions is None):
         m = _DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
         u = _resolve_directions(directions, m, d, rng)
+    else:
+        _check_direction_settings(directions, n_directions, d)     # unused here; checked without a draw
     if sampler == "candidates":
         if start is not None or step_size is not None or n_steps is not None:
             raise ValueError("start, step_size and n_steps are Langevin options; "
                              "they are not used with sampler='candidates'")
         if candidates is None:
-            cand = prior.sample(check_positive_int(n_candidates, "n_candidates"), d, rng)
+            cand = prior.sample(n_candidates, d, rng)
         else:
             cand = _check_candidates(candidates, data)
         values = _depth_at(cand, data, depth, u, smoothing)
@@ -472,8 +491,10 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
         return release
     if candidates is not None:
         raise ValueError("candidates are only used with sampler='candidates'")
-    smoothing = check_scalar(smoothing, "smoothing", low=0.0)
-    n_steps = max(1000, 80 * d) if n_steps is None else check_positive_int(n_steps, "n_steps")
+    n_steps = max(1000, 80 * d) if n_steps is None else check_positive_int(n_steps, "n_steps", maximum=10 ** 8)
+    if n_steps * d > 10 ** 8:
+        raise ValueError(f"n_steps={n_steps} in d={d} dimensions needs n_steps * d > 1e8 noise draws, more than "
+                         "fit in memory; use fewer steps")
     mean, precision = prior.mean_vector(d), 1.0 / prior.scale ** 2
     h = langevin_step_size(beta, u, smoothing, prior.scale) if step_size is None else \
         check_scalar(step_size, "step_size", low=0.0, high=2.0 * prior.scale ** 2,
@@ -585,10 +606,15 @@ def depth_median(data, depth: str = "spatial", *, candidates=None, directions=No
     n, d = data.shape
     depth = check_depth_name(depth)
     rng = check_random_state(rng)
+    smoothing = check_scalar(smoothing, "smoothing", low=0.0, hint="it is the logistic slope s of the smoothed "
+                             "integrated dual depth")                    # checked in every mode
+    x0 = None if start is None else _check_point(start, d, "start")     # (used by "smoothed_idd" only)
     u = None
     if depth in ("idd", "smoothed_idd") or (depth == "halfspace" and (d > 2 or directions is not None)):
         m = _DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
         u = _resolve_directions(directions, m, d, rng)
+    else:
+        _check_direction_settings(directions, n_directions, d)     # unused here; checked without a draw
     if candidates is not None:
         cand = check_2d(candidates, "candidates")
         if cand.shape[1] != d:
@@ -598,9 +624,8 @@ def depth_median(data, depth: str = "spatial", *, candidates=None, directions=No
         return spatial_median(data)
     if depth in ("halfspace", "idd"):
         return data[int(np.argmax(_depth_at(data, data, depth, u, smoothing)))].copy()
-    smoothing = check_scalar(smoothing, "smoothing", low=0.0)
     cdfs = _smoothed_cdfs(data, u, smoothing)
-    x0 = np.median(data, axis=0) if start is None else _check_point(start, d, "start")
+    x0 = np.median(data, axis=0) if x0 is None else x0
     scale = 4.0 * d  # makes the curvature near the optimum O(1) for unit-scale data
 
     def objective(theta):

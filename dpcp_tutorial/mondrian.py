@@ -43,6 +43,7 @@ from ._validation import (
     check_2d,
     check_alpha,
     check_bool,
+    check_choice,
     check_epsilon,
     check_positive_int,
     check_random_state,
@@ -51,7 +52,7 @@ from ._validation import (
 )
 from .accounting import ReleaseWarning, Spend, make_account
 from .calibrators import laplace_histogram_quantile, opendp_quantile
-from .conformal import _SplitConformalBase, aps_score, lac_score
+from .conformal import _SplitConformalBase, classification_score_functions
 from .private_split import _subsample_or_pad, pps_private_quantile
 from .quantile import private_quantile, private_quantile_level
 from .training import _encode_labels
@@ -70,6 +71,10 @@ MONDRIAN_CALIBRATORS = ("private_quantile", "pps", "opendp", "laplace_histogram"
 #: both the privacy and the coverage argument, it only bounds memory when the count noise is huge).
 MAX_CLASS_CALIBRATION_SIZE = 10**7
 
+#: Public floor of ``count_share``: a smaller share makes the noisy class sizes pure noise (scale
+#: 1/(count_share * epsilon) records) and only costs time (every class padded towards the cap above).
+MIN_COUNT_SHARE = 1e-6
+
 
 def mondrian_privacy_loss(epsilon: float, relation: str = "add/remove") -> float:
     """Privacy loss of :class:`MondrianPrivateConformalClassifier`'s calibration with total budget ``epsilon``.
@@ -82,8 +87,7 @@ def mondrian_privacy_loss(epsilon: float, relation: str = "add/remove") -> float
     sets (a replacement within one class costs only :math:`\\varepsilon - \\varepsilon_0`).
     """
     epsilon = check_epsilon(epsilon)
-    if relation not in ("replace-one", "add/remove"):
-        raise ValueError(f"relation={relation!r} must be 'replace-one' or 'add/remove'")
+    relation = check_choice(relation, "relation", ("replace-one", "add/remove"))
     return epsilon if relation == "add/remove" else 2.0 * epsilon
 
 
@@ -123,6 +127,8 @@ def noisy_class_counts(counts, epsilon: float, rng: RandomLike = None) -> np.nda
     counts = np.asarray(counts)
     if counts.ndim != 1 or counts.dtype.kind not in "iu" or np.any(counts < 0):
         raise ValueError("counts must be a 1-D array of non-negative integers")
+    if counts.size == 0:
+        raise ValueError("counts is empty: pass one count per public class")
     epsilon = check_epsilon(epsilon)
     gen = check_random_state(rng)
     first = np.floor(gen.standard_exponential(counts.size) / epsilon)
@@ -165,7 +171,8 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         calibration sizes **public** (then they must equal the data's, no
         budget is spent on counts and :math:`\\eta = 0`).
     count_share : float
-        Fraction of ``epsilon`` spent on the noisy counts, in (0, 1).
+        Fraction of ``epsilon`` spent on the noisy counts, in :math:`[10^{-6}, 1)`
+        (a public floor: below it the counts are pure noise).
     count_failure : float or None
         :math:`\\eta`, the probability that a class's lower bound exceeds its
         true size; the calibrators run at level :math:`\\alpha - \\eta`.
@@ -222,7 +229,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     for :math:`\\alpha \\le 1/2` per its reference argument).
     """
 
-    _SCORES = {"lac": lac_score, "aps": aps_score}
+    _METHODS = ("fit", "predict_proba")
 
     def __init__(self, estimator, classes=None, alpha: float = 0.1, epsilon: float = 1.0, score: str = "lac",
                  calibrator: str = "private_quantile", bins: int = 100, class_sizes="private",
@@ -258,19 +265,17 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         return proba
 
     def _score_fn(self):
-        if self.score not in self._SCORES:
-            raise ValueError(f"score={self.score!r} is not supported; choose 'lac' or 'aps'")
-        return self._SCORES[self.score]
+        return classification_score_functions(self.score)[0]
 
     def _check_settings(self):
         alpha = check_alpha(self.alpha)
         epsilon = check_epsilon(self.epsilon)
-        if self.calibrator not in MONDRIAN_CALIBRATORS:
-            raise ValueError(f"calibrator={self.calibrator!r} is not supported; choose one of "
-                             f"{', '.join(MONDRIAN_CALIBRATORS)}")
+        check_choice(self.calibrator, "calibrator", MONDRIAN_CALIBRATORS)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
-        share = check_scalar(self.count_share, "count_share", low=0.0, high=1.0,
-                             hint="the fraction of epsilon spent on the noisy class counts")
+        share = check_scalar(self.count_share, "count_share", low=MIN_COUNT_SHARE, high=1.0, low_inclusive=True,
+                             hint=f"the fraction of epsilon spent on the noisy class counts, at least "
+                                  f"{MIN_COUNT_SHARE:g} (below it the count noise, of scale 1/(count_share * "
+                                  "epsilon) records, drowns every class size)")
         eta = alpha / 10.0 if self.count_failure is None else check_scalar(
             self.count_failure, "count_failure", low=0.0, high=alpha,
             hint="the calibrators run at level alpha - count_failure, so it must lie in (0, alpha)")

@@ -61,6 +61,7 @@ import math
 import numpy as np
 from ._validation import (
     MAX_MAGNITUDE,
+    MAX_RECORDS,
     _real_array,
     REQUIRED,
     RandomLike,
@@ -68,6 +69,7 @@ from ._validation import (
     check_2d,
     check_alpha,
     check_bool,
+    check_choice,
     check_epsilon,
     check_positive_int,
     check_random_state,
@@ -76,7 +78,7 @@ from ._validation import (
     require,
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
-from .conformal import _SplitConformalBase, aps_prediction_set, aps_score, lac_prediction_set, lac_score
+from .conformal import _SplitConformalBase, check_label_array, classification_score_functions
 from .mechanisms import _normalise, gumbel_max_sample
 
 __all__ = [
@@ -101,8 +103,10 @@ _M_WIDE = (1.0, 6.0, 61)  # the analytic rule's default scan: 61 log-spaced inte
 _M_RULES = {"auto": "analytic", "reference": "reference"}
 
 
-def _check_m(m) -> int:
-    return check_positive_int(m, "m", minimum=2)
+def _check_m(m, name: str = "m") -> int:
+    from .quantile import _MAX_BINS     # the same cap as the tight quantile's edges: a release costs O(m)
+
+    return check_positive_int(m, name, minimum=2, maximum=_MAX_BINS)
 
 
 def _check_gamma(gamma) -> float:
@@ -276,8 +280,7 @@ def pps_privacy_loss(n: int, alpha: float, epsilon: float, m: int, gamma="auto",
     random edge), and 0 when it is trivial at both.
     """
     variant = _check_variant(variant)
-    if relation not in ("replace-one", "add/remove"):
-        raise ValueError(f"relation={relation!r} is not supported; choose 'replace-one' or 'add/remove'")
+    relation = check_choice(relation, "relation", ("replace-one", "add/remove"))
     public_n = check_bool(public_n, "public_n")
     n = check_positive_int(n, "n")
     alpha = check_alpha(alpha)
@@ -403,14 +406,17 @@ def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, variant:
     n = check_positive_int(n, "n")
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
-    if rule not in ("reference", "analytic"):
-        raise ValueError(f"rule={rule!r} is not supported; choose 'analytic' or 'reference'")
+    rule = check_choice(rule, "rule", ("analytic", "reference"),
+                        "'analytic' is deterministic (the package's m='auto'), 'reference' the authors' random scan")
     _check_variant(variant)
     rng = check_random_state(rng)
     if candidates is None:
         low, high, count = _M_SCAN if rule == "reference" else _M_WIDE
         candidates = np.unique(np.logspace(low, high, count).astype(int))
-    candidates = [_check_m(c) for c in np.atleast_1d(candidates)]
+    elif isinstance(candidates, (str, bytes)) or np.ndim(candidates) != 1:
+        raise TypeError(f"candidates must be a 1-D list of grid sizes m (integers >= 2), or None for the default "
+                        f"grid, got {type(candidates).__name__}")
+    candidates = [_check_m(c, "candidates") for c in candidates]
     if not candidates:
         raise ValueError("candidates is empty; give at least one grid size m (or None for the default grid)")
     gamma = pps_optimal_gamma(n, alpha, epsilon)
@@ -522,9 +528,9 @@ def _clipped_residual_scores(y_true: np.ndarray, y_pred, bound: float) -> np.nda
     clip, whose intervals are meaningless anyway).
     """
     pred = _real_array(y_pred, "y_pred")
-    if pred.ndim != 1 or pred.shape != y_true.shape:
-        raise ValueError("the model returned a prediction array of the wrong length; it must give one prediction "
-                         "per row")
+    if pred.ndim != 1 or pred.shape != y_true.shape:     # no sizes: the record count may be private
+        raise ValueError("y_pred (the model's predictions) must be a 1-D array with one prediction per row of the "
+                         "data; the model returned an array of another shape")
     pred = np.clip(np.nan_to_num(pred, nan=0.0, posinf=MAX_MAGNITUDE, neginf=-MAX_MAGNITUDE), -MAX_MAGNITUDE,
                    MAX_MAGNITUDE)
     with np.errstate(over="ignore"):
@@ -618,7 +624,20 @@ def _check_gamma_setting(gamma):
 
 
 def _public_size(n):
-    return None if n is None else check_positive_int(n, "n")
+    return None if n is None else check_positive_int(n, "n", maximum=MAX_RECORDS)
+
+
+def _feasible_level(alpha: float, size: int, epsilon: float, bins, name: str = "alpha") -> float:
+    """The tight quantile's level, with an infeasible request refused under the caller's parameter ``name``.
+
+    Its message depends on public inputs only (``size`` is the public ``n`` or declared public with ``n=None``).
+    """
+    from .quantile import private_quantile_level
+
+    try:
+        return private_quantile_level(alpha, size, epsilon, bins)
+    except ValueError as exc:
+        raise ValueError(f"{name}={alpha:g} is infeasible for this calibration: {exc}") from None
 
 
 def _quantile_losses(alpha: float, size: int, epsilon: float, bins, public_n: bool):
@@ -691,7 +710,7 @@ def _release_threshold(owner, scores: np.ndarray, *, calibrator: str, alpha: flo
         scores = _subsample_or_pad(scores, n, child)
     size = scores.size
     if calibrator == "quantile":
-        level = private_quantile_level(alpha, size, epsilon, bins)   # public inputs only (n public or declared so)
+        level = _feasible_level(alpha, size, epsilon, bins)   # public inputs only (n public or declared so)
         qhat = private_quantile(scores, alpha, epsilon, bins, rng=rng, n=size)
         owner.level_ = level
         ar, ro, notes = _quantile_losses(alpha, size, epsilon, bins, public_n)
@@ -939,7 +958,7 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
     Notes
     -----""" + _PRIVACY_NOTES
 
-    _SCORES = {"lac": (lac_score, lac_prediction_set), "aps": (aps_score, aps_prediction_set)}
+    _METHODS = ("fit", "predict_proba")
 
     def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, *, score: str = "lac",
                  calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
@@ -956,14 +975,12 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         self.rng = rng
 
     def _score_functions(self):
-        if self.score not in self._SCORES:
-            raise ValueError(f"score={self.score!r} is not supported; choose 'lac' or 'aps'")
-        return self._SCORES[self.score]
+        return classification_score_functions(self.score)
 
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
         score_fn, _ = self._score_functions()
-        X, y = self._calibration_arrays(X, y, lambda v, empty: np.asarray(v))
+        X, y = self._calibration_arrays(X, y, lambda v, empty: check_label_array(v, allow_empty=empty))
         if X.shape[0]:
             scores = np.clip(score_fn(self._fitted_estimator().predict_proba(X), y), 0.0, 1.0)
         else:

@@ -72,17 +72,20 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
 
 from . import _counts
 from ._validation import (
+    MAX_MAGNITUDE,
     RandomLike,
     check_1d,
     check_2d,
+    check_bool,
+    check_choice,
     check_epsilon,
+    check_estimator,
     check_positive_int,
     check_random_state,
-    MAX_MAGNITUDE,
 )
 from .depth import _resolve_directions, _project, check_depth_name
 from .dpcp import dpcp_quantile as _dpcp_quantile
-from .median import _DEFAULT_DIRECTIONS, GaussianPrior, mechanism_beta
+from .median import _DEFAULT_DIRECTIONS, _MAX_CANDIDATES, GaussianPrior, _check_direction_settings, mechanism_beta
 from .mechanisms import gumbel_max_sample
 from .private_split import pps_choose_m, pps_grid
 from .private_split import pps_private_quantile as _pps_private_quantile
@@ -177,10 +180,49 @@ def local_cluster(n_workers: int | None = None, threads_per_worker: int = 1, qui
                            "otherwise see the worker's traceback above") from exc
 
 
+def _check_address(address: str) -> str:
+    """A scheduler address such as ``"tcp://10.0.0.5:8786"``, checked by its syntax (no connection is made).
+
+    A malformed address is refused here, before a ``distributed.Client`` is
+    built: a Client that fails in its constructor stays half-open and blocks
+    the process when it is garbage-collected.
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(location)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"client={address!r} is not a scheduler address ({exc}); pass an address with a port such "
+                         "as 'tcp://10.0.0.5:8786', a distributed.Client (e.g. scale.local_cluster()) or None for "
+                         "the current Dask scheduler") from None
+    return address
+
+
+def _connect(address: str):
+    """A ``distributed.Client`` on ``address`` that is not set as default; closed again if connecting fails."""
+    from distributed import Client
+
+    client = Client.__new__(Client)
+    try:
+        client.__init__(address, set_as_default=False)
+    except BaseException as exc:
+        with contextlib.suppress(Exception):      # never leave a half-open client behind (its __del__ blocks)
+            client.close(timeout=5)
+        if isinstance(exc, (OSError, TimeoutError)):
+            raise ValueError(f"could not connect to the scheduler at client={address!r} ({exc}); check the "
+                             "address and that the scheduler is running") from exc
+        raise
+    return client
+
+
 def _check_client(client):
     """``client`` must be None, a distributed.Client or a scheduler address (checked before any work)."""
-    if client is None or isinstance(client, str):
+    if client is None:
         return client
+    if isinstance(client, str):
+        return _check_address(client)
     from distributed import Client
 
     if isinstance(client, Client):
@@ -202,9 +244,7 @@ def _using(client):
         return
     with contextlib.ExitStack() as stack:
         if isinstance(client, str):
-            from distributed import Client
-
-            client = stack.enter_context(Client(client, set_as_default=False))
+            client = stack.enter_context(_connect(client))
         stack.enter_context(dask.config.set(scheduler=client))
         yield client
 
@@ -217,7 +257,14 @@ def _compute(value, client, progress: bool):
         if progress:
             from distributed import get_client, progress as show_progress
 
-            active = active or get_client()
+            if active is None:
+                try:
+                    active = get_client()
+                except ValueError:       # no distributed client: the local scheduler's own progress bar
+                    from dask.diagnostics import ProgressBar
+
+                    with ProgressBar():
+                        return dask.compute(value)[0]
             future = active.compute(value)
             show_progress(future)
             return future.result()
@@ -246,12 +293,14 @@ def _blocks(collection, ndim: int, name: str) -> list:
         parts = collection.to_delayed()
         return [dask.delayed(np.asarray)(p, dtype=float) for p in parts]
     if not isinstance(collection, da.Array):
-        raise TypeError(f"expected a dask.array.Array or a Dask DataFrame/Series, got {type(collection).__name__}; "
-                        "for in-memory data use the functions of dpcp_tutorial directly")
+        raise TypeError(f"{name} must be a dask.array.Array or a Dask DataFrame/Series, got "
+                        f"{type(collection).__name__}; for in-memory data use the functions of dpcp_tutorial "
+                        "directly (or wrap the array with dask.array.from_array)")
     _check_dtype(collection.dtype, name)
     if collection.ndim != ndim:
         shape = "(n,)" if ndim == 1 else "(n, d)"
-        raise ValueError(f"expected a {ndim}-D Dask array of shape {shape}, got {collection.ndim} dimensions")
+        raise ValueError(f"{name} must be a {ndim}-D Dask array of shape {shape}, got {collection.ndim} "
+                         "dimensions")
     if ndim == 2:
         collection = collection.rechunk({1: -1})
     return list(collection.to_delayed().ravel())
@@ -326,9 +375,13 @@ def score_histogram(scores, edges, client=None, progress: bool = False) -> _coun
     edges : array-like of shape (L,)
         Public, finite, strictly increasing edges.
     client : distributed.Client or str, optional
-        Where to run (default: the current Dask scheduler).
+        Where to run (default: the current Dask scheduler). An address string
+        is checked by its syntax before anything runs; the connection made for
+        it is closed afterwards (and at once if it fails), and it never
+        becomes the default client.
     progress : bool
-        Show Dask's progress bar (distributed scheduler).
+        Show a progress bar: distributed's, or ``dask.diagnostics.ProgressBar``
+        on the local scheduler.
 
     Returns
     -------
@@ -343,6 +396,7 @@ def score_histogram(scores, edges, client=None, progress: bool = False) -> _coun
         function's fixed message, naming no value and no partition.
     """
     edges = _check_edges(edges)
+    progress = check_bool(progress, "progress")
     _check_client(client)
     shared = dask.delayed(edges, pure=True)
     parts = [dask.delayed(_block_histogram, pure=True)(b, shared) for b in _blocks(scores, 1, "scores")]
@@ -388,6 +442,7 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
     the combined histogram.
     """
     rng = check_random_state(rng)
+    progress = check_bool(progress, "progress")
     _check_client(client)
     if isinstance(m, str):
         if m != "auto":
@@ -504,10 +559,11 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
 
     if not isinstance(frame, dd.DataFrame):
         raise TypeError(f"frame must be a dask.dataframe.DataFrame, got {type(frame).__name__}")
-    if not isinstance(kind, str) or kind not in ("residual", "lac", "aps"):
-        raise ValueError(f"kind={kind!r} is not supported; choose 'residual', 'lac' or 'aps'")
-    if isinstance(features, str) or not all(isinstance(f, str) for f in features):
+    kind = check_choice(kind, "kind", ("residual", "lac", "aps"))
+    if not isinstance(features, (list, tuple)) or not all(isinstance(f, str) for f in features):
         raise TypeError("features must be a list of column names (strings)")
+    if not features:
+        raise ValueError("features is empty; give the model's feature columns, in the order it expects")
     if not isinstance(target, str):
         raise TypeError(f"target must be a column name (a string), got {type(target).__name__}")
     missing = sorted((set(features) | {target}) - set(frame.columns))
@@ -518,13 +574,13 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
             raise ValueError("kind='residual' needs the public residual bound `bound` (chosen without the data)")
         bound = _check_bound(bound)
         _check_dtype(frame[target].dtype, f"target column {target!r}")
-        if not hasattr(model, "predict"):
-            raise TypeError("model must be a fitted estimator with a predict method")
+        check_estimator(model, "model", ("predict",))
     else:
         if bound is not None:
             raise ValueError(f"bound is used only with kind='residual'; leave it unset for kind={kind!r}")
-        if not hasattr(model, "predict_proba") or not hasattr(model, "classes_"):
-            raise TypeError(f"kind={kind!r} needs a fitted classifier with predict_proba and classes_")
+        check_estimator(model, "model", ("predict_proba",))
+        if not hasattr(model, "classes_"):
+            raise TypeError(f"kind={kind!r} needs a fitted classifier (model has no classes_)")
     return frame.map_partitions(_partition_scores, model, list(features), target, kind, bound,
                                 meta=(target + "_score", float))
 
@@ -554,8 +610,7 @@ def simulated_scores(n: int, chunk_size: int = 10**6, seed: int = 0, distributio
     seed = check_positive_int(seed, "seed", minimum=0)
     n = check_positive_int(n, "n", maximum=_MAX_SIMULATED)
     chunk_size = check_positive_int(chunk_size, "chunk_size")
-    if not isinstance(distribution, str) or distribution not in ("uniform", "beta"):
-        raise ValueError(f"distribution={distribution!r} must be 'uniform' or 'beta'")
+    distribution = check_choice(distribution, "distribution", ("uniform", "beta"))
     n_chunks = -(-n // chunk_size)
     if n_chunks > _MAX_CHUNKS:
         raise ValueError(f"n={n} in chunks of {chunk_size} gives {n_chunks} chunks, more than {_MAX_CHUNKS}; "
@@ -635,6 +690,8 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: 
     """
     epsilon = check_epsilon(epsilon)
     depth = check_depth_name(depth)
+    progress = check_bool(progress, "progress")
+    n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=_MAX_CANDIDATES)  # in every mode
     _check_client(client)
     if depth == "smoothed_idd":
         raise ValueError("depth='smoothed_idd' is not supported at scale (its numerically stable evaluation "
@@ -661,8 +718,10 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: 
     if depth != "spatial":
         m = _DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
         u = _resolve_directions(directions, m, d, rng)
+    else:
+        _check_direction_settings(directions, n_directions, d)     # unused by spatial depth; checked, no draw
     if candidates is None:
-        cand = prior.sample(check_positive_int(n_candidates, "n_candidates"), d, rng)
+        cand = prior.sample(n_candidates, d, rng)
     else:
         cand = check_2d(candidates, "candidates")
         if cand.shape[1] != d:

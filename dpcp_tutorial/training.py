@@ -46,6 +46,7 @@ from ._validation import (
     check_1d,
     check_2d,
     check_bool,
+    check_choice,
     check_delta,
     check_epsilon,
     check_positive_int,
@@ -82,9 +83,8 @@ convexity; the sensitivity adds twice this slack."""
 # ---------------------------------------------------------------------------
 
 def _check_neighbouring(neighbouring: str) -> str:
-    if neighbouring not in NEIGHBOURING:
-        raise ValueError(f"neighbouring={neighbouring!r} is not supported; choose 'add/remove' or 'replace-one'")
-    return neighbouring
+    return check_choice(neighbouring, "neighbouring", NEIGHBOURING,
+                        "'add/remove': one record added or removed; 'replace-one': one record replaced")
 
 
 _check_bool = check_bool
@@ -95,11 +95,14 @@ def _row_bound(x_bound: float, fit_intercept: bool) -> float:
     return math.sqrt(x_bound**2 + 1.0) if fit_intercept else x_bound
 
 
+def _clip_factors(norms: np.ndarray, bound: float) -> np.ndarray:
+    """:math:`\\min(1, \\text{bound}/\\|v\\|)` for each norm, computed only where it is below 1 (so no overflow)."""
+    return np.divide(bound, norms, out=np.ones_like(norms), where=norms > bound)
+
+
 def _clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
     """Rescale every row with Euclidean norm above ``bound`` to norm ``bound``."""
-    norms = np.linalg.norm(X, axis=1)
-    scale = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-    return X * scale[:, None]
+    return X * _clip_factors(np.linalg.norm(X, axis=1), bound)[:, None]
 
 
 def _design(X: np.ndarray, x_bound: float, fit_intercept: bool) -> np.ndarray:
@@ -692,9 +695,8 @@ def _quiet_absl():
 
 
 def _check_accountant(accountant: str) -> str:
-    if accountant not in ("rdp", "pld"):
-        raise ValueError(f"accountant={accountant!r} is not supported; choose 'rdp' or 'pld'")
-    return accountant
+    return check_choice(accountant, "accountant", ("rdp", "pld"),
+                        "'rdp': Renyi DP (fast); 'pld': privacy loss distributions (tighter, slower)")
 
 
 def _check_sgd_privacy(noise_multiplier, sampling_rate, steps, delta) -> tuple[float, float, int, float]:
@@ -708,6 +710,9 @@ def _check_sgd_privacy(noise_multiplier, sampling_rate, steps, delta) -> tuple[f
     delta = check_scalar(delta, "delta", low=0.0, high=1.0,
                          hint="DP-SGD's Gaussian noise needs 0 < delta < 1, far below 1/n")
     return noise_multiplier, sampling_rate, steps, delta
+
+
+_MIN_RTOL = 1e-9      # dp_sgd_noise_multiplier's narrowest bracket (the accountants are not more precise)
 
 
 def dp_sgd_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float,
@@ -788,19 +793,26 @@ def dp_sgd_noise_multiplier(target_epsilon: float, sampling_rate: float, steps: 
     sampling_rate, steps, delta, accountant
         As in :func:`dp_sgd_epsilon`.
     rtol : float
-        Relative width of the final bracket.
+        Relative width of the final bracket, in :math:`[10^{-9}, 1)` (a public
+        tolerance: narrower brackets than :math:`10^{-9}` are below the
+        accountant's own precision and would only cost time).
 
     Returns
     -------
     float
     """
     target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-    rtol = check_scalar(rtol, "rtol", low=0.0, high=1.0)
+    rtol = check_scalar(rtol, "rtol", low=_MIN_RTOL, high=1.0, low_inclusive=True,
+                        hint=f"the relative width of the final bracket, between {_MIN_RTOL:g} (about 30 "
+                             "accountant calls) and 1")
+    _check_sgd_privacy(1.0, sampling_rate, steps, delta)     # every argument checked before the search
+    accountant = _check_accountant(accountant)
 
     history: list[tuple[float, float]] = []   # (log sigma, excess) of every evaluation
 
     def excess(sigma: float) -> float:  # > 0: too little noise
-        g = math.log(dp_sgd_epsilon(sigma, sampling_rate, steps, delta, accountant) / target_epsilon)
+        eps = dp_sgd_epsilon(sigma, sampling_rate, steps, delta, accountant)
+        g = -math.inf if eps == 0.0 else math.log(eps / target_epsilon)  # the accountant may certify epsilon = 0
         history.append((math.log(sigma), g))
         return g
 
@@ -834,8 +846,11 @@ def dp_sgd_noise_multiplier(target_epsilon: float, sampling_rate: float, steps: 
         width = math.log(hi / lo)
         (u1, g1), (u2, g2) = history[-2:]
         if math.isfinite(g1) and math.isfinite(g2) and g1 != g2:
-            guess = math.exp(u2 - g2 * (u2 - u1) / (g2 - g1))
-            for probe in (guess * (1 - rtol / 3), guess * (1 + rtol / 3)):
+            log_guess = u2 - g2 * (u2 - u1) / (g2 - g1)
+            # a guess more than a factor e outside the bracket has no probe inside it (rtol < 1): skipped, so
+            # that exp never overflows
+            guess = math.exp(log_guess) if math.log(lo) - 1.0 < log_guess < math.log(hi) + 1.0 else None
+            for probe in () if guess is None else (guess * (1 - rtol / 3), guess * (1 + rtol / 3)):
                 if lo < probe < hi:
                     update(probe)
         if math.log(hi / lo) > 0.5 * width:
@@ -875,7 +890,7 @@ def _dp_sgd(Xa: np.ndarray, Y: np.ndarray, kind: str, *, noise_multiplier: float
         Xb = Xa[idx]
         R = _sgd_residuals(kind, Xb @ theta.T, Y[idx])
         norms = np.linalg.norm(R, axis=1) * row_norms[idx]
-        R = R * np.minimum(1.0, clip_norm / np.maximum(norms, np.finfo(float).tiny))[:, None]
+        R = R * _clip_factors(norms, clip_norm)[:, None]
         noisy_sum = R.T @ Xb + rng.normal(0.0, noise_std, size=theta.shape)
         theta = theta - learning_rate * (noisy_sum / batch_size + l2 * theta)
     return theta
@@ -891,7 +906,8 @@ class _DPSGDBase(BaseEstimator):
             self.noise_multiplier, self.sampling_rate, self.steps, self.delta)
         accountant = _check_accountant(self.accountant)
         if self.epsilon is not None:
-            noise_multiplier = dp_sgd_noise_multiplier(self.epsilon, sampling_rate, steps, delta, accountant)
+            noise_multiplier = dp_sgd_noise_multiplier(check_epsilon(self.epsilon), sampling_rate, steps, delta,
+                                                       accountant)
         clip_norm = check_scalar(self.clip_norm, "clip_norm", low=0.0)
         learning_rate = check_scalar(self.learning_rate, "learning_rate", low=0.0)
         l2 = check_scalar(self.l2, "l2", low=0.0, low_inclusive=True)

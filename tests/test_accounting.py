@@ -216,7 +216,7 @@ def test_bad_total_budget(epsilon, delta):
 
 
 @pytest.mark.parametrize("kwargs, exc", [(dict(relation="both"), ValueError), (dict(partition="random"), ValueError),
-                                         (dict(relation=None), ValueError)])
+                                         (dict(relation=None), TypeError), (dict(partition=["x"]), TypeError)])
 def test_bad_budget_options(kwargs, exc):
     with pytest.raises(exc):
         PrivacyBudget(1.0, **kwargs)

@@ -653,9 +653,9 @@ def _bad_values(kind, good, default_is_none, param=None):
                 ("delta one", (1.0, 1.0)), ("strings", ("1", "0")), ("bools", (True, False)), ("scalar", 1.0),
                 ("None", None), ("object", _Opaque())]
     elif kind == "client":
-        # no address string: distributed.Client("abc") fails but stays the default client, and every later
-        # computation in the process hangs (reported to the scale helper)
-        bad += [("number", 1.0), ("object", _Opaque())]
+        # a malformed address is refused by its syntax before any distributed.Client is built (a Client that
+        # fails in its constructor would stay half-open and block the process; tests/test_scale.py)
+        bad += [("number", 1.0), ("object", _Opaque()), ("address without a port", "abc")]
     elif kind in ("regions", "prior", "frame"):
         bad += [("string", "abc"), ("number", 1.0), ("object", _Opaque())]
         if kind == "regions":
@@ -683,6 +683,20 @@ LEGAL = {
     ("PrivacyAccount", "delta", "one"): "a vacuous delta (group privacy of a large epsilon, or an uncovered relation)",
     ("normalised_residual_score", "y_pred", "nan entry"): "model outputs on private records: NaN is read as 0, "
                                                           "never refused (issue 19, section 6)",
+    ("normalised_residual_score", "y_pred", "inf entry"): "model outputs on private records: clipped to +-1e100, "
+                                                          "never refused (issue 19, section 6; documented)",
+    ("normalised_residual_score", "y_pred", "-inf entry"): "model outputs on private records: clipped to +-1e100, "
+                                                           "never refused (issue 19, section 6; documented)",
+    ("adaptive_privacy_account", "mean_privacy", "None"): "None is a mean model fitted on public data (documented; "
+                                                          "chapter 17 passes it)",
+    ("adaptive_privacy_account", "scale_privacy", "None"): "None is a scale model fitted on public data "
+                                                           "(documented; chapter 17 passes it)",
+    **{("reference.dpcp_intervals", "pred_train", label): "model outputs on private records: NaN read as 0, "
+                                                           "+-inf clipped to +-1e100, never refused (documented; "
+                                                           "issue 19, section 6)"
+       for label in ("nan entry", "inf entry", "-inf entry")},
+    ("interval_coverage", "intervals", "-inf entry"): "a lower end of -inf is a half-line (documented)",
+    ("interval_width", "intervals", "-inf entry"): "a lower end of -inf is a half-line, of width inf (documented)",
     ("langevin_step_size", "prior_scale", "inf"): "a flat prior (documented default)",
     ("gumbel_max_sample", "logits", "-inf entry"): "a logit of -inf is a candidate of probability 0 (documented)",
     ("polygon_area", "vertices", "empty"): "fewer than three vertices give area 0 (documented)",
@@ -862,11 +876,10 @@ def run_row(row, param, first_only=False):
     default = inspect.signature(fn).parameters[param].default
     bad, extreme = _bad_values(kind, good, default is None, param)
     problems = []
-    for kind_of_value, values in (("bad", bad), ("extreme", extreme)):
+    for kind_of_values, values in (("bad", bad), ("extreme", extreme)):
         for label, value in values:
-            if kind_of_value == "bad" and ((row, param, label) in LEGAL or (name, param, label) in LEGAL
-                                           or ("*", param, label) in LEGAL):
-                kind_of_value = "extreme"
+            legal = (row, param, label) in LEGAL or (name, param, label) in LEGAL or ("*", param, label) in LEGAL
+            kind_of_value = "extreme" if legal else kind_of_values     # for this value only
             problem = _outcome(fn, _prepare(name, {**kwargs, param: value}), param, kind_of_value,
                                timed=not name.startswith("scale."))
             if problem:
@@ -889,242 +902,7 @@ def _rows():
 # --------------------------------------------------------------------------- rows that fail in other helpers' modules
 
 # (row, parameter) -> what fails; the owning helper is read from the module (strict: the mark must go when fixed)
-XFAIL: dict[tuple[str, str], str] = {
-    ('DPCPClassifier', 'epsilon'):
-        'unhelpful message: 10**30',
-    ('DPCPClassifier', 'score'):
-        'unhelpful message: list, array',
-    ('DPCPClassifier', 'trainer'):
-        'unhelpful message: class',
-    ('DPCPRegressor', 'epsilon'):
-        'unhelpful message: 10**30',
-    ('DPCPRegressor', 'trainer'):
-        'unhelpful message: class',
-    ('DPRegressogram', 'low'):
-        'unhelpful message: 10**30',
-    ('DPSGDClassifier', 'accountant'):
-        'unhelpful message: array',
-    ('DPSGDClassifier', 'clip_norm'):
-        'crash (RuntimeWarning): 10**30',
-    ('DPSGDClassifier', 'epsilon'):
-        'unhelpful message: numeric string, bool, nan, complex (+9)',
-    ('DPSGDQuantileRegressor', 'accountant'):
-        'unhelpful message: array',
-    ('DPSGDQuantileRegressor', 'epsilon'):
-        'unhelpful message: numeric string, bool, nan, complex (+9)',
-    ('DPSGDRegressor', 'accountant'):
-        'unhelpful message: array',
-    ('DPSGDRegressor', 'epsilon'):
-        'unhelpful message: numeric string, bool, nan, complex (+9)',
-    ('MondrianPrivateConformalClassifier', 'calibrator'):
-        'unhelpful message: array',
-    ('MondrianPrivateConformalClassifier', 'score'):
-        'unhelpful message: list, array',
-    ('PrivacyAccount', 'add_remove'):
-        'silently accepted: delta one, None',
-    ('PrivacyAccount', 'notes'):
-        'unhelpful message: number, object',
-    ('PrivacyAccount', 'parts'):
-        'unhelpful message: number, object',
-    ('PrivacyAccount', 'public'):
-        'unhelpful message: number, object',
-    ('PrivacyAccount', 'replace_one'):
-        'silently accepted: delta one, None',
-    ('PrivacyBudget', 'partition'):
-        'unhelpful message: array',
-    ('PrivateConformalizedQuantileRegressor', 'alpha'):
-        'unhelpful message: 1e-300',
-    ('PrivateConformalizedQuantileRegressor', 'lower_estimator'):
-        'unhelpful message: string, number, object, class (+1)',
-    ('PrivateConformalizedQuantileRegressor', 'n'):
-        'unhelpful message: 10**30',
-    ('PrivateConformalizedQuantileRegressor', 'upper_estimator'):
-        'unhelpful message: string, number, object, class (+1)',
-    ('PrivateNormalizedConformalRegressor', 'alpha'):
-        'unhelpful message: 1e-300',
-    ('PrivateNormalizedConformalRegressor', 'mean_estimator'):
-        'unhelpful message: string, number, object, class (+1)',
-    ('PrivateNormalizedConformalRegressor', 'n'):
-        'unhelpful message: 10**30',
-    ('PrivateNormalizedConformalRegressor', 'scale_estimator'):
-        'unhelpful message: string, number, object, class',
-    ('PrivateNormalizedConformalRegressor', 'scale_target'):
-        'unhelpful message: array',
-    ('PrivateSplitConformalClassifier.calibrate', 'y'):
-        'unhelpful message: object',
-    ('PrivateSplitConformalClassifier', 'alpha'):
-        'unhelpful message: 1e-300',
-    ('PrivateSplitConformalClassifier', 'n'):
-        'unhelpful message: 10**30',
-    ('PrivateSplitConformalClassifier', 'score'):
-        'unhelpful message: list, array',
-    ('PrivateSplitConformalRegressor', 'alpha'):
-        'unhelpful message: 1e-300',
-    ('PrivateSplitConformalRegressor', 'n'):
-        'unhelpful message: 10**30',
-    ('Spend', 'add_remove'):
-        'silently accepted: delta one, None',
-    ('Spend', 'replace_one'):
-        'silently accepted: delta one, None',
-    ('SplitConformalClassifier', 'score'):
-        'unhelpful message: list, array',
-    ('adaptive_privacy_account', 'alpha'):
-        'silently accepted: numeric string, bool, nan, complex (+10)',
-    ('adaptive_privacy_account', 'mean_privacy'):
-        'silently accepted: None',
-    ('adaptive_privacy_account', 'n'):
-        'silently accepted: float, integral float, numeric string, bool (+6)',
-    ('adaptive_privacy_account', 'scale_privacy'):
-        'silently accepted: None',
-    ('aps_prediction_set', 'qhat'):
-        'unhelpful message: 10**30',
-    ('check_dp_trainer', 'trainer'):
-        'unhelpful message: class',
-    ('depth_median', 'directions'):
-        'silently accepted: nan entry, inf entry, -inf entry, complex entries (+10)',
-    ('depth_median', 'n_directions'):
-        'silently accepted: float, integral float, numeric string, bool (+6)',
-    ('depth_median', 'smoothing'):
-        'silently accepted: numeric string, bool, nan, complex (+7)',
-    ('depth_median', 'start'):
-        'silently accepted: nan entry, inf entry, -inf entry, complex entries (+8)',
-    ('differential_cp_interval', 'trainer'):
-        'unhelpful message: class',
-    ('differential_cp_quantile', 'epsilon'):
-        'unhelpful message: 10**30',
-    ('differential_cp_set', 'score'):
-        'unhelpful message: list, array',
-    ('differential_cp_set', 'trainer'):
-        'unhelpful message: class',
-    ('dp_sgd_epsilon', 'accountant'):
-        'unhelpful message: array',
-    ('dp_sgd_noise_multiplier', 'accountant'):
-        'unhelpful message: array',
-    ('dp_sgd_noise_multiplier', 'rtol'):
-        'hangs: 1e-300',
-    ('dp_sgd_noise_multiplier', 'sampling_rate'):
-        'unhelpful message: 1e-300',
-    ('dp_sgd_noise_multiplier', 'target_epsilon'):
-        'unhelpful message: 1e-300',
-    ('dpcp_interval', 'X_test'):
-        'unhelpful message: nan entry, inf entry, -inf entry, complex entries (+11)',
-    ('dpcp_interval', 'epsilon'):
-        'unhelpful message: 10**30',
-    ('dpcp_interval', 'trainer'):
-        'unhelpful message: class',
-    ('dpcp_levels', 'epsilon2'):
-        'unhelpful message: 1e-300',
-    ('dpcp_quantile', 'epsilon2'):
-        'unhelpful message: 1e-300',
-    ('dpcp_set', 'X_test'):
-        'unhelpful message: nan entry, inf entry, -inf entry, complex entries (+11)',
-    ('dpcp_set', 'epsilon'):
-        'unhelpful message: 10**30',
-    ('dpcp_set', 'score'):
-        'unhelpful message: list, array',
-    ('dpcp_set', 'trainer'):
-        'unhelpful message: class',
-    ('full_conformal_interval', 'X'):
-        'crash (LinAlgWarning): int 10**30 entry',
-    ('full_conformal_interval', 'x_new'):
-        'unhelpful message: nan entry, inf entry, -inf entry, object array with None (+2); crash (ComplexWarning): complex entries; silently accepted: string entries; crash (RuntimeWarning): huge entries; crash (LinAlgWarning): int 10**30 entry',
-    ('full_conformal_interval', 'y'):
-        'unhelpful message: int 10**30 entry',
-    ('interval_coverage', 'intervals'):
-        'silently accepted: inf entry, -inf entry, string entries; crash (ComplexWarning): complex entries; unhelpful message: string, object',
-    ('interval_width', 'intervals'):
-        'silently accepted: inf entry, -inf entry, string entries, empty; crash (ComplexWarning): complex entries; unhelpful message: string, object',
-    ('lac_prediction_set', 'qhat'):
-        'unhelpful message: 10**30',
-    ('langevin_step_size', 'smoothing'):
-        'crash (RuntimeWarning): 1e-300',
-    ('mondrian_privacy_loss', 'relation'):
-        'unhelpful message: array',
-    ('noisy_class_counts', 'counts'):
-        'silently accepted: empty',
-    ('normalised_residual_score', 'y_pred'):
-        'unhelpful message: empty, 2-D, 0-D',
-    ('output_perturbation_sensitivity', 'neighbouring'):
-        'unhelpful message: array',
-    ('pps_choose_m', 'candidates'):
-        'unhelpful message: floats, zero, strings, nan (+2); silently accepted: scalar',
-    ('pps_choose_m', 'rule'):
-        'unhelpful message: array',
-    ('pps_grid', 'm'):
-        'unhelpful message: 10**30',
-    ('pps_privacy_loss', 'relation'):
-        'unhelpful message: array',
-    ('pps_private_quantile', 'm'):
-        'unhelpful message: 10**30',
-    ('pps_quantile_probabilities', 'm'):
-        'unhelpful message: 10**30',
-    ('pps_round_up', 'm'):
-        'unhelpful message: 10**30',
-    ('private_depth_median[langevin]', 'n_candidates'):
-        'silently accepted: float, integral float, numeric string, bool (+6)',
-    ('private_depth_median[langevin]', 'n_steps'):
-        'unhelpful message: 10**30',
-    ('private_depth_median[langevin]', 'sampler'):
-        'unhelpful message: array',
-    ('private_depth_median', 'n_candidates'):
-        'silently accepted: float, integral float, numeric string, bool (+6)',
-    ('private_depth_median', 'n_directions'):
-        'silently accepted: float, integral float, numeric string, bool (+6)',
-    ('private_depth_median', 'sampler'):
-        'unhelpful message: array',
-    ('private_depth_median', 'smoothing'):
-        'silently accepted: numeric string, bool, nan, complex (+7)',
-    ('public_grid', 'd'):
-        'unhelpful message: 10**30',
-    ('reference.dpcp_intervals', 'bins'):
-        'unhelpful message: 10**30',
-    ('reference.dpcp_intervals', 'epsilon2'):
-        'unhelpful message: 1e-300',
-    ('reference.dpcp_intervals', 'pred_test'):
-        'silently accepted: empty',
-    ('reference.dpcp_intervals', 'pred_train'):
-        'silently accepted: nan entry, inf entry, -inf entry',
-    ('reference.private_spatial_median', 'data'):
-        'silently accepted: empty',
-    ('reference.private_spatial_median', 'n_candidates'):
-        'unhelpful message: 10**30',
-    ('reference.spatial_depth', 'points'):
-        'silently accepted: empty',
-    ('scale.dpcp_quantile', 'epsilon2'):
-        'unhelpful message: 1e-300',
-    ('scale.dpcp_quantile', 'progress'):
-        'unhelpful message: string False, string True, int 1, float (+2); silently accepted: int 0, None',
-    ('scale.dpcp_quantile', 'scores'):
-        'unhelpful message: bool scalar, string, object, 2-D (+1)',
-    ('scale.model_scores', 'features'):
-        'silently accepted: empty; unhelpful message: object',
-    ('scale.model_scores', 'model'):
-        'silently accepted: class',
-    ('scale.pps_private_quantile', 'm'):
-        'unhelpful message: 10**30',
-    ('scale.pps_private_quantile', 'progress'):
-        'unhelpful message: string False, string True, int 1, float (+2); silently accepted: int 0, None',
-    ('scale.pps_private_quantile', 'scores'):
-        'unhelpful message: bool scalar, string, object, 2-D (+1)',
-    ('scale.private_depth_median', 'n_candidates'):
-        'silently accepted: float, integral float, numeric string, bool (+6)',
-    ('scale.private_depth_median', 'progress'):
-        'unhelpful message: string False, string True, int 1, float (+2); silently accepted: int 0, None',
-    ('scale.private_quantile', 'progress'):
-        'unhelpful message: string False, string True, int 1, float (+2); silently accepted: int 0, None',
-    ('scale.private_quantile', 'scores'):
-        'unhelpful message: bool scalar, string, object, 2-D (+1)',
-    ('scale.score_histogram', 'progress'):
-        'unhelpful message: string False, string True, int 1, float (+2); silently accepted: int 0, None',
-    ('scale.score_histogram', 'scores'):
-        'unhelpful message: bool scalar, string, object, 2-D (+1)',
-    ('set_coverage', 'sets'):
-        'unhelpful message: empty',
-    ('set_size', 'sets'):
-        'silently accepted: empty',
-    ('ssp_sensitivity', 'neighbouring'):
-        'unhelpful message: array',
-}
+XFAIL: dict[tuple[str, str], str] = {}
 
 
 def _param(row, param):
@@ -1177,7 +955,6 @@ def test_sweep(row, param):
     assert not problems, f"{row}:\n  " + "\n  ".join(problems)
 
 
-@pytest.mark.xfail(strict=True, reason="owned by api: book/reference/private_median.py releases on empty data")
 def test_reference_median_refuses_empty_data_clearly():
     fn = REF["private_median"].private_spatial_median
     with pytest.raises(ValueError, match="data"):

@@ -210,7 +210,7 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
     pred_train : array-like of shape (N,)
         mu_n at the same points (NaN read as 0, clipped to +-1e100).
     pred_test : array-like of shape (k,)
-        mu_n at the test points, finite (k >= 0).
+        mu_n at the test points, finite (k >= 1).
     bound : float
         Public bound B > 0 on the residuals, chosen without the data;
         residuals above it are clipped to the score 1.
@@ -223,7 +223,7 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
     epsilon2 : float
         Budget of the threshold, finite and > 0.
     bins : int
-        Number of edges of the private quantile, >= 1.
+        Number of edges of the private quantile, between 1 and 1e8.
     rng : None, int or numpy.random.Generator
         Source of randomness (the Gumbel noise). A known seed makes the
         release reproducible by anyone, hence not private: use rng=None
@@ -275,6 +275,9 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
         raise ValueError(f"epsilon1={epsilon1} and epsilon2={epsilon2} "
                          "must be > 0")
     bins = _check_count(bins, "bins")
+    if bins > 10 ** 8:
+        raise ValueError(f"bins={bins} must be at most 1e8 (the release "
+                         "costs O(bins) memory and time)")
     if n is not None:
         n = _check_count(n, "n")
     rng = _check_rng(rng)
@@ -287,6 +290,9 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
     if n is None and y.size == 0:
         raise ValueError("y is empty; at least one training point is "
                          "needed (or pass a public n)")
+    if pred_test.size == 0:
+        raise ValueError("pred_test is empty; pass at least one test "
+                         "prediction")
     if not np.isfinite(pred_test).all():
         raise ValueError("pred_test contains NaN or infinite values")
     if not np.isfinite(y).all():
@@ -306,8 +312,10 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
                               bins)
     except ValueError as error:
         reason = str(error).removeprefix("infeasible: ")
-        raise ValueError(f"DPCP is infeasible: alpha1 = exp(-epsilon1) "
-                         f"(alpha - delta) = {alpha1:.4g}, and {reason}"
+        raise ValueError(f"DPCP is infeasible with epsilon2={epsilon2}: "
+                         f"alpha1 = exp(-epsilon1) (alpha - delta) = "
+                         f"{alpha1:.4g}, and {reason} (the quantile's "
+                         "epsilon is epsilon2, its beta is alpha1)"
                          ) from None
     with np.errstate(over="ignore"):     # an overflow to inf clips to 1
         scores = np.minimum(np.abs(y - pred_train) / bound, 1.0)

@@ -68,7 +68,7 @@ def spatial_depth(points, data):
 
     Parameters
     ----------
-    points : array-like of shape (q, d)
+    points : array-like of shape (q, d), q >= 1
         Real, finite, every |coordinate| below 1e150.
     data : array-like of shape (n, d), n >= 1
         Real, finite, every |coordinate| below 1e150.
@@ -83,8 +83,8 @@ def spatial_depth(points, data):
     TypeError
         If an array is not real.
     ValueError
-        If an array is not 2-D, has non-finite or huge values, ``data``
-        is empty, or the two have different numbers of columns.
+        If an array is not 2-D, has non-finite or huge values, is
+        empty, or the two have different numbers of columns.
 
     Examples
     --------
@@ -94,9 +94,11 @@ def spatial_depth(points, data):
     """
     points = _check_data(points, "points")
     data = _check_data(data)
-    if len(data) == 0 or points.shape[1] != data.shape[1]:
-        raise ValueError("data must have at least one row, and points and "
-                         "data the same number d of columns")
+    if len(points) == 0 or len(data) == 0:
+        raise ValueError("points and data must each have at least one row")
+    if points.shape[1] != data.shape[1]:
+        raise ValueError("points and data must have the same number d of "
+                         "columns")
     centre = data.mean(axis=0)
     xc, qc = data - centre, points - centre
     depths = np.empty(len(points))
@@ -126,28 +128,29 @@ def private_spatial_median(data, epsilon, prior_mean, prior_scale,
     Privacy. Replace-one neighbours (one row replaced, n public):
     exactly epsilon-DP, because ||sum_i S(c - X_i)|| moves by at most 2,
     so every exponent moves by at most epsilon / 2. Add/remove neighbours
-    (one row added or removed; n private, beta taken from each data set's
-    own size): epsilon/2-DP, because adding a row changes every exponent
-    by an amount in [0, epsilon / 2]. Both hold for any number of
+    (one row added or removed, both data sets non-empty; n private, beta
+    taken from each data set's own size): epsilon/2-DP, because adding a
+    row changes every exponent by an amount in [0, epsilon / 2]. Both hold for any number of
     candidates, ties and lattice data included (a candidate equal to a
     data row is allowed: S(0) = 0). The prior, K, epsilon and d are
     public and must be chosen without looking at the data.
 
     Refusals. Every check on epsilon, the prior, K and rng depends on
     public inputs only, and so does the shape check (d and the 2-D
-    layout). No size is refused: n = 0 (shape (0, d)) releases a uniform
-    draw among the candidates. The only data-dependent refusal is the
-    domain check: privacy is claimed for data sets whose entries are
-    all real and finite with |value| < 1e150, and two neighbours inside
-    that domain are never treated differently. A NaN, inf, huge or
-    non-numeric entry (outside the domain) raises ValueError (TypeError
-    for a non-numeric one) without quoting any value or count; clean or
-    clip the data with public rules first.
+    layout). The only data-dependent refusals are the domain checks:
+    privacy is claimed for non-empty data sets (n >= 1) whose entries
+    are all real and finite with |value| < 1e150, and two neighbours
+    inside that domain are never treated differently (under add/remove
+    both have at least one row). An empty data set, or a NaN, inf,
+    huge or non-numeric entry (outside the domain) raises ValueError
+    (TypeError for a non-numeric one) without quoting any value or
+    count; clean or clip the data with public rules first.
 
     Parameters
     ----------
     data : array-like of shape (n, d)
-        The private sample, real and finite (see the domain above).
+        The private sample, n >= 1 rows, real and finite (see the domain
+        above).
     epsilon : float
         Privacy budget, finite and > 0.
     prior_mean : float or array-like of shape (d,)
@@ -161,7 +164,7 @@ def private_spatial_median(data, epsilon, prior_mean, prior_scale,
         [1e-100, 1e100]. It should cover the plausible location of the
         median.
     n_candidates : int
-        Number K >= 1 of prior draws.
+        Number K >= 1 of prior draws, with K * d <= 1e8 (memory).
     rng : None, int or numpy.random.Generator
         Randomness: first the candidates, then the Gumbel noise.
 
@@ -177,7 +180,7 @@ def private_spatial_median(data, epsilon, prior_mean, prior_scale,
         non-integer ``n_candidates``).
     ValueError
         If a public parameter is out of range, the data are not 2-D, or
-        the data lie outside the domain above.
+        the data lie outside the domain above (empty included).
 
     Examples
     --------
@@ -192,6 +195,9 @@ def private_spatial_median(data, epsilon, prior_mean, prior_scale,
     """
     data = _check_data(data)
     n, d = data.shape
+    if n == 0:
+        raise ValueError("data is empty; the domain is data sets with at "
+                         "least one row")
     epsilon = _check_number(epsilon, "epsilon")
     if epsilon <= 0:
         raise ValueError(f"epsilon={epsilon} must be > 0")
@@ -214,14 +220,14 @@ def private_spatial_median(data, epsilon, prior_mean, prior_scale,
                         f"{type(n_candidates).__name__}")
     if n_candidates < 1:
         raise ValueError(f"n_candidates={n_candidates} must be >= 1")
+    if n_candidates * d > 10 ** 8:
+        raise ValueError(f"n_candidates={n_candidates} in d={d} "
+                         "dimensions needs more than 1e8 draws; use fewer")
     rng = _check_rng(rng)
     candidates = mean + scale * rng.standard_normal((int(n_candidates), d))
-    if n == 0:                        # no data: every exponent is 0
-        logits = np.zeros(len(candidates))
-    else:
-        sensitivity = 2.0 / n                     # of spatial depth
-        beta = min(epsilon / (2.0 * sensitivity), 1e300)   # never inf * 0
-        values = spatial_depth(candidates, data)
-        logits = beta * (values - values.max())     # log space: no overflow
+    sensitivity = 2.0 / n                     # of spatial depth
+    beta = min(epsilon / (2.0 * sensitivity), 1e300)   # never inf * 0
+    values = spatial_depth(candidates, data)
+    logits = beta * (values - values.max())     # log space: no overflow
     gumbel = rng.gumbel(size=len(candidates))
     return candidates[np.argmax(logits + gumbel)].copy()

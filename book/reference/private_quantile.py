@@ -211,7 +211,8 @@ def private_quantile(scores, beta, epsilon, bins=1000, rng=None, *, n=None):
     epsilon : float
         Privacy budget of this release, finite and > 0.
     bins : int
-        Number M >= 1 of equal bins; the output is a multiple of 1/M.
+        Number M of equal bins, 1 <= M <= 1e8; the output is a multiple
+        of 1/M.
     rng : None, int or numpy.random.Generator
         Source of randomness (the Gumbel noise).
     n : int, optional
@@ -248,6 +249,9 @@ def private_quantile(scores, beta, epsilon, bins=1000, rng=None, *, n=None):
     if epsilon <= 0:
         raise ValueError(f"epsilon={epsilon} must be > 0")
     bins = _check_count(bins, "bins")
+    if bins > 10 ** 8:
+        raise ValueError(f"bins={bins} must be at most 1e8 (the release "
+                         "costs O(bins) memory and time)")
     if n is not None:
         n = _check_count(n, "n")
     rng = _check_rng(rng)

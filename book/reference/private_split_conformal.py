@@ -117,7 +117,8 @@ def private_split_quantile(scores, alpha, epsilon, m, rng=None, *, n=None):
     epsilon : float
         Privacy budget of this release, finite and > 0.
     m : int
-        Number of grid edges, m >= 2 (public; choose it without the data).
+        Number of grid edges, 2 <= m <= 1e8 (public; choose it without the
+        data).
     rng : None, int or numpy.random.Generator
         Source of randomness (the Gumbel noise).
     n : int, optional
@@ -151,6 +152,9 @@ def private_split_quantile(scores, alpha, epsilon, m, rng=None, *, n=None):
     if epsilon <= 0:
         raise ValueError(f"epsilon={epsilon} must be > 0")
     m = _check_count(m, "m", minimum=2)
+    if m > 10 ** 8:
+        raise ValueError(f"m={m} must be at most 1e8 (the release "
+                         "costs O(m) memory and time)")
     if n is not None:
         n = _check_count(n, "n")
     rng = _check_rng(rng)
