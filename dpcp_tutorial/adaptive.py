@@ -78,7 +78,7 @@ from ._validation import (
     require,
 )
 from .accounting import PrivacyAccount, Spend, covered, group_privacy, make_account, trainer_account
-from .private_split import _public_size, _release_threshold, _warn_trivial
+from .private_split import _check_release_sampler, _public_size, _release_threshold, _warn_trivial
 from .training import (
     _SGD_DOC,
     Y_BOUND_ADVICE,
@@ -280,7 +280,11 @@ MAX_SCALE = 1e100
 _RNG_DOC = """rng : None, int or numpy.random.Generator
         Randomness of the private quantile (and of the subsampling). A known
         seed makes the release reproducible by anyone who knows it, hence not
-        private: use ``rng=None`` (fresh OS entropy) for a real release."""
+        private: use ``rng=None`` (fresh OS entropy) for a real release.
+    sampler : {"numpy", "opendp"}
+        The private quantile's sampler (:func:`~dpcp_tutorial.private_quantile`):
+        ``"numpy"`` (default) or OpenDP's exact report-noisy-max (``"opendp"``,
+        the same privacy and coverage guarantees; ``rng`` must be ``None``)."""
 
 _N_DOC = """n : int or None
         Public calibration size. Given: the calibration scores are subsampled
@@ -378,7 +382,8 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
 
     def __init__(self, mean_estimator, scale_estimator=None, alpha: float = 0.1, epsilon: float = 1.0, *,
                  y_bound=REQUIRED, sigma_min=REQUIRED, score_bound: float | None = None, bins: int = 1000,
-                 scale_target: str = "abs", n: int | None = None, prefit: bool = False, rng: RandomLike = None):
+                 scale_target: str = "abs", n: int | None = None, prefit: bool = False, rng: RandomLike = None,
+                 sampler: str = "numpy"):
         require(y_bound, "y_bound", type(self).__name__, Y_BOUND_ADVICE)
         if scale_estimator is not None:
             require(sigma_min, "sigma_min", type(self).__name__, "sigma_min is the public floor of the scale "
@@ -396,6 +401,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         self.n = n
         self.prefit = prefit
         self.rng = rng
+        self.sampler = sampler
 
     # ------------------------------------------------------------------ public settings
     def _settings(self):
@@ -511,13 +517,14 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
         y_bound, _, bound = self._settings()
         n = _public_size(self.n)
+        sampler = _check_release_sampler(self.sampler, self.rng, "quantile")
         X = check_2d(X, "X", min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)
         check_same_length(("X", X), ("y", y))
         scores = normalized_score(y, self._mean(X, y_bound), self._scale(X), bound) if X.shape[0] else np.empty(0)
         self.qhat_, calibration, notes = _release_threshold(
             self, scores, calibrator="quantile", alpha=alpha, epsilon=epsilon, bins=bins, m="auto", gamma="auto",
-            variant="tight", n=n, rng=check_random_state(self.rng))
+            variant="tight", n=n, rng=check_random_state(self.rng), sampler=sampler)
         self.score_bound_ = bound
         mean, scale = self._models()
         self.privacy_ = _pipeline_account(
@@ -730,7 +737,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
 
     def __init__(self, lower_estimator, upper_estimator, alpha: float = 0.1, epsilon: float = 1.0, *,
                  score_bound=REQUIRED, bins: int = 1000, n: int | None = None, prefit: bool = False,
-                 rng: RandomLike = None):
+                 rng: RandomLike = None, sampler: str = "numpy"):
         require(score_bound, "score_bound", type(self).__name__, "score_bound is the public K of the CQR score, "
                 "in the response's units: how far outside the quantile band a response can plausibly fall.")
         self.lower_estimator = lower_estimator
@@ -742,6 +749,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         self.n = n
         self.prefit = prefit
         self.rng = rng
+        self.sampler = sampler
 
     def _check_models(self):
         check_estimator(self.lower_estimator, "lower_estimator")
@@ -803,6 +811,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
         bound = _check_score_bound(self.score_bound)
         n = _public_size(self.n)
+        sampler = _check_release_sampler(self.sampler, self.rng, "quantile")
         self._models()
         X = check_2d(X, "X", min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)
@@ -810,7 +819,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         scores = cqr_score(y, *self._quantiles(X), bound) if X.shape[0] else np.empty(0)
         self.qhat_, calibration, notes = _release_threshold(
             self, scores, calibrator="quantile", alpha=alpha, epsilon=epsilon, bins=bins, m="auto", gamma="auto",
-            variant="tight", n=n, rng=check_random_state(self.rng))
+            variant="tight", n=n, rng=check_random_state(self.rng), sampler=sampler)
         parts = getattr(self, "_parts", {}) if not check_bool(self.prefit, "prefit") else {}
         lower, upper = self._models()
         self.privacy_ = _pipeline_account(

@@ -67,7 +67,15 @@ from .private_split import (
     normalised_residual_score,
 )
 from .quantile import _check_variant as _check_quantile_variant
-from .quantile import private_quantile, private_quantile_level, private_quantile_privacy_loss, quantile_edges
+from .quantile import (
+    private_quantile,
+    private_quantile_level,
+    private_quantile_miscoverage_bound,
+    private_quantile_privacy_loss,
+    quantile_edges,
+)
+
+_LARGEST_SIZE = 2 ** 62      # the largest data size the tight quantile's feasibility search considers
 
 __all__ = [
     "check_dp_trainer",
@@ -307,9 +315,13 @@ def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: f
         try:
             return alpha1, private_quantile_level(alpha1, n, epsilon2, bins, "tight")
         except ValueError as error:
-            raise ValueError(f"DPCP is infeasible with epsilon1={epsilon1:.4g} and epsilon2={epsilon2:.4g}: alpha1 = "
-                             f"e^-epsilon1 (alpha - delta) = {alpha1:.4g}, and {error} (its epsilon is epsilon2 "
-                             "here)") from None
+            if private_quantile_miscoverage_bound(0.0, _LARGEST_SIZE, epsilon2, bins) > alpha1:
+                raise ValueError(f"DPCP is infeasible at every data size with epsilon2={epsilon2:.4g}: even 2**62 "
+                                 f"scores cannot reach alpha1 = e^-epsilon1 (alpha - delta) = {alpha1:.4g} "
+                                 f"(epsilon1={epsilon1:.4g}) with M={quantile_edges(bins).size} edges; raise "
+                                 "epsilon2 or lower epsilon1") from None
+            raise ValueError(f"DPCP is infeasible: alpha1 = e^-epsilon1 (alpha - delta) = {alpha1:.4g} "
+                             f"(epsilon1={epsilon1:.4g}), and {error}") from None
     shift = 2.0 / (n * epsilon2)
     if alpha1 <= shift:
         hints = []

@@ -412,11 +412,12 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
     n_steps : int, optional
         Langevin steps; by default :math:`\\max(1000, 80d)`, a public rule of thumb
         that reaches the stationary regime with the default step on unit-scale
-        data (chapter 10).
+        data (chapter 10). At most :math:`10^8/d` (the noise is drawn up front).
     step_size : float, optional
         Langevin step :math:`h`; by default :func:`langevin_step_size`. Must be
         below :math:`2\\tau^2` (:math:`\\tau` the prior scale), which keeps the
-        chain stable for every data set.
+        chain stable for every data set. The defaults of ``start``,
+        ``n_steps`` and ``step_size`` **assume standardised data** (see Notes).
     rng : None, int or numpy.random.Generator
         Randomness, used in the order: directions, candidates or start,
         sampling. A known seed makes the release reproducible by anyone who
@@ -436,10 +437,28 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
         (:meth:`GaussianPrior.far_tail_radius`), a sign that the prior does not
         fit the data's units. The condition is a function of the release and
         the public prior only, so the warning is post-processing: it costs no
-        privacy. With the candidate sampler the release is one of the prior's
-        draws, which lands there with probability about ``n_candidates`` times
-        :math:`10^{-6}`: a prior centred far from the data is not detected by
-        any free check, so choose it from public knowledge.
+        privacy. **It cannot detect a misplaced prior when the candidates are
+        drawn from that prior** (the default of the candidate sampler): the
+        release is then one of the prior's own draws, a prior draw, which lies
+        in the far tail with probability about ``n_candidates`` times
+        :math:`10^{-6}` whatever the data. A prior centred far from the data
+        gives the prior draw nearest the data -- inside the prior's bulk,
+        still far from the data -- and no warning; no free check can tell, so
+        choose the prior from public knowledge. The warning does fire for explicit ``candidates`` and for
+        the Langevin chain, whose release can leave the prior's bulk.
+
+    Notes
+    -----
+    **Scale of the data.** The default Langevin settings -- the start
+    :math:`N(\\text{prior mean}, I_d)`, ``n_steps`` :math:`= \\max(1000, 80d)` and
+    the step :func:`langevin_step_size` -- are tuned for data of unit scale,
+    like the authors' prior :math:`N(0, 25d\\,I)` for standardised data. On data
+    in other units (mmHg, dollars) the chain mixes slowly or not at all within
+    the default steps. Standardise every coordinate by **public** constants
+    first (subtract a public reference centre, divide by a public spread, never
+    the sample's own mean and standard deviation), release the median on that
+    scale with a prior such as ``GaussianPrior(0.0, 5 * sqrt(d))``, and map it
+    back with the same constants (post-processing, free).
 
     Raises
     ------

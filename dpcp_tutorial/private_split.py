@@ -487,6 +487,19 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
         it is 1 (the whole space), returned without looking at the scores.
         The set is :math:`\\{y : s(x, y) \\le \\hat s\\}` (the reference uses ``<``;
         the two differ only on exact ties).
+
+    Notes
+    -----
+    **No OpenDP sampler** is offered here (unlike
+    :func:`~dpcp_tutorial.private_quantile`): the exponent
+    :math:`c\\,w_j` is a real multiple of the counts through :math:`\\tilde q`,
+    and OpenDP's exact report-noisy-max certifies its guarantee for utilities
+    whose sensitivity is exact (integers). An integer version would round
+    :math:`\\tilde q` to a grid, i.e. be another mechanism than the one this
+    function reproduces, whose coverage argument (chapter 4) is stated for
+    :math:`\\tilde q` itself. For a hardened release use the tight private
+    quantile with ``sampler="opendp"`` (``calibrator="quantile"`` of the split
+    estimators, the package default).
     """
     rng = check_random_state(rng)
     alpha = check_alpha(alpha)
@@ -686,15 +699,32 @@ def _pps_losses(alpha, size, epsilon, m, gamma, variant, public_n: bool, m_setti
         "from each neighbour's own size (pps_privacy_loss(..., public_n=False))",)
 
 
+def _check_release_sampler(sampler, rng, calibrator: str) -> str:
+    """The sampler of a split estimator's threshold: ``"numpy"``, or ``"opendp"`` with ``rng=None`` and the tight quantile.
+
+    Checked in every mode (also when ``calibrator="pps"``, which offers NumPy's sampler only: see
+    :func:`pps_private_quantile`).
+    """
+    from .mechanisms import check_sampler
+
+    sampler, _ = check_sampler(sampler, rng)
+    if sampler == "opendp" and calibrator != "quantile":
+        raise ValueError(f"sampler='opendp' is offered with calibrator='quantile' (the tight private quantile) only; "
+                         f"calibrator={calibrator!r} draws with NumPy's sampler (pps_private_quantile says why)")
+    return sampler
+
+
 def _release_threshold(owner, scores: np.ndarray, *, calibrator: str, alpha: float, epsilon: float, bins, m, gamma,
-                       variant: str, n, rng: np.random.Generator):
+                       variant: str, n, rng: np.random.Generator, sampler: str = "numpy"):
     """The private threshold of a split estimator and the :class:`~dpcp_tutorial.accounting.Spend` it costs.
 
     ``scores`` are the calibration scores in [0, 1] (possibly none when ``n``
     is public). With a public ``n`` they are first subsampled or padded to
     exactly ``n`` (:func:`_subsample_or_pad`); the subsampling uses a child
     generator whose seed is drawn from ``rng`` whatever the data, so the
-    mechanism's own draws do not depend on the part's size.
+    mechanism's own draws do not depend on the part's size. ``sampler``
+    (checked by :func:`_check_release_sampler`) is the tight quantile's; with
+    ``"opendp"`` only the subsampling uses ``rng`` (a fresh generator).
     Sets the fitted attributes on ``owner`` and returns ``(qhat, spend, notes)``.
     """
     from .accounting import Spend
@@ -711,10 +741,12 @@ def _release_threshold(owner, scores: np.ndarray, *, calibrator: str, alpha: flo
     size = scores.size
     if calibrator == "quantile":
         level = _feasible_level(alpha, size, epsilon, bins)   # public inputs only (n public or declared so)
-        qhat = private_quantile(scores, alpha, epsilon, bins, rng=rng, n=size)
+        qhat = private_quantile(scores, alpha, epsilon, bins, rng=None if sampler == "opendp" else rng, n=size,
+                                sampler=sampler)
         owner.level_ = level
         ar, ro, notes = _quantile_losses(alpha, size, epsilon, bins, public_n)
-        label = f"private quantile (tight, M = {edges.size} edges)"
+        label = f"private quantile (tight, M = {edges.size} edges" + (", OpenDP sampler)" if sampler == "opendp"
+                                                                       else ")")
     else:
         m_used = _resolve_m(m, size, alpha, epsilon, variant, rng)
         owner.m_ = m_used
@@ -782,10 +814,11 @@ class _PrivateSplitBase(_SplitConformalBase):
 
     def _release(self, scores: np.ndarray, public, what: str):
         alpha, epsilon, calibrator, n = self._settings()
+        sampler = _check_release_sampler(self.sampler, self.rng, calibrator)
         rng = check_random_state(self.rng)
         qhat, spend, notes = _release_threshold(self, scores, calibrator=calibrator, alpha=alpha, epsilon=epsilon,
                                                 bins=self.bins, m=self.m, gamma=self.gamma, variant=self.variant,
-                                                n=n, rng=rng)
+                                                n=n, rng=rng, sampler=sampler)
         self.qhat_ = qhat
         size = f"calibration size n = {n} (subsample-or-pad)" if n is not None else \
             f"calibration size N = {self.n_} (n=None)"
@@ -832,6 +865,12 @@ _COMMON_PARAMS = """
         A known seed makes the release reproducible by anyone who knows it,
         hence not private: use ``rng=None`` (fresh OS entropy) for a real
         release; seeds are for teaching and tests.
+    sampler : {"numpy", "opendp"}
+        The tight quantile's sampler (:func:`~dpcp_tutorial.private_quantile`):
+        ``"numpy"`` (default), or OpenDP's exact report-noisy-max on integer
+        utilities (``"opendp"``: level rounded down to the grid :math:`A/2^{32}`,
+        the same privacy and coverage guarantees; ``rng`` must be ``None``).
+        ``calibrator="pps"`` offers NumPy's sampler only.
 """
 
 _COMMON_ATTRIBUTES = """
@@ -903,7 +942,8 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
 
     def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, *, bound=REQUIRED,
                  calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
-                 n: int | None = None, prefit: bool = False, rng: RandomLike = None):
+                 n: int | None = None, prefit: bool = False, rng: RandomLike = None,
+                 sampler: str = "numpy"):
         require(bound, "bound", type(self).__name__, _BOUND_ADVICE)
         super().__init__(estimator, alpha=alpha, prefit=prefit)
         self.epsilon = epsilon
@@ -915,6 +955,7 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
         self.variant = variant
         self.n = n
         self.rng = rng
+        self.sampler = sampler
 
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
@@ -962,7 +1003,7 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
 
     def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, *, score: str = "lac",
                  calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
-                 n: int | None = None, prefit: bool = False, rng: RandomLike = None):
+                 n: int | None = None, prefit: bool = False, rng: RandomLike = None, sampler: str = "numpy"):
         super().__init__(estimator, alpha=alpha, prefit=prefit)
         self.epsilon = epsilon
         self.score = score
@@ -973,6 +1014,7 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         self.variant = variant
         self.n = n
         self.rng = rng
+        self.sampler = sampler
 
     def _score_functions(self):
         return classification_score_functions(self.score)

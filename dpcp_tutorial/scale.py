@@ -85,7 +85,14 @@ from ._validation import (
 )
 from .depth import _resolve_directions, _project, check_depth_name
 from .dpcp import dpcp_quantile as _dpcp_quantile
-from .median import _DEFAULT_DIRECTIONS, _MAX_CANDIDATES, GaussianPrior, _check_direction_settings, mechanism_beta
+from .median import (
+    _DEFAULT_DIRECTIONS,
+    _MAX_CANDIDATES,
+    GaussianPrior,
+    _check_direction_settings,
+    _warn_far_tail,
+    mechanism_beta,
+)
 from .mechanisms import gumbel_max_sample
 from .private_split import pps_choose_m, pps_grid
 from .private_split import pps_private_quantile as _pps_private_quantile
@@ -687,6 +694,18 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: 
     -------
     ndarray of shape (d,)
         One of the candidates.
+
+    Warns
+    -----
+    ReleaseWarning
+        As in memory, when a prior is given and the release lies in its far
+        tail (a function of the release and the public prior: free). As there,
+        **it cannot detect a misplaced prior when the candidates are drawn from
+        that prior**: the release is then one of the prior's own draws, inside
+        the prior's bulk however far the data are. Choose the prior from public
+        knowledge, and standardise the data by public constants first if the
+        prior is the authors' one for standardised data, ``GaussianPrior(0.0,
+        5 * sqrt(d))`` (:func:`dpcp_tutorial.private_depth_median`, Notes).
     """
     epsilon = check_epsilon(epsilon)
     depth = check_depth_name(depth)
@@ -744,4 +763,7 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: 
         counts = np.rint(stat).astype(np.int64).reshape((2,) + cand_proj.shape)
         values = (_counts.halfspace_from_counts if depth == "halfspace" else _counts.idd_from_counts)(counts, n)
     beta = mechanism_beta(epsilon, depth, n)
-    return cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
+    release = cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
+    if prior is not None:
+        _warn_far_tail(release, prior)         # as in memory: the release and the public prior only
+    return release

@@ -272,3 +272,35 @@ def test_uncovered_relation_is_reported_with_its_reason():
 
 def test_release_warning_is_a_user_warning():
     assert issubclass(ReleaseWarning, UserWarning)
+
+
+def test_a_delta_of_one_is_no_guarantee():
+    """(eps, 1) holds for every mechanism: a pair with delta = 1 is refused (pass None: not covered), and a
+    composition whose delta reaches 1 reports the relation as not covered, with the reason."""
+    with pytest.raises(ValueError, match="a delta of 1 is no guarantee"):
+        Spend("x", (1.0, 1.0))
+    with pytest.raises(ValueError, match="a delta of 1 is no guarantee"):
+        PrivacyAccount(1.0, 0.0, "add/remove", (1.0, 0.0), (2.0, 1.0))
+    spends = [Spend("a", (1.0, 0.6), (2.0, 0.6)), Spend("b", (1.0, 0.5), (2.0, 0.5))]
+    totals = compose(spends)
+    assert totals["add/remove"] is None and totals["replace-one"] is None
+    assert "reaches 1" in totals["reasons"]["add/remove"]
+    budget = PrivacyBudget(2000.0, 0.5)
+    budget.spend(800.0, 1e-9, "huge epsilon")            # group privacy of it is vacuous: replace-one not covered
+    assert budget.ledger[0].replace_one is None and budget.account().replace_one is None
+
+
+def test_account_pairs_default_to_not_covered_and_must_match_the_primary():
+    spend = Spend("replace-one only", replace_one=(1.0, 0.0))
+    assert spend.add_remove is None and spend.part == "all"
+    account = PrivacyAccount(1.0, 1e-6, "add/remove")    # the primary pair is (epsilon, delta); the other: None
+    assert account.add_remove == (1.0, 1e-6) and account.replace_one is None
+    uncovered = PrivacyAccount(math.inf, 1.0, "replace-one", add_remove=(1.0, 0.0))
+    assert uncovered.replace_one is None
+    with pytest.raises(ValueError, match="contradicts the primary guarantee"):
+        PrivacyAccount(1.0, 0.0, "add/remove", (2.0, 0.0), (2.0, 0.0))
+    for name in ("parts", "public", "notes"):
+        with pytest.raises(TypeError, match=f"{name} must be a tuple"):
+            PrivacyAccount(1.0, 0.0, "add/remove", **{name: 1.0})
+    with pytest.raises(TypeError, match="public and notes must hold strings"):
+        PrivacyAccount(1.0, 0.0, "add/remove", public=(1.0,))

@@ -524,3 +524,41 @@ def test_shape_errors_quote_no_record_count(bad):
     with pytest.raises(ValueError) as err:
         cqr.calibrate(*args)
     assert "300" not in str(err.value)
+
+
+def test_adaptive_estimators_forward_the_opendp_sampler():
+    from dpcp_tutorial.adaptive import DPSGDQuantileRegressor, PrivateConformalizedQuantileRegressor
+
+    X, y = make_heteroscedastic_regression(3000, rng=5)
+    plain = PrivateNormalizedConformalRegressor(LinearRegression(), None, epsilon=2.0, y_bound=6.0, bins=100,
+                                                sampler="opendp")
+    plain.fit(X[:1000], y[:1000]).calibrate(X[2000:], y[2000:])
+    assert 0.0 < plain.qhat_ < 1.0
+    assert plain.privacy_.parts[-1].label == "private quantile (tight, M = 100 edges, OpenDP sampler)"
+    with pytest.raises(ValueError, match="cannot be seeded"):
+        PrivateNormalizedConformalRegressor(LinearRegression(), None, y_bound=6.0, sampler="opendp", rng=3) \
+            .fit(X[:1000], y[:1000]).calibrate(X[2000:], y[2000:])
+    quantiles = [DPSGDQuantileRegressor(quantile=q, steps=20, x_bound=3.0, expected_batch_size=50.0, rng=1)
+                 for q in (0.1, 0.9)]
+    cqr = PrivateConformalizedQuantileRegressor(*quantiles, epsilon=2.0, score_bound=6.0, bins=100,
+                                                sampler="opendp")
+    cqr.fit_lower(X[:1000], y[:1000]).fit_upper(X[1000:2000], y[1000:2000]).calibrate(X[2000:], y[2000:])
+    assert 0.0 < cqr.qhat_ <= 1.0
+    with pytest.raises(TypeError, match="sampler must be one of"):
+        PrivateConformalizedQuantileRegressor(*quantiles, score_bound=6.0, sampler=None) \
+            .fit(X[:1000], y[:1000]).calibrate(X[2000:], y[2000:])
+
+
+def test_adaptive_estimators_name_their_models_and_check_unused_settings():
+    X, y = make_heteroscedastic_regression(600, rng=6)
+    with pytest.raises(TypeError, match="mean_estimator must be an estimator instance, got the class"):
+        PrivateNormalizedConformalRegressor(LinearRegression, None, y_bound=6.0).fit(X, y)
+    with pytest.raises(TypeError, match="scale_estimator must be a scikit-learn estimator"):
+        PrivateNormalizedConformalRegressor(LinearRegression(), "abc", y_bound=6.0, sigma_min=0.1).fit(X, y)
+    with pytest.raises(TypeError, match="scale_target must be one of"):
+        PrivateNormalizedConformalRegressor(LinearRegression(), None, y_bound=6.0, scale_target=["abs"]).fit(X, y)
+    # alpha and n are validated even when public_n=True does not use them
+    with pytest.raises(ValueError, match="alpha"):
+        adaptive_privacy_account(None, None, 1.0, alpha=1.5)
+    with pytest.raises(TypeError, match="n must be an integer"):
+        adaptive_privacy_account(None, None, 1.0, n=2.0)

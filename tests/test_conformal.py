@@ -336,3 +336,56 @@ def test_score_errors_quote_no_label_or_count():
             with pytest.raises(ValueError) as err:
                 score(proba, y)
             assert "7345" not in str(err.value) and "313" not in str(err.value) and "312" not in str(err.value)
+
+
+# --------------------------------------------------------------------------- bad inputs named (issue 19, §6)
+
+def test_thresholds_and_intervals_are_checked():
+    proba = np.full((2, 3), 1 / 3)
+    for fn in (lac_prediction_set, aps_prediction_set):
+        assert fn(proba, math.inf).all() and fn(proba, 10**30).all()     # inf and huge: every label
+        with pytest.raises(ValueError, match="qhat=-1.0 must be >= 0.0"):
+            fn(proba, -1.0)
+    assert interval_width([[-math.inf, 1.0], [0.0, 2.0]]).tolist() == [math.inf, 2.0]   # half-lines are intervals
+    assert interval_coverage([0.5, 3.0], [[-math.inf, 1.0], [0.0, 2.0]]) == 0.5
+    for bad in ([[2.0, 1.0]], [[math.inf, math.inf]], [[-math.inf, -math.inf]]):
+        with pytest.raises(ValueError, match="lower <= upper"):
+            interval_width(bad)
+    with pytest.raises(ValueError, match="intervals is empty"):
+        interval_width(np.empty((0, 2)))
+    with pytest.raises(TypeError, match="intervals must hold real numbers"):
+        interval_width(np.array([[0.0, 1j]]))
+    with pytest.raises(ValueError, match="sets is empty"):
+        set_size(np.empty((0, 3), dtype=bool))
+    with pytest.raises(TypeError, match="score must be one of"):
+        SplitConformalClassifier(LogisticRegression(), score=["lac"]).fit(np.zeros((4, 1)), [0, 1, 0, 1]) \
+            .calibrate(np.zeros((4, 1)), [0, 1, 0, 1])
+
+
+def test_full_conformal_refuses_unreliable_refits_once_and_checks_the_point():
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 2))
+    y = X @ np.array([1.0, -0.5]) + 0.1 * rng.normal(size=30)
+    grid = np.linspace(-3, 3, 7)
+    with pytest.raises(ValueError, match="x_new must be one-dimensional"):
+        full_conformal_interval(Ridge(), X, y, X[:1], 0.2, grid)
+    with pytest.raises(ValueError, match="x_new contains NaN"):
+        full_conformal_interval(Ridge(), X, y, np.full(X.shape[1], np.nan), 0.2, grid)
+    huge = X.copy()
+    huge[0, 0] = 1e30                          # an ill-conditioned refit: LinAlgWarning in every refit
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="numerically unreliable .*LinAlgWarning"):
+            full_conformal_interval(Ridge(), huge, y, X[0], 0.2, grid)
+
+    class Noisy(Ridge):                        # any other warning of a refit reaches the caller once
+        def fit(self, X, y):
+            warnings.warn("a deprecation of this estimator", FutureWarning)
+            return super().fit(X, y)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        full_conformal_interval(Noisy(), X, y, X[0], 0.2, grid)
+    assert [str(w.message) for w in caught] == ["a deprecation of this estimator"]

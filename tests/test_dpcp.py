@@ -527,3 +527,55 @@ def test_bound_is_required():
         DPCPRegressor(DPRidgeRegression(x_bound=1.0, y_bound=1.5))
     with pytest.raises(TypeError, match="needs the public low"):
         DPRegressogram()
+
+
+# ---------------------------------------------------------------------------
+# OpenDP's exact sampler (issue 19, section 4) and errors named by the caller's parameter (section 6)
+# ---------------------------------------------------------------------------
+
+def test_dpcp_quantile_with_the_opendp_sampler_follows_its_law_and_refuses_a_seed():
+    from dpcp_tutorial import private_quantile_probabilities
+
+    scores = np.random.default_rng(40).uniform(size=300)
+    alpha1, _ = dpcp_levels(300, 0.2, 0.3, 2.0, 1e-6, bins=5)
+    edges, law = private_quantile_probabilities(scores, alpha1, 2.0, bins=5, sampler="opendp")
+    draws = np.array([dpcp_quantile(scores, 0.2, 0.3, 2.0, 1e-6, bins=5, sampler="opendp") for _ in range(2000)])
+    counts = np.array([np.sum(np.isclose(draws, e)) for e in edges])
+    assert counts.sum() == draws.size
+    se = np.sqrt(draws.size * law * (1 - law))
+    assert np.all(np.abs(counts - draws.size * law) <= 5 * se + 1)
+    with pytest.raises(ValueError, match="cannot be seeded; pass rng=None"):
+        dpcp_quantile(scores, 0.2, 0.3, 2.0, 1e-6, bins=5, rng=1, sampler="opendp")
+
+
+def test_dpcp_estimators_forward_the_sampler():
+    rng = np.random.default_rng(41)
+    X = rng.uniform(-1, 1, size=(3000, 1))
+    y = X[:, 0] + 0.3 * rng.standard_normal(3000)
+    trainer = DPRidgeRegression(l2=10.0, x_bound=1.0, y_bound=2.0)
+    model = DPCPRegressor(trainer, epsilon=2.0, bound=2.0, n=3000, sampler="opendp").fit(X, y)
+    assert 0.0 < model.qhat_ < 1.0
+    assert model.predict_interval(X[:3]).shape == (3, 2)
+    with pytest.raises(ValueError, match="cannot be seeded"):
+        DPCPRegressor(trainer, epsilon=2.0, bound=2.0, n=3000, sampler="opendp", rng=0).fit(X, y)
+    with pytest.raises(ValueError, match="sampler"):
+        dpcp_interval(trainer, X, y, X[:2], epsilon=2.0, bound=2.0, sampler="hardened")
+
+
+def test_dpcp_errors_name_the_callers_parameter():
+    rng = np.random.default_rng(42)
+    X = rng.uniform(-1, 1, size=(500, 1))
+    y = X[:, 0] + 0.3 * rng.standard_normal(500)
+    trainer = DPRidgeRegression(l2=10.0, x_bound=1.0, y_bound=2.0)
+    with pytest.raises(ValueError, match=r"^epsilon=1e\+30 with training_share=0.3 .*too large"):
+        DPCPRegressor(trainer, epsilon=1e30, bound=2.0, n=500).fit(X, y)
+    with pytest.raises(ValueError, match="epsilon2=1e-300"):
+        dpcp_levels(2000, 0.1, 0.3, 1e-300, 1e-6, bins=50)
+    with pytest.raises(ValueError, match="epsilon=800 is too large"):
+        differential_cp_level(0.1, 800.0, 1e-6)
+    with pytest.raises(TypeError, match="got the class DPRidgeRegression"):
+        check_dp_trainer(DPRidgeRegression)
+    with pytest.raises(ValueError, match="X_test"):
+        dpcp_interval(trainer, X, y, np.full((2, 1), np.nan), epsilon=2.0, bound=2.0)
+    with pytest.raises(TypeError, match="score must be one of"):
+        DPCPClassifier(DPLogisticRegression(x_bound=1.0), score=["lac"], classes=[0, 1]).fit(X, (y > 0).astype(int))

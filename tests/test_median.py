@@ -361,3 +361,31 @@ def test_prior_is_required_and_far_tail_releases_warn():
     private_depth_median(data, 1.0, "halfspace", candidates=cand, rng=0)
     with pytest.warns(ReleaseWarning):
         private_depth_median(data, 50.0, "halfspace", prior=wrong, candidates=cand, rng=0)
+
+
+def test_unused_settings_are_validated_without_changing_the_release():
+    """Parameters a mode does not use are checked (issue 19, §6) but never drawn from rng: the seeded
+    release is the same with or without them."""
+    data = np.random.default_rng(60).normal(size=(40, 2))
+    base = private_depth_median(data, 1.0, depth="spatial", prior=GAUSS_2D, rng=7)
+    same = private_depth_median(data, 1.0, depth="spatial", prior=GAUSS_2D, n_directions=7,
+                                directions=random_directions(5, 2, rng=1), smoothing=3.0, rng=7)
+    np.testing.assert_array_equal(base, same)
+    grid = public_grid(-1, 1, 5, 2)
+    np.testing.assert_array_equal(private_depth_median(data, 1.0, candidates=grid, rng=2),
+                                  private_depth_median(data, 1.0, candidates=grid, n_candidates=3, rng=2))
+    for kwargs, match in [(dict(n_directions=2.5), "n_directions must be an integer"),
+                          (dict(smoothing=-1.0), "smoothing"), (dict(n_candidates=0), "n_candidates"),
+                          (dict(sampler=["candidates"]), "sampler must be one of"),
+                          (dict(directions=np.zeros((3, 2))), "zero vector")]:
+        with pytest.raises((TypeError, ValueError), match=match):
+            private_depth_median(data, 1.0, depth="spatial", prior=GAUSS_2D, **{**dict(rng=7), **kwargs})
+    np.testing.assert_array_equal(depth_median(data, "spatial"), depth_median(data, "spatial", start=[0.0, 0.0],
+                                                                             n_directions=3))
+    with pytest.raises(ValueError, match="start"):
+        depth_median(data, "spatial", start=[0.0, np.nan])
+    with pytest.raises(ValueError, match="n_steps=.* needs n_steps \\* d > 1e8"):
+        private_depth_median(data, 1.0, depth="smoothed_idd", sampler="langevin", prior=GAUSS_2D,
+                             n_directions=10, n_steps=10**8, rng=0)
+    with pytest.raises(ValueError, match="smoothing=1e-300"):
+        langevin_step_size(10.0, random_directions(8, 2, rng=1), smoothing=1e-300)

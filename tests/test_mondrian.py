@@ -234,3 +234,23 @@ def test_shape_and_label_errors_quote_no_record_count_or_label(problem, bad):
     with pytest.raises(ValueError) as err:
         est.calibrate(*args)
     assert "317" not in str(err.value) and "7345" not in str(err.value)
+
+
+def test_count_share_has_a_public_floor_and_settings_are_named():
+    rng = np.random.default_rng(50)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    model = LogisticRegression().fit(X[:100], y[:100])
+    with pytest.raises(ValueError, match=r"count_share=1e-300 must be >= 1e-06"):
+        MondrianPrivateConformalClassifier(model, classes=[0, 1], count_share=1e-300, prefit=True) \
+            .calibrate(X[100:], y[100:])
+    with pytest.raises(TypeError, match="calibrator must be one of"):
+        MondrianPrivateConformalClassifier(model, classes=[0, 1], calibrator=["pps"], prefit=True) \
+            .calibrate(X[100:], y[100:])
+    with pytest.raises(TypeError, match="score must be one of"):
+        MondrianPrivateConformalClassifier(model, classes=[0, 1], score=["lac"], prefit=True) \
+            .calibrate(X[100:], y[100:])
+    with pytest.raises(ValueError, match="counts is empty"):
+        noisy_class_counts(np.array([], dtype=int), 1.0, rng=0)
+    with pytest.raises(TypeError, match="relation must be one of"):
+        mondrian_privacy_loss(1.0, relation=np.array(["add/remove"]))

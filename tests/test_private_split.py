@@ -600,3 +600,85 @@ def test_recomputed_level_bound_of_pps_is_an_exact_upper_bound():
         worst = max_add_one_log_ratio(lambda d: pps_quantile_probabilities(d, alpha, eps, m, log=True)[1], grid, n)
         assert worst <= bound + 1e-9
         assert worst >= 0.5 * bound          # and not vacuous
+
+
+# ---------------------------------------------------------------------------
+# OpenDP's exact sampler through the split estimators (issue 19, section 4)
+# ---------------------------------------------------------------------------
+
+def _opendp_law_check(draws, edges, probabilities):
+    """Frequencies of ``draws`` over ``edges`` within 5 binomial standard errors of ``probabilities``."""
+    counts = np.array([np.sum(np.isclose(draws, e)) for e in edges])
+    assert counts.sum() == len(draws)               # every release is an edge
+    expected = len(draws) * probabilities
+    se = np.sqrt(len(draws) * probabilities * (1 - probabilities))
+    assert np.all(np.abs(counts - expected) <= 5 * se + 1), (counts, expected)
+
+
+def test_split_estimators_release_with_the_opendp_sampler_from_its_law():
+    from dpcp_tutorial import private_quantile_probabilities
+    from sklearn.dummy import DummyRegressor
+
+    rng = np.random.default_rng(30)
+    X, y = rng.normal(size=(60, 1)), rng.normal(size=60)
+    model = DummyRegressor().fit(X, y)                 # a public model: the scores are |y - mean|
+    scores = normalised_residual_score(y, model.predict(X), 3.0)
+    edges, law = private_quantile_probabilities(scores, 0.2, 2.0, bins=5, sampler="opendp")
+    est = PrivateSplitConformalRegressor(model, alpha=0.2, epsilon=2.0, bound=3.0, bins=5, prefit=True,
+                                         sampler="opendp")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseWarning)
+        draws = [est.calibrate(X, y).qhat_ for _ in range(1500)]
+    _opendp_law_check(draws, edges, law)
+    assert "OpenDP sampler" in est.privacy_.parts[-1].label
+    assert est.privacy_.replace_one == (2.0, 0.0)      # the same guarantee as with NumPy's sampler
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: PrivateSplitConformalRegressor(DPRidgeRegression(epsilon=1.0, x_bound=2.0, y_bound=4.0),
+                                                bound=4.0, n=200, **kw),
+    lambda **kw: PrivateSplitConformalClassifier(DPLogisticRegression(epsilon=1.0, x_bound=2.0, classes=[0, 1]),
+                                                 n=200, **kw)])
+def test_split_estimators_opendp_sampler_needs_rng_none(make):
+    rng = np.random.default_rng(31)
+    X = rng.normal(size=(400, 2))
+    y = X[:, 0] + 0.3 * rng.normal(size=400)
+    if isinstance(make(), PrivateSplitConformalClassifier):
+        y = (y > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseWarning)
+        fitted = make(sampler="opendp").fit(X[:200], y[:200]).calibrate(X[200:], y[200:])
+    assert 0.0 < fitted.qhat_ <= 1.0
+    with pytest.raises(ValueError, match="cannot be seeded; pass rng=None"):   # as private_quantile says it
+        make(sampler="opendp", rng=1).fit(X[:200], y[:200]).calibrate(X[200:], y[200:])
+    with pytest.raises(ValueError, match="calibrator='quantile'"):
+        make(sampler="opendp", calibrator="pps").fit(X[:200], y[:200]).calibrate(X[200:], y[200:])
+    with pytest.raises(ValueError, match="sampler"):                            # checked in the pps mode too
+        make(sampler="exact", calibrator="pps").fit(X[:200], y[:200]).calibrate(X[200:], y[200:])
+
+
+# ---------------------------------------------------------------------------
+# bad public inputs named and explained (issue 19, section 6; the sweep covers every parameter)
+# ---------------------------------------------------------------------------
+
+def test_infeasible_alpha_is_refused_under_the_estimators_own_name():
+    rng = np.random.default_rng(32)
+    X, y = rng.normal(size=(80, 1)), rng.normal(size=80)
+    est = PrivateSplitConformalRegressor(LinearRegression(), alpha=1e-6, epsilon=1.0, bound=3.0, bins=50)
+    with pytest.raises(ValueError, match=r"alpha=1e-06 is infeasible for this calibration"):
+        est.fit(X[:40], y[:40]).calibrate(X[40:], y[40:])
+    with pytest.raises(ValueError, match="n=.* must be <= 1000000000"):
+        PrivateSplitConformalRegressor(LinearRegression(), bound=3.0, n=10**12).fit(X[:40], y[:40]) \
+            .calibrate(X[40:], y[40:])
+    with pytest.raises(TypeError, match="estimator must be an estimator instance, got the class"):
+        PrivateSplitConformalRegressor(LinearRegression, bound=3.0).fit(X[:40], y[:40])
+
+
+def test_pps_grid_sizes_and_candidates_are_named():
+    with pytest.raises(ValueError, match="m=.* must be <= 100000000"):
+        pps_grid(10**30)
+    with pytest.raises(TypeError, match="candidates must be a 1-D list"):
+        pps_choose_m(500, 0.1, 1.0, candidates=50)
+    with pytest.raises(TypeError, match="candidates must be an integer"):
+        pps_choose_m(500, 0.1, 1.0, candidates=[10.5, 50.0])
+    assert pps_choose_m(500, 0.1, 1.0, candidates=(10, 50))[0] in (10, 50)

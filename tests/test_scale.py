@@ -377,3 +377,81 @@ def test_simulated_scores_refuses_bad_seeds_and_sizes():
         scale.simulated_scores(10, seed=-1)
     with pytest.raises(ValueError, match="distribution"):
         scale.simulated_scores(10, distribution="normal")
+
+
+# --------------------------------------------------------------------------- client addresses (issue 19, §6)
+
+def _io_loops():
+    return sum(t.name == "IO loop" and t.is_alive() for t in threading.enumerate())
+
+
+def _default_client():
+    from distributed import default_client
+
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+def test_malformed_address_is_refused_before_any_client_and_later_work_runs():
+    """client="abc" used to build a distributed.Client that failed in its constructor, stayed half-open (its
+    IO loop running) and blocked the process when it was garbage-collected; now the address is checked by
+    its syntax first: no Client, no thread, no default client, and the next computation runs."""
+    import gc
+
+    s = lattice_scores(2_000, 23)
+    x = da.from_array(s, chunks=500)
+    loops, default = _io_loops(), _default_client()
+    for address in ("abc", "tcp://10.0.0.5", "tcp://host:port"):
+        with pytest.raises(ValueError, match="is not a scheduler address"):
+            scale.private_quantile(x, 0.1, 1.0, rng=1, client=address)
+    gc.collect()
+    assert _io_loops() == loops and _default_client() is default
+    start = time.time()
+    assert scale.private_quantile(x, 0.1, 1.0, rng=1) == private_quantile(s, 0.1, 1.0, rng=1)
+    assert time.time() - start < 30
+
+
+def test_unreachable_address_is_refused_and_its_client_closed():
+    import gc
+
+    import dask
+    import distributed  # noqa: F401  (its config must be loaded before it is overridden)
+
+    s = lattice_scores(2_000, 24)
+    x = da.from_array(s, chunks=500)
+    default = _default_client()
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        with pytest.raises(ValueError, match="could not connect to the scheduler"):
+            scale.private_quantile(x, 0.1, 1.0, rng=2, client="tcp://127.0.0.1:1")
+    start = time.time()
+    gc.collect()                                 # a half-open client would block here (its __del__ closes it)
+    assert time.time() - start < 5 and _default_client() is default
+    assert scale.private_quantile(x, 0.1, 1.0, rng=2) == private_quantile(s, 0.1, 1.0, rng=2)
+
+
+def test_progress_is_a_flag_and_works_on_the_local_scheduler(capsys):
+    s = lattice_scores(2_000, 25)
+    x = da.from_array(s, chunks=500)
+    with pytest.raises(TypeError, match="progress must be True or False"):
+        scale.private_quantile(x, 0.1, 1.0, rng=3, progress="False")
+    if _default_client() is None:                # the local scheduler: dask's own progress bar
+        assert scale.private_quantile(x, 0.1, 1.0, rng=3, progress=True) == private_quantile(s, 0.1, 1.0, rng=3)
+        assert "Completed" in capsys.readouterr().out
+
+
+def test_depth_median_warns_on_a_far_tail_release_like_in_memory():
+    from dpcp_tutorial import ReleaseWarning
+
+    rng = np.random.default_rng(26)
+    data = rng.normal(1000.0, 1.0, size=(200, 2))          # data in their own units, prior for standardised data
+    grid = public_grid(995.0, 1005.0, 5, 2)
+    prior = GaussianPrior(0.0, 5.0 * np.sqrt(2))
+    dirs = random_directions(50, 2, rng=1)
+    with pytest.warns(ReleaseWarning, match="far-tail radius"):
+        expected = private_depth_median(data, 1.0, candidates=grid, prior=prior, directions=dirs, rng=4)
+    with pytest.warns(ReleaseWarning, match="far-tail radius"):
+        got = scale.private_depth_median(da.from_array(data, chunks=(50, 2)), 1.0, candidates=grid, prior=prior,
+                                         directions=dirs, rng=4)
+    np.testing.assert_array_equal(got, expected)

@@ -632,3 +632,32 @@ def test_dp_sgd_with_a_size_dependent_step_is_replace_one_only():
     assert model.privacy_.add_remove is None and model.privacy_.relation == "replace-one"
     assert model.privacy_.replace_one[0] == pytest.approx(2 * model.epsilon_)
     assert any("expected_batch_size" in note for note in model.privacy_.notes)
+
+
+def test_noise_multiplier_search_has_public_tolerance_bounds_and_handles_epsilon_zero():
+    """rtol below 1e-9 is refused (it used to spin for ever); a target the accountant can only meet with
+    epsilon = 0 (a huge noise) is reached without a log(0); a tiny sampling rate with epsilon 0 at sigma = 1
+    returns a small sigma whose epsilon is still within the target."""
+    with pytest.raises(ValueError, match="rtol=1e-300 must be >= 1e-09"):
+        dp_sgd_noise_multiplier(1.0, 0.01, 10, 1e-5, rtol=1e-300)
+    with pytest.raises(TypeError, match="accountant must be one of"):
+        dp_sgd_noise_multiplier(1.0, 0.01, 10, 1e-5, accountant=np.array(["rdp", "pld"]))
+    tiny = dp_sgd_noise_multiplier(1e-300, 0.01, 10, 1e-5, rtol=0.1)
+    assert dp_sgd_epsilon(tiny, 0.01, 10, 1e-5) <= 1e-300
+    sigma = dp_sgd_noise_multiplier(1.0, 1e-12, 10, 1e-5, rtol=0.1)
+    assert dp_sgd_epsilon(sigma, 1e-12, 10, 1e-5) <= 1.0
+    tight, default = (dp_sgd_noise_multiplier(1.0, 0.01, 10, 1e-5, rtol=r) for r in (1e-9, 1e-3))
+    assert default / (1 + 1e-3) <= tight <= default and dp_sgd_epsilon(tight, 0.01, 10, 1e-5) <= 1.0
+
+
+def test_dp_sgd_estimators_name_their_epsilon_and_clip_without_overflow():
+    X = np.random.default_rng(3).normal(size=(40, 2))
+    y = X[:, 0]
+    with pytest.raises(TypeError, match="^epsilon must be a real number"):
+        DPSGDRegressor(epsilon="1", steps=5, x_bound=1.0, y_bound=1.0, expected_batch_size=8.0).fit(X, y)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # a huge clip norm: the clip factor is 1, no overflow warning
+        model = DPSGDClassifier(clip_norm=1e30, steps=3, x_bound=1.0, classes=[0, 1], expected_batch_size=8.0,
+                                rng=0).fit(X, (y > 0).astype(int))
+    assert np.all(np.isfinite(model.coef_))
