@@ -191,7 +191,7 @@ def test_sources_are_named_not_seed(path):
 
 
 def _all_text():
-    texts = {p.name: _markdown(p) for p in NOTEBOOKS}
+    texts = {p.name: _markdown(p) for p in ALL_NOTEBOOKS}
     texts.update({p.name: p.read_text(encoding="utf-8") for p in MD_PAGES})
     return texts
 
@@ -213,7 +213,7 @@ def test_every_reference_resolves():
     """Every {ref}/{prf:ref}/{numref} names a label and every {doc} a page in the book."""
     texts = _all_text()
     labels = _labels(texts)
-    pages = {p.stem for p in NOTEBOOKS + MD_PAGES}
+    pages = {p.stem for p in ALL_NOTEBOOKS + MD_PAGES}
     missing = [(name, t) for name, text in texts.items()
                for role in ("ref", "prf:ref", "numref") for t in _targets(role, text)
                if t.strip() not in labels]
