@@ -11,6 +11,7 @@
 #   make execute NB=book/x.ipynb     re-execute one chapter in place
 #   make nbval [NB=book/x.ipynb]     re-execute chapters and compare with the committed outputs
 #   make chapter NB=book/x.ipynb     build a one-chapter book into _build_chapter/
+#   make screenshots [PAGES=06_dpcp] 1280 px and full-page 500 px screenshots of the built book
 #   make bench               run the benchmarks (prints ratios)
 
 PYTHON ?= python3
@@ -23,7 +24,7 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: book test test-stages pytest-all unit nbval build-book check-pages pages student check-student \
-        student-check chromium notebooks execute chapter bench clean
+        student-check chromium screenshots notebooks execute chapter bench clean
 
 # `$(call timed,NAME,COMMAND)` runs COMMAND and appends its wall time to $(STAGES)
 STAGES := _build/stage-times.txt
@@ -74,6 +75,10 @@ pages: build-book chromium
 # the page check alone, on an existing build
 check-pages: $(STAMP) chromium
 	$(BIN)/python tests/check_pages.py _build/html
+
+# the page check plus full-page 500 px screenshots of the chapters (PAGES="06_dpcp ..." for some)
+screenshots: $(STAMP) chromium
+	$(BIN)/python tests/check_pages.py _build/html --narrow $(PAGES)
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { echo "Installing Debian's chromium for the page check"; \

@@ -28,6 +28,7 @@ from scipy.special import expit
 
 from benchmarks._timing import best_time, print_table, save_result
 from dpcp_tutorial import (
+    GaussianPrior,
     halfspace_depth,
     integrated_dual_depth,
     integrated_dual_depth_gradient,
@@ -134,7 +135,8 @@ def langevin_timing() -> list[dict]:
     for d in (2, 10, 20, 50, 100):
         u = random_directions(200, d, rng=np.random.default_rng([422, d]))
         start = time.perf_counter()
-        est = private_depth_median(full[:, :d], 10.0, "smoothed_idd", "langevin", directions=u,
+        est = private_depth_median(full[:, :d], 10.0, "smoothed_idd", "langevin", GaussianPrior(0.0, 5.0 * np.sqrt(d)),
+                                   directions=u,
                                    rng=np.random.default_rng([423, d]))
         rows.append({"d": d, "steps": max(1000, 80 * d), "seconds": time.perf_counter() - start,
                      "error": float(np.linalg.norm(est))})

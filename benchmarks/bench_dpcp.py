@@ -44,24 +44,24 @@ OUTPUT = pathlib.Path(__file__).resolve().parents[1] / "dpcp_tutorial" / "data" 
 
 def _methods(X, y):
     half = len(y) // 2
-    trainer = DPRidgeRegression(l2=SYNTHETIC["l2"], y_bound=SYNTHETIC["y_bound"], rng=0)
+    trainer = DPRidgeRegression(l2=SYNTHETIC["l2"], y_bound=SYNTHETIC["y_bound"], rng=0, x_bound=1.0)
 
     def dpcp():
-        return DPCPRegressor(trainer, epsilon=1.0, epsilon1=0.3, bound=SYNTHETIC["score_bound"], rng=1).fit(X, y)
+        return DPCPRegressor(trainer, epsilon=1.0, training_share=0.3, bound=SYNTHETIC["score_bound"], rng=1).fit(X, y)
 
     def split():
         return SplitConformalRegressor(LinearRegression(), alpha=0.1).fit(X[:half], y[:half]).calibrate(
             X[half:], y[half:])
 
-    fitted = DPRidgeRegression(epsilon=0.3, l2=SYNTHETIC["l2"], y_bound=SYNTHETIC["y_bound"], rng=4).fit(X, y)
+    fitted = DPRidgeRegression(epsilon=0.3, l2=SYNTHETIC["l2"], y_bound=SYNTHETIC["y_bound"], rng=4, x_bound=1.0).fit(X, y)
 
     def dpcp_calibration():
         scores = normalised_residual_score(y, fitted.predict(X), SYNTHETIC["score_bound"])
         return private_quantile(scores, 0.07, 0.7, bins=1000, rng=3)
 
     def private_split():
-        model = PrivateSplitConformalRegressor(trainer, epsilon=1.0, bound=SYNTHETIC["score_bound"], m=10_000,
-                                               rng=2)
+        model = PrivateSplitConformalRegressor(trainer, epsilon=1.0, bound=SYNTHETIC["score_bound"], calibrator="pps",
+                                               m=10_000, rng=2)
         return model.fit(X[:half], y[:half]).calibrate(X[half:], y[half:])
 
     return {"DPCP": dpcp, "DPCP calibration": dpcp_calibration, "split CP": split, "private split": private_split}

@@ -56,7 +56,9 @@ _EXPORTS = {
     "set_coverage": "conformal",
     "set_size": "conformal",
     # accounting
+    "PrivacyAccount": "accounting",
     "PrivacyBudget": "accounting",
+    "ReleaseWarning": "accounting",
     "Spend": "accounting",
     # datasets
     "RAND_HIE_VISITS_BOUND": "datasets",

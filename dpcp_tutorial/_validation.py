@@ -186,7 +186,7 @@ def check_array(values, name: str, *, max_ndim: int = 2) -> np.ndarray:
     """Return ``values`` as a finite float array with at most ``max_ndim`` dimensions (a scalar is 0-D)."""
     arr = _real_array(values, name)
     if arr.ndim > max_ndim:
-        raise ValueError(f"{name} must have at most {max_ndim} dimension(s), got shape {arr.shape}")
+        raise ValueError(f"{name} must have at most {max_ndim} dimension(s), got {arr.ndim}")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first")
     _check_magnitude(arr, name)
@@ -201,7 +201,7 @@ def _check_magnitude(arr: np.ndarray, name: str, limit: float = MAX_MAGNITUDE) -
 
 
 def check_1d(values, name: str = "scores", *, unit_interval: bool = False, allow_inf: bool = False,
-             max_magnitude: float | None = MAX_MAGNITUDE) -> np.ndarray:
+             max_magnitude: float | None = MAX_MAGNITUDE, allow_empty: bool = False) -> np.ndarray:
     """Return ``values`` as a non-empty 1-D float array without NaN.
 
     Parameters
@@ -217,11 +217,18 @@ def check_1d(values, name: str = "scores", *, unit_interval: bool = False, allow
     max_magnitude : float or None
         Finite values beyond it are rejected (default :data:`MAX_MAGNITUDE`);
         ``None`` accepts every finite value.
+    allow_empty : bool
+        Accept an empty array (a private part whose size is not public, e.g.
+        a calibration set subsampled or padded to a public size).
     """
     arr = _real_array(values, name)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}; use .ravel() if that is intended")
+        # the number of dimensions only: a shape would quote the (possibly private) record count
+        raise ValueError(f"{name} must be one-dimensional, got a {arr.ndim}-D array; use .ravel() if that is "
+                         "intended")
     if arr.size == 0:
+        if allow_empty:
+            return arr
         raise ValueError(f"{name} is empty; at least one value is needed")
     if not np.isfinite(arr).all():  # one pass in the common case; diagnose only on failure
         # data-domain errors: the same message for every invalid data set (no counts, no values)
@@ -252,7 +259,7 @@ def check_2d(values, name: str = "X", *, min_rows: int = 1,
     arr = _real_array(values, name)
     if arr.ndim != 2:
         raise ValueError(
-            f"{name} must be two-dimensional (n_samples, n_features), got shape {arr.shape}; "
+            f"{name} must be two-dimensional (n_samples, n_features), got a {arr.ndim}-D array; "
             "use x.reshape(-1, 1) for one feature or x.reshape(1, -1) for one point"
         )
     if arr.shape[0] < min_rows:
@@ -264,6 +271,41 @@ def check_2d(values, name: str = "X", *, min_rows: int = 1,
     if max_magnitude is not None:
         _check_magnitude(arr, name, max_magnitude)
     return arr
+
+
+class _Required:
+    """Sentinel default of a public bound or prior that the caller must choose (never a silent default)."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+    def __reduce__(self):
+        return (_Required, ())
+
+
+#: Default of every required public input (bounds, priors): refused by :func:`require` with advice.
+REQUIRED = _Required()
+
+
+def require(value, name: str, owner: str, advice: str):
+    """Refuse a missing public input with a ``TypeError`` that says how to choose it from public knowledge.
+
+    Public bounds and priors are part of the mechanism: a default (e.g. 1.0 on
+    unscaled data) silently clips everything and releases a trivial set, so
+    they are required arguments (decision of issue 19). ``advice`` explains how
+    to pick the value without looking at the private data.
+    """
+    if value is REQUIRED:
+        raise TypeError(f"{owner} needs the public {name}: pass {name}=... explicitly. {advice} Choose it before "
+                        "seeing the data (never from the data's own range, which leaks).")
+    return value
 
 
 def check_same_length(*pairs: tuple[str, np.ndarray]) -> None:

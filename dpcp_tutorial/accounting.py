@@ -1,59 +1,426 @@
-"""A privacy budget ledger under basic composition (chapter 2).
+"""One privacy account for every release: what ``epsilon`` means, how spends compose (chapters 2, 4, 6).
 
-Sequential use of the same data composes additively: mechanisms that are
-:math:`(\\varepsilon_i, \\delta_i)`-DP together are
-:math:`(\\sum_i \\varepsilon_i, \\sum_i \\delta_i)`-DP. The ledger records every
-spend with a label and refuses a spend that would exceed the total.
+The rule for ``epsilon``
+------------------------
+Every estimator and function of the package that takes ``epsilon`` reads it as
+the **total** privacy budget of everything it computes from the data passed to
+it (``fit``/``calibrate``, or the function's data argument), under its
+*primary* neighbour relation, which its docstring names. Budget splits are
+**fractions** of that total (``training_share`` of :class:`~dpcp_tutorial.DPCPRegressor`,
+``count_share`` of :class:`~dpcp_tutorial.MondrianPrivateConformalClassifier`), never
+absolute amounts. A model trained by a DP trainer *outside* the estimator's
+own computation (the model of a split pipeline, fitted on another part of the
+data) keeps its own budget: it is read from the trainer and shown as its own
+part of the account.
+
+After fitting or calibrating, every private estimator exposes ``privacy_``, a
+:class:`PrivacyAccount`: the guarantee under **both** neighbour relations
+(add/remove: data sets that differ by one record, added or removed;
+replace-one: same size, one record replaced), the labelled parts and how they
+compose, and what is treated as public. A relation that the proof does not
+cover is reported as ``None`` with the reason in ``notes``.
+
+Composition (:class:`PrivacyBudget`)
+------------------------------------
+Let each spend :math:`s` read a part :math:`P(s)` of the data: either every
+record (``part="all"``) or one of disjoint parts :math:`A, B, \\dots` of the
+data set. Write :math:`AR(A)`, :math:`RO(A)` for the sums of the
+:math:`(\\varepsilon, \\delta)` of the spends that read part :math:`A` under
+each relation (sequential composition: the spends on one part may be chosen
+adaptively, and their losses add up, deltas included), and :math:`AR(\\ast)`,
+:math:`RO(\\ast)` for the spends that read every record.
+
+*Per-record partition* (``partition="per-record"``, the default): each
+record's part is a function of the record itself -- a public key (its day, its
+user id), or a coin drawn for that record alone -- never of its row position
+or of the other records. Then
+
+.. math:: \\mathrm{AR} = AR(\\ast) + \\max_A AR(A), \\qquad
+          \\mathrm{RO} = RO(\\ast) + \\max\\Big(\\max_A RO(A),\\ \\max_{A \\ne B} AR(A) + AR(B)\\Big).
+
+*Proof.* Adding (or removing) a record :math:`r` changes only the part that
+:math:`r`'s own key selects, by the addition of :math:`r`; every other part is
+unchanged, because no other record's part depends on :math:`r`. The spends on
+other parts see identical inputs; conditionally on their outputs (which later
+spends may use), the spends on :math:`r`'s part :math:`A` see an add/remove
+pair and the spends on every record see one too, so the log-ratio of the joint
+output is at most :math:`AR(\\ast) + AR(A)` (and the deltas add). With a coin per
+record, condition on the coins of the other records; the output law is then a
+mixture over :math:`r`'s coin of laws that each satisfy the bound, hence so
+does the mixture. Replacing :math:`r` by :math:`r'` (same size): if both keys
+select the same part :math:`A`, that part sees a replace-one pair (loss
+:math:`RO(A)`); otherwise part :math:`A` loses :math:`r` and part :math:`B`
+gains :math:`r'` -- two add/remove pairs on disjoint inputs, loss
+:math:`AR(A) + AR(B)`. The spends on every record see a replace-one pair in
+both cases. A part that no spend reads contributes 0. :math:`\\square`
+
+*Fixed positional split* (``partition="positional"``): the parts are fixed
+ranges of row positions with public sizes (e.g. the first 1000 rows train, the
+next 1000 calibrate). Replace-one keeps every record at its position, so one
+part sees a replace-one pair: :math:`\\mathrm{RO} = RO(\\ast) + \\max_A RO(A)`.
+Add/remove is **not covered**: adding a record shifts every later row into the
+next range, so every part downstream can change (a chunk of the calibration
+part gains a training record and loses another). The account reports
+add/remove as ``None`` with that reason.
+
+Each spend states its guarantee under the budget's primary relation and,
+optionally, under the other one. If the other one is not stated, an
+add/remove guarantee implies the replace-one guarantee
+:math:`(2\\varepsilon, (1+e^{\\varepsilon})\\delta)` (group privacy: a replacement is a
+removal followed by an addition), and a replace-one guarantee implies nothing
+under add/remove (it says nothing about data sets of different sizes), which is
+then reported as not covered.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import numbers
+from dataclasses import dataclass, field
 
 from ._validation import check_delta, check_epsilon, check_scalar
 
-__all__ = ["PrivacyBudget", "Spend"]
+__all__ = ["RELATIONS", "PARTITIONS", "ReleaseWarning", "Spend", "PrivacyAccount", "PrivacyBudget",
+           "group_privacy"]
+
+RELATIONS = ("add/remove", "replace-one")
+PARTITIONS = ("per-record", "positional")
 
 _TOL = 1e-12  # floating slack so that e.g. 0.7 + 0.3 spends a budget of exactly 1.0
 
 
+class ReleaseWarning(UserWarning):
+    """A private release that is legal but probably useless, e.g. a threshold on its public bound.
+
+    Emitted when a released threshold equals its public upper bound
+    (:math:`\\hat q = 1`: infinite intervals or prediction sets with every
+    label), or when a private median lies in its prior's far tail. The
+    condition is a function of the release and of public inputs only, so the
+    warning is post-processing of the release and costs no privacy.
+    """
+
+
+def _check_relation(relation) -> str:
+    if not isinstance(relation, str) or relation not in RELATIONS:
+        raise ValueError(f"relation={relation!r} is not supported; choose 'add/remove' (data sets that differ by "
+                         "one added or removed record) or 'replace-one' (same size, one record replaced)")
+    return relation
+
+
+def _other(relation: str) -> str:
+    return RELATIONS[1 - RELATIONS.index(relation)]
+
+
+def _check_pair(pair, name: str, allow_none: bool = True):
+    """An ``(epsilon, delta)`` guarantee: epsilon >= 0 (``inf`` allowed), delta in [0, 1]; or None."""
+    if pair is None:
+        if allow_none:
+            return None
+        raise TypeError(f"{name} must be a pair (epsilon, delta)")
+    if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+        raise TypeError(f"{name} must be a pair (epsilon, delta) or None, got {type(pair).__name__}")
+    eps, delta = pair
+    if isinstance(eps, (numbers.Real,)) and not isinstance(eps, bool) and eps == math.inf:
+        eps = math.inf
+    else:
+        eps = check_scalar(eps, f"{name} epsilon", low=0.0, low_inclusive=True)
+    delta = check_scalar(delta, f"{name} delta", low=0.0, high=1.0, low_inclusive=True, high_inclusive=True)
+    return float(eps), float(delta)
+
+
+def group_privacy(epsilon: float, delta: float = 0.0) -> tuple[float, float]:
+    """Replace-one guarantee implied by an add/remove one: :math:`(2\\varepsilon, (1 + e^{\\varepsilon})\\delta)`.
+
+    A replacement is a removal followed by an addition; composing the two
+    add/remove steps gives :math:`P(D) \\le e^{\\varepsilon}(e^{\\varepsilon}P(D'') + \\delta) + \\delta`.
+    The delta is capped at 1 (a vacuous guarantee).
+    """
+    eps, delta = _check_pair((epsilon, delta), "the add/remove guarantee", allow_none=False)
+    if delta == 0.0:
+        return 2.0 * eps, 0.0
+    return 2.0 * eps, 1.0 if eps > 700.0 else min(1.0, (1.0 + math.exp(eps)) * delta)
+
+
+def _fmt(x) -> str:
+    return f"{x:.4g}"
+
+
+def _fmt_pair(pair) -> str:
+    return "not covered" if pair is None else f"({_fmt(pair[0])}, {_fmt(pair[1])})"
+
+
 @dataclass(frozen=True)
 class Spend:
-    """One entry of a :class:`PrivacyBudget` ledger."""
+    """One labelled spend: which part of the data it reads and its guarantee under each relation.
+
+    Parameters
+    ----------
+    label : str
+        What was released, e.g. ``"model training"``.
+    add_remove, replace_one : (epsilon, delta) or None
+        The spend's guarantee under each relation; ``None`` when the proof does
+        not cover that relation.
+    part : str
+        The part of the data set that the spend reads: ``"all"`` (every record)
+        or the name of one of disjoint parts (``"training"``, ``"calibration"``, ...).
+    """
 
     label: str
-    epsilon: float
-    delta: float
+    add_remove: tuple | None
+    replace_one: tuple | None
+    part: str = "all"
 
     def __post_init__(self):
         if not isinstance(self.label, str):
             raise TypeError(f"label must be a string, got {type(self.label).__name__}")
-        check_scalar(self.epsilon, "epsilon", low=0.0, low_inclusive=True)
-        check_delta(self.delta)
+        if not isinstance(self.part, str) or not self.part:
+            raise TypeError("part must be a non-empty string ('all' or the name of a disjoint part)")
+        object.__setattr__(self, "add_remove", _check_pair(self.add_remove, "add_remove"))
+        object.__setattr__(self, "replace_one", _check_pair(self.replace_one, "replace_one"))
+
+    def under(self, relation: str):
+        """The ``(epsilon, delta)`` pair under ``relation`` (or None)."""
+        return self.add_remove if _check_relation(relation) == "add/remove" else self.replace_one
+
+
+def _add(a, b):
+    if a is None or b is None:
+        return None
+    return a[0] + b[0], min(1.0, a[1] + b[1])
+
+
+def _max(pairs):
+    """Componentwise max of pairs: each record's guarantee is dominated by it (None if any is None)."""
+    pairs = list(pairs)
+    if any(p is None for p in pairs):
+        return None
+    if not pairs:
+        return 0.0, 0.0
+    return max(p[0] for p in pairs), max(p[1] for p in pairs)
+
+
+def compose(spends, partition: str = "per-record") -> dict:
+    """Totals under both relations of a list of :class:`Spend` (the rules of the module docstring).
+
+    Returns
+    -------
+    dict
+        ``{"add/remove": pair or None, "replace-one": pair or None, "reasons": {relation: str}}``.
+    """
+    if partition not in PARTITIONS:
+        raise ValueError(f"partition={partition!r} is not supported; choose 'per-record' (each record's part is "
+                         "a function of the record: a public key or a per-record coin) or 'positional' (fixed "
+                         "public row ranges)")
+    spends = list(spends)
+    reasons = {}
+    parts = sorted({s.part for s in spends if s.part != "all"})
+
+    def total(relation, spends_):
+        acc = (0.0, 0.0)
+        for s in spends_:
+            acc = _add(acc, s.under(relation))
+        return acc
+
+    shared = {rel: total(rel, [s for s in spends if s.part == "all"]) for rel in RELATIONS}
+    per_part = {rel: {p: total(rel, [s for s in spends if s.part == p]) for p in parts} for rel in RELATIONS}
+    for rel in RELATIONS:
+        missing = [s.label for s in spends if s.under(rel) is None]
+        if missing:
+            reasons[rel] = f"not covered: {', '.join(repr(m) for m in missing)} states no {rel} guarantee"
+    if partition == "positional":
+        ar = None if parts else shared["add/remove"]
+        if parts:
+            reasons["add/remove"] = ("not covered: with a fixed positional split, adding a record shifts every later "
+                                     "row into the next part, so several parts change at once; split by a per-record "
+                                     "rule (a public key or a coin per record) to cover add/remove")
+        ro = _add(shared["replace-one"], _max(per_part["replace-one"].values()))
+    else:
+        ar = _add(shared["add/remove"], _max(per_part["add/remove"].values()))
+        within = _max(per_part["replace-one"].values())
+        ars = list(per_part["add/remove"].values())
+        if any(p is None for p in ars):
+            across = None
+        elif ars:
+            top = sorted(ars, key=lambda p: p[0], reverse=True)
+            second = top[1] if len(top) > 1 else (0.0, 0.0)
+            by_delta = sorted((p[1] for p in ars), reverse=True) + [0.0]
+            across = (top[0][0] + second[0], min(1.0, by_delta[0] + by_delta[1]))
+        else:
+            across = (0.0, 0.0)
+        ro = _add(shared["replace-one"], _max([within, across]))
+        if ro is None and "replace-one" not in reasons:
+            reasons["replace-one"] = ("not covered: a record that moves between parts is removed from one part and "
+                                      "added to another, and a part states no add/remove guarantee")
+    return {"add/remove": ar, "replace-one": ro, "reasons": reasons}
+
+
+@dataclass(frozen=True)
+class PrivacyAccount:
+    """The privacy of one release, under both neighbour relations (module :mod:`dpcp_tutorial.accounting`).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The guarantee under the primary ``relation`` (``inf``/1 if that
+        relation is not covered, which the estimators never produce for their
+        primary relation).
+    relation : {"add/remove", "replace-one"}
+        The primary relation: the one the estimator is designed for.
+    add_remove, replace_one : (epsilon, delta) or None
+        The guarantee under each relation; ``None`` when the proof does not
+        cover it (the reason is in ``notes``).
+    parts : tuple of Spend
+        The labelled spends, with the part of the data each reads.
+    composition : str
+        How the parts compose (sequential on shared records, parallel over
+        disjoint parts, and the partition rule that makes that valid).
+    public : tuple of str
+        What the statement treats as public (bounds, sizes, label sets, ...).
+    chapter : str
+        Where the guarantee is proved.
+    notes : tuple of str
+        Reasons for uncovered relations and further remarks.
+    """
+
+    epsilon: float
+    delta: float
+    relation: str
+    add_remove: tuple | None
+    replace_one: tuple | None
+    parts: tuple = ()
+    composition: str = ""
+    public: tuple = ()
+    chapter: str = ""
+    notes: tuple = field(default=())
+
+    def __post_init__(self):
+        _check_relation(self.relation)
+        eps, delta = _check_pair((self.epsilon, self.delta), "the primary guarantee", allow_none=False)
+        object.__setattr__(self, "epsilon", eps)
+        object.__setattr__(self, "delta", delta)
+        object.__setattr__(self, "add_remove", _check_pair(self.add_remove, "add_remove"))
+        object.__setattr__(self, "replace_one", _check_pair(self.replace_one, "replace_one"))
+        for name in ("parts", "public", "notes", "composition", "chapter"):
+            value = getattr(self, name)
+            if isinstance(value, str) != (name in ("composition", "chapter")):
+                raise TypeError(f"{name} must be {'a string' if name in ('composition', 'chapter') else 'a tuple'}")
+        for name in ("parts", "public", "notes"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if not all(isinstance(p, Spend) for p in self.parts):
+            raise TypeError("parts must be Spend records")
+
+    def under(self, relation: str):
+        """The ``(epsilon, delta)`` pair under ``relation`` (``None`` if not covered)."""
+        return self.add_remove if _check_relation(relation) == "add/remove" else self.replace_one
+
+    def __str__(self) -> str:
+        lines = [f"Privacy account{f' ({self.chapter})' if self.chapter else ''}: "
+                 f"({_fmt(self.epsilon)}, {_fmt(self.delta)})-DP under {self.relation} (primary relation)"]
+        rows = [("relation", "epsilon", "delta")]
+        for rel in RELATIONS:
+            pair = self.under(rel)
+            rows.append((rel + (" *" if rel == self.relation else ""),
+                         "not covered" if pair is None else _fmt(pair[0]),
+                         "" if pair is None else _fmt(pair[1])))
+        lines += _table(rows)
+        if self.parts:
+            lines.append("parts:")
+            lines += _table([("label", "reads", "add/remove", "replace-one")] +
+                            [(p.label, p.part, _fmt_pair(p.add_remove), _fmt_pair(p.replace_one))
+                             for p in self.parts], indent="  ")
+        if self.composition:
+            lines.append(f"composition: {self.composition}")
+        if self.public:
+            lines.append("public: " + "; ".join(self.public))
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _table(rows, indent: str = "  ") -> list[str]:
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    return [indent + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def _describe(spends, partition: str) -> str:
+    parts = sorted({s.part for s in spends if s.part != "all"})
+    shared = any(s.part == "all" for s in spends)
+    if not parts:
+        return "single mechanism" if len(spends) == 1 else "sequential (every spend reads every record)"
+    rule = ("per-record rule: each record's part is a function of the record itself, a public key or a coin of "
+            "its own" if partition == "per-record" else "fixed public row ranges of public sizes")
+    text = f"parallel over the disjoint parts {', '.join(repr(p) for p in parts)} ({rule}); sequential within a part"
+    return text + ("; spends on every record compose sequentially with all of them" if shared else "")
+
+
+def make_account(spends, *, relation: str, partition: str = "per-record", public=(), chapter: str = "",
+                 notes=(), composition: str | None = None) -> PrivacyAccount:
+    """Build a :class:`PrivacyAccount` from spends (used by every estimator's ``privacy_``)."""
+    spends = tuple(spends)
+    relation = _check_relation(relation)
+    totals = compose(spends, partition)
+    primary = totals[relation]
+    reasons = tuple(f"{rel}: {why}" for rel, why in totals["reasons"].items())
+    if partition == "per-record" and totals["replace-one"] is None and len({s.part for s in spends}) > 1:
+        fixed = compose(spends, "positional")["replace-one"]
+        if fixed is not None:
+            reasons += (f"with a fixed positional split of public sizes instead (a record keeps its part), "
+                        f"replace-one is {_fmt_pair(fixed)}",)
+    eps, delta = (math.inf, 1.0) if primary is None else primary
+    return PrivacyAccount(eps, delta, relation, totals["add/remove"], totals["replace-one"], spends,
+                          _describe(spends, partition) if composition is None else composition, tuple(public),
+                          chapter, reasons + tuple(notes))
 
 
 class PrivacyBudget:
-    """Ledger of :math:`(\\varepsilon, \\delta)` spends under basic composition.
+    """A budget that composes spends sequentially and in parallel, and reports both relations.
 
     Parameters
     ----------
     epsilon : float
-        Total :math:`\\varepsilon` available (positive).
+        Total :math:`\\varepsilon` available under the primary relation (positive).
     delta : float
         Total :math:`\\delta` available, in [0, 1).
+    relation : {"add/remove", "replace-one"}
+        The primary relation: spends are stated, and the budget is enforced,
+        under it.
+    partition : {"per-record", "positional"}
+        How disjoint parts were formed (module docstring): by a per-record rule
+        (default; parallel composition under both relations) or by fixed row
+        ranges of public sizes (replace-one only).
+
+    Notes
+    -----
+    :meth:`spend` refuses a spend that would take the composed total under the
+    primary relation beyond the budget, and records nothing then. Spends on
+    disjoint parts compose in parallel, so a pipeline that trains a model on
+    one part with :math:`\\varepsilon` and calibrates on another with
+    :math:`\\varepsilon` spends :math:`\\varepsilon` under add/remove, not :math:`2\\varepsilon`;
+    under replace-one (per-record rule) a record can move from one part to the
+    other, and the account reports :math:`\\max(RO, AR + AR)` for it.
 
     Examples
     --------
     >>> budget = PrivacyBudget(epsilon=1.0, delta=1e-6)
-    >>> budget.spend(0.7, 1e-6, "model training")
-    >>> budget.spend(0.3, 0.0, "private quantile")
-    >>> budget.spent_epsilon, budget.remaining_epsilon
-    (1.0, 0.0)
+    >>> budget.spend(1.0, 1e-6, "model training", part="training")
+    >>> budget.spend(1.0, 0.0, "private quantile", part="calibration", other=(1.0, 0.0))
+    >>> budget.spent_epsilon
+    1.0
+    >>> budget.account().replace_one[0]
+    2.0
     """
 
-    def __init__(self, epsilon: float, delta: float = 0.0):
+    def __init__(self, epsilon: float, delta: float = 0.0, *, relation: str = "add/remove",
+                 partition: str = "per-record"):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
+        self.relation = _check_relation(relation)
+        if partition not in PARTITIONS:
+            compose([], partition)          # raises the one message
+        if self.relation == "add/remove" and partition == "positional":
+            raise ValueError("a fixed positional split does not compose in parallel under add/remove (adding a "
+                             "record shifts every later row into the next part); use partition='per-record' "
+                             "(a public key or a coin per record) or relation='replace-one'")
+        self.partition = partition
         self._ledger: list[Spend] = []
 
     @property
@@ -61,15 +428,19 @@ class PrivacyBudget:
         """All spends so far, in order."""
         return tuple(self._ledger)
 
+    def _total(self, spends):
+        pair = compose(spends, self.partition)[self.relation]
+        return (math.inf, 1.0) if pair is None else pair
+
     @property
     def spent_epsilon(self) -> float:
-        """Sum of the spent epsilons."""
-        return float(sum(s.epsilon for s in self._ledger))
+        """Composed epsilon under the primary relation."""
+        return float(self._total(self._ledger)[0])
 
     @property
     def spent_delta(self) -> float:
-        """Sum of the spent deltas."""
-        return float(sum(s.delta for s in self._ledger))
+        """Composed delta under the primary relation."""
+        return float(self._total(self._ledger)[1])
 
     @property
     def remaining_epsilon(self) -> float:
@@ -81,30 +452,79 @@ class PrivacyBudget:
         """Delta still available (never negative)."""
         return max(self.delta - self.spent_delta, 0.0)
 
-    def spend(self, epsilon: float, delta: float = 0.0, label: str = "") -> None:
-        """Record a spend of ``(epsilon, delta)``.
+    def spend(self, epsilon: float, delta: float = 0.0, label: str = "", *, part: str = "all",
+              other=None) -> None:
+        """Record a spend of ``(epsilon, delta)`` under the primary relation on ``part`` of the data.
+
+        Parameters
+        ----------
+        epsilon, delta : float
+            The spend's guarantee under the budget's primary relation.
+        label : str
+        part : str
+            ``"all"`` (the spend reads every record) or the name of a disjoint
+            part (``"training"``, ``"calibration"``, ...).
+        other : (epsilon, delta) or None
+            The guarantee under the other relation. ``None``: group privacy
+            :math:`(2\\varepsilon, (1+e^{\\varepsilon})\\delta)` when the primary
+            relation is add/remove; not covered when it is replace-one.
 
         Raises
         ------
         ValueError
-            If the spend would take the total beyond the budget; nothing is
-            recorded in that case.
+            If the composed total would exceed the budget; nothing is recorded then.
         """
         epsilon = check_scalar(epsilon, "epsilon", low=0.0, low_inclusive=True)
         delta = check_delta(delta)
-        if self.spent_epsilon + epsilon > self.epsilon + _TOL:
+        if not isinstance(label, str):
+            raise TypeError(f"label must be a string, got {type(label).__name__}")
+        primary = (epsilon, delta)
+        if other is None:
+            other = group_privacy(epsilon, delta) if self.relation == "add/remove" else None
+        pairs = {self.relation: primary, _other(self.relation): other}
+        entry = Spend(label, pairs["add/remove"], pairs["replace-one"], part)
+        eps_after, delta_after = self._total(self._ledger + [entry])
+        name = label or "this release"
+        if eps_after > self.epsilon + _TOL:
             raise ValueError(
-                f"spending epsilon={epsilon:.6g} for {label or 'this release'!r} would exceed the budget: "
-                f"{self.spent_epsilon:.6g} of {self.epsilon:.6g} already spent, "
-                f"{self.remaining_epsilon:.6g} left; lower this spend or raise the total budget"
+                f"spending epsilon={epsilon:.6g} for {name!r} would exceed the budget: the composed total under "
+                f"{self.relation} would be {eps_after:.6g} of {self.epsilon:.6g} ({self.spent_epsilon:.6g} spent, "
+                f"{self.remaining_epsilon:.6g} left); lower this spend, spend it on a disjoint part, or raise the "
+                "total budget"
             )
-        if self.spent_delta + delta > self.delta + _TOL * max(self.delta, 1e-300):
+        if delta_after > self.delta + _TOL * max(self.delta, 1e-300):
             raise ValueError(
-                f"spending delta={delta:.3g} for {label or 'this release'!r} would exceed the budget: "
-                f"{self.spent_delta:.3g} of {self.delta:.3g} already spent"
+                f"spending delta={delta:.3g} for {name!r} would exceed the budget: the composed delta would be "
+                f"{delta_after:.3g} of {self.delta:.3g}"
             )
-        self._ledger.append(Spend(label, epsilon, delta))
+        self._ledger.append(entry)
+
+    def account(self, *, public=(), chapter: str = "", notes=()) -> PrivacyAccount:
+        """The :class:`PrivacyAccount` of the spends so far (both relations)."""
+        return make_account(self._ledger, relation=self.relation, partition=self.partition, public=public,
+                            chapter=chapter, notes=notes)
 
     def __repr__(self) -> str:
-        return (f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}; spent "
-                f"epsilon={self.spent_epsilon:g}, delta={self.spent_delta:g} in {len(self._ledger)} release(s))")
+        return (f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, relation={self.relation!r}; spent "
+                f"epsilon={self.spent_epsilon:g}, delta={self.spent_delta:g} in {len(self._ledger)} spend(s))")
+
+
+def trainer_account(model) -> PrivacyAccount | None:
+    """The ``privacy_`` account of a fitted DP trainer (or of the last step of a pipeline), else None."""
+    from sklearn.pipeline import Pipeline
+
+    last = model.steps[-1][1] if isinstance(model, Pipeline) else model
+    account = getattr(last, "privacy_", None)
+    return account if isinstance(account, PrivacyAccount) else None
+
+
+def single_mechanism_account(label: str, add_remove, replace_one=None, *, relation: str = "add/remove",
+                             public=(), chapter: str = "", notes=()) -> PrivacyAccount:
+    """Account of one mechanism on all records; ``replace_one=None`` with add/remove primary: group privacy."""
+    add_remove = _check_pair(add_remove, "add_remove")
+    if replace_one is None and add_remove is not None and relation == "add/remove":
+        replace_one = group_privacy(*add_remove)
+        notes = ("replace-one by group privacy (a replacement is a removal and an addition)",) + tuple(notes)
+    return make_account([Spend(label, add_remove, replace_one)], relation=relation, public=public, chapter=chapter,
+                        notes=notes)
+

@@ -57,10 +57,11 @@ import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
-from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
+    MAX_MAGNITUDE,
+    REQUIRED,
     RandomLike,
     check_1d,
     check_2d,
@@ -72,9 +73,19 @@ from ._validation import (
     check_random_state,
     check_same_length,
     check_scalar,
+    require,
 )
-from .quantile import private_quantile, private_quantile_level
-from .training import _SGD_DOC, _check_bounds, _check_features, _clip_rows, _DPSGDBase
+from .accounting import PrivacyAccount, Spend, group_privacy, make_account, trainer_account
+from .private_split import _release_threshold, _warn_trivial
+from .training import (
+    _SGD_DOC,
+    Y_BOUND_ADVICE,
+    _check_bounds,
+    _check_features,
+    _clip_rows,
+    _DPSGDBase,
+    _require_bounds,
+)
 
 __all__ = [
     "normalized_score",
@@ -121,7 +132,10 @@ def normalized_score(y_true, y_pred, scale, score_bound: float) -> np.ndarray:
     check_same_length(("y_true", y_true), ("y_pred", y_pred), ("scale", scale))
     if not scale.min() > 0.0:   # scales come from a public floor: a non-positive one is a programming error
         raise ValueError("scale must be positive; floor the scale model at a public sigma_min > 0")
-    return np.minimum(np.abs(y_true - y_pred) / (score_bound * scale), 1.0)
+    # divide twice rather than by the product K * scale, which underflows to 0 for tiny public bounds (0/0 = NaN
+    # for a residual of 0); an overflow to inf is clipped to 1. Nothing here can fail on finite inputs.
+    with np.errstate(over="ignore", under="ignore"):
+        return np.minimum(np.abs(y_true - y_pred) / score_bound / scale, 1.0)
 
 
 def normalized_interval(y_pred, scale, qhat: float, score_bound: float) -> np.ndarray:
@@ -145,97 +159,130 @@ def normalized_interval(y_pred, scale, qhat: float, score_bound: float) -> np.nd
                         hint="qhat is a threshold on scores normalised to [0, 1]")
     score_bound = _check_positive(score_bound, "score_bound",
                                   "K is a public bound on the normalised residual, chosen before seeing the data")
-    half = np.full(y_pred.size, math.inf) if qhat >= 1.0 else score_bound * qhat * scale
+    with np.errstate(over="ignore", under="ignore"):
+        half = np.full(y_pred.size, math.inf) if qhat >= 1.0 else score_bound * qhat * scale
     return np.column_stack([y_pred - half, y_pred + half])
 
 
-def _check_trainer_privacy(privacy, name: str):
+def _trainer_spend(privacy, label: str, part: str):
+    """A :class:`~dpcp_tutorial.accounting.Spend` from a trainer's guarantee: a pair (add/remove) or an account."""
     if privacy is None:
         return None
-    if not isinstance(privacy, (tuple, list)) or len(privacy) != 2:
-        raise TypeError(f"{name} must be None (a model trained on public data) or a pair (epsilon, delta), "
-                        "the trainer's add/remove guarantee (e.g. DPRidgeRegression.privacy_)")
-    return check_epsilon(privacy[0], f"{name}[0] (epsilon)"), check_delta(privacy[1], f"{name}[1] (delta)")
+    if isinstance(privacy, PrivacyAccount):
+        return Spend(label, privacy.add_remove, privacy.replace_one, part=part)
+    if isinstance(privacy, (str, bytes)) or not isinstance(privacy, (tuple, list)) or len(privacy) != 2:
+        raise TypeError(f"{label} privacy must be None (a model trained on public data), a pair (epsilon, delta) "
+                        "-- the trainer's add/remove guarantee -- or its privacy_ PrivacyAccount")
+    pair = (check_epsilon(privacy[0], f"{label} epsilon"), check_delta(privacy[1], f"{label} delta"))
+    return Spend(label, pair, group_privacy(*pair), part=part)
 
 
-def adaptive_privacy_account(mean_privacy, scale_privacy, calibration_epsilon: float, *,
-                             calibration_level: float | None = None, disjoint: bool = True) -> dict:
+def _calibration_spend(epsilon: float, *, alpha, n, bins, public_n: bool, part: str):
+    from .private_split import _quantile_losses
+
+    if public_n:
+        ar, ro, notes = _quantile_losses(None, None, epsilon, bins, True)
+    else:
+        if alpha is None or n is None:
+            raise TypeError("public_n=False needs alpha and n (the calibration part's own size), so that the "
+                            "add/remove bound for a recomputed level can be computed")
+        ar, ro, notes = _quantile_losses(check_alpha(alpha), check_positive_int(n, "n"), epsilon, bins, False)
+    return Spend("private quantile (tight)", ar, ro, part=part), notes
+
+
+def _adaptive_account(trainers, calibration, notes=(), public=()):
+    trainers = [sp for sp in trainers if sp is not None]
+    if not trainers:        # no model reads private data: the calibration part is the whole private data set
+        calibration = Spend(calibration.label, calibration.add_remove, calibration.replace_one, part="all")
+    spends = trainers + [calibration]
+    primary = "add/remove" if all(sp.add_remove is not None for sp in spends) else "replace-one"
+    return make_account(spends, relation=primary, public=public, chapter="chapter 17", notes=notes)
+
+
+def adaptive_privacy_account(mean_privacy, scale_privacy, calibration_epsilon: float, *, alpha=None, n=None,
+                             bins=1000, public_n: bool = True, disjoint: bool = True) -> PrivacyAccount:
     """Privacy account of the adaptive private interval pipeline, under both neighbour relations (chapter 17).
 
     Components (each stated for its own part of the data):
 
-    * the mean and the scale trainer, each :math:`(\\varepsilon_j, \\delta_j)`-DP
-      under **add/remove** for every data size (the package's trainers,
-      ``privacy_`` attribute); under **replace-one** a replacement is a removal
-      and an addition, so by group privacy each is
-      :math:`(2\\varepsilon_j, (1+e^{\\varepsilon_j})\\delta_j)`-DP (a bound; the
-      exact value depends on the mechanism);
+    * the mean and the scale trainer: a pair :math:`(\\varepsilon_j, \\delta_j)`, the
+      trainer's add/remove guarantee for every data size (replace-one then
+      follows by group privacy, :math:`(2\\varepsilon_j, (1+e^{\\varepsilon_j})\\delta_j)`),
+      or the trainer's ``privacy_`` account (both relations read from it);
+      ``None`` for a model that reads no private data;
     * the calibration, the tight private quantile with budget
-      :math:`\\varepsilon_c` and a public size :math:`n`: exactly
-      :math:`\\varepsilon_c` under replace-one and
-      :math:`\\varepsilon_c\\max(\\alpha_0, 1-\\alpha_0)` under add/remove, where
-      :math:`\\alpha_0` is its level (:func:`~dpcp_tutorial.private_quantile_level`);
-      without ``calibration_level`` the bound :math:`\\varepsilon_c` is used.
+      :math:`\\varepsilon_c`. ``public_n=True``: the part is subsampled or padded to
+      a public size (as the estimators do with ``n=``), so it is
+      :math:`\\varepsilon_c`-DP under both relations at every part size.
+      ``public_n=False`` (the estimators' ``n=None``): the level is recomputed
+      from the part's own size ``n`` (then treated as public); replace-one is
+      :math:`\\varepsilon_c`, and add/remove is the exact bound for a recomputed level
+      between sizes :math:`n-1, n` and :math:`n, n+1`
+      (:func:`~dpcp_tutorial.private_quantile_privacy_loss` with ``public_n=False``),
+      which exceeds :math:`\\varepsilon_c` near feasibility (1.023 at :math:`n = 206`,
+      :math:`\\alpha = 0.1`, 1000 bins), or not covered when the smaller neighbour is
+      infeasible.
 
-    ``disjoint=True`` (three disjoint parts; each record's part decided by its
-    own random draw or public key, independently of the values and of the
-    other records, so that adding or removing a record moves no other record;
-    under replace-one a fixed-size random split of fixed positions suffices):
-    parallel composition, :math:`(\\max_j \\varepsilon_j, \\max_j \\delta_j)`. The
-    later steps take the earlier releases as public inputs; for neighbours that
-    differ in part :math:`j`, the releases before :math:`j` have the same law and
-    those after are post-processing given the release of part :math:`j`.
-    ``disjoint=False`` (every step reads the same records): basic sequential
-    composition, :math:`(\\sum_j \\varepsilon_j, \\sum_j \\delta_j)`.
-
-    Parameters
-    ----------
-    mean_privacy, scale_privacy : (epsilon, delta) or None
-        The trainers' add/remove guarantees; ``None`` for a model that reads no
-        private data (trained on public data, or absent, e.g. a constant scale).
-    calibration_epsilon : float
-        Budget of the private quantile.
-    calibration_level : float, optional
-        Its level :math:`\\alpha_0 \\in (0, 1)` (public; sharpens add/remove).
-    disjoint : bool
-        Whether the three steps read disjoint parts of the data.
+    ``disjoint=True`` (three disjoint parts; each record's part decided by a
+    per-record rule -- its own coin or public key --, independently of the
+    values and of the other records): parallel composition
+    (:mod:`dpcp_tutorial.accounting`): :math:`\\max_j` under add/remove, and under
+    replace-one :math:`\\max(\\max_j RO_j, \\max_{j \\ne k} AR_j + AR_k)`, because a
+    replaced record may land in another part. The later steps take the earlier
+    releases as public inputs. ``disjoint=False`` (every step reads the same
+    records): sequential composition, the sums.
 
     Returns
     -------
-    dict
-        ``{"add/remove": (epsilon, delta), "replace-one": (epsilon, delta)}``
-        (plain floats). The record count of each part is public under
-        replace-one; under add/remove only the calibration's size parameter
-        :math:`n` is public (the trainers need no size).
+    PrivacyAccount
     """
-    mean = _check_trainer_privacy(mean_privacy, "mean_privacy")
-    scale = _check_trainer_privacy(scale_privacy, "scale_privacy")
-    eps_c = check_epsilon(calibration_epsilon, "calibration_epsilon")
     disjoint = check_bool(disjoint, "disjoint")
-    if calibration_level is None:
-        cal_ar = eps_c
-    else:
-        level = check_scalar(calibration_level, "calibration_level", low=0.0, high=1.0,
-                             hint="the level alpha0 of the tight private quantile (private_quantile_level)")
-        cal_ar = eps_c * max(level, 1.0 - level)
-    trainers = [t for t in (mean, scale) if t is not None]
-    parts = {
-        "add/remove": [(e, d) for e, d in trainers] + [(cal_ar, 0.0)],
-        "replace-one": [(2.0 * e, (1.0 + math.exp(e)) * d) for e, d in trainers] + [(eps_c, 0.0)],
-    }
-    combine = max if disjoint else sum
-    return {relation: (float(combine(e for e, _ in steps)), float(min(1.0, combine(d for _, d in steps))))
-            for relation, steps in parts.items()}
+    public_n = check_bool(public_n, "public_n")
+    eps_c = check_epsilon(calibration_epsilon, "calibration_epsilon")
+    part = (lambda j: f"part {j}") if disjoint else (lambda j: "all")
+    trainers = [_trainer_spend(mean_privacy, "mean model", part(1)),
+                _trainer_spend(scale_privacy, "scale model", part(2))]
+    calibration, notes = _calibration_spend(eps_c, alpha=alpha, n=n, bins=bins, public_n=public_n, part=part(3))
+    return _adaptive_account(trainers, calibration, notes)
 
 
-def _trainer_privacy(model):
-    """The ``privacy_`` pair of a fitted trainer (or of the last step of a pipeline), else None."""
-    last = model.steps[-1][1] if isinstance(model, Pipeline) else model
-    return getattr(last, "privacy_", None)
+def _model_spend(model, label: str, part: str):
+    """The spend of a fitted model's own ``privacy_``; None for a non-private model."""
+    account = trainer_account(model) if model is not None else None
+    return None if account is None else _trainer_spend(account, label, part)
+
+
+def _clean_outputs(values, low: float, high: float, nan: float) -> np.ndarray:
+    """Model outputs on private records as finite floats in ``[low, high]`` (public): NaN read as ``nan``.
+
+    A domain check, a NaN or an overflow on a value derived from private
+    records would be a data-dependent edge (one neighbour releases, the other
+    raises); clipping to public bounds makes every later step total.
+    """
+    out = np.asarray(values, dtype=float).ravel()
+    return np.clip(np.nan_to_num(out, nan=nan, posinf=high, neginf=low), low, high)
+
+
+#: Public cap of the scale :math:`\\hat\\sigma(x)` (a scale model's output on a private record is clipped to it)
+MAX_SCALE = 1e100
+
+_RNG_DOC = """rng : None, int or numpy.random.Generator
+        Randomness of the private quantile (and of the subsampling). A known
+        seed makes the release reproducible by anyone who knows it, hence not
+        private: use ``rng=None`` (fresh OS entropy) for a real release."""
+
+_N_DOC = """n : int or None
+        Public calibration size. Given: the calibration scores are subsampled
+        or padded with 1 to exactly ``n`` (``mondrian``'s rule), which keeps the
+        coverage proof at every data size and makes the calibration
+        :math:`\\varepsilon`-DP under add/remove and replace-one alike.
+        ``None``: the number of calibration records is used and treated as
+        **public**; add/remove is then the bound for a level recomputed from
+        each neighbour's size (:func:`adaptive_privacy_account`, in ``privacy_``)."""
 
 
 class PrivateNormalizedConformalRegressor(BaseEstimator):
-    """Adaptive private split conformal intervals with a DP-trained scale model (chapter 17).
+    __doc__ = """Adaptive private split conformal intervals with a DP-trained scale model (chapter 17).
 
     ``fit(X1, y1)`` trains a clone of ``mean_estimator`` (part 1);
     ``fit_scale(X2, y2)`` trains a clone of ``scale_estimator`` on the absolute
@@ -257,11 +304,17 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     alpha : float
         Target miscoverage.
     epsilon : float
-        Budget of the private quantile (the trainers carry their own).
+        Budget of the private quantile, the one release this estimator
+        computes from part 3 (the trainers carry their own budgets, read from
+        their ``privacy_``; the rule: :mod:`dpcp_tutorial.accounting`).
     y_bound : float
-        Public bound :math:`Y` on the responses (and the mean predictions).
+        **Required** public bound :math:`Y` on the responses, in their units,
+        from domain knowledge; mean predictions are clipped to :math:`[-Y, Y]`.
     sigma_min : float
-        Public floor of the scale, :math:`\\hat\\sigma(x) \\ge \\sigma_{\\min} > 0`.
+        Public floor of the scale, :math:`\\hat\\sigma(x) \\ge \\sigma_{\\min} > 0`;
+        **required** with a scale model (the smallest noise level that domain
+        knowledge allows, e.g. the measurement resolution); unused (but
+        validated) without one.
     score_bound : float or None
         Public :math:`K`; ``None``: :math:`2Y/\\sigma_{\\min}` (:math:`2Y` with a
         constant scale), which never clips a response inside :math:`[-Y, Y]`.
@@ -269,50 +322,57 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         Edges of the private quantile (:math:`j/M`).
     scale_target : {"abs", "log"}
         Target of the scale model: :math:`|r|` or :math:`\\log(|r| + \\sigma_{\\min})`.
-    n : int or None
-        Public calibration size, used for the quantile's level; ``None``: the
-        number of calibration records, declared public. The coverage proof
-        needs exactly ``n`` calibration records; the add/remove privacy
-        statement (level from this public ``n``) covers neighbours whose sizes
-        differ by one, as for :func:`~dpcp_tutorial.private_quantile`.
+    """ + _N_DOC + """
     prefit : bool
         Whether both models are already fitted (then only ``calibrate``).
-    rng : None, int or numpy.random.Generator
-        Randomness of the private quantile.
+    """ + _RNG_DOC + """
 
     Attributes
     ----------
     mean_estimator_, scale_estimator_ : fitted models
     qhat_ : float
-        The released threshold on the normalised scale.
+        The released threshold on the normalised scale (1 with a
+        :class:`~dpcp_tutorial.ReleaseWarning`: the whole line).
     level_ : float
         The level :math:`\\alpha_0` of the private quantile.
+    n_ : int
+        The calibration size the mechanism used.
     score_bound_ : float
         The :math:`K` used.
+    privacy_ : PrivacyAccount
+        The models' own accounts (parts 1 and 2; a model without ``privacy_``
+        is listed as trained on public data) in parallel with the calibration
+        (part 3): :func:`adaptive_privacy_account`.
 
     Notes
     -----
-    **Privacy.** See :func:`adaptive_privacy_account` (and
-    :meth:`privacy_account`, which reads the trainers' ``privacy_``): with the
-    three parts disjoint and each record's part decided by its own random
-    draw (independent of the values and of the other records), the
-    pipeline is :math:`(\\max_j\\varepsilon_j, \\max_j\\delta_j)`-DP under add/remove
-    (calibration size :math:`n` public) and, with the trainers' replace-one
-    bounds :math:`(2\\varepsilon_j, (1+e^{\\varepsilon_j})\\delta_j)` and the exact
-    :math:`\\varepsilon` of the quantile, :math:`\\max`-DP under replace-one.
-    No branch, error or message of ``calibrate`` depends on the private values
-    beyond the data-domain checks (NaN/inf, one fixed message each).
+    **Privacy.** With the three parts disjoint and each record's part decided
+    by a per-record rule (its own coin or a public key, independent of the
+    values and of the other records), the parts compose in parallel
+    (:mod:`dpcp_tutorial.accounting`). Model outputs on private records are
+    clipped to public bounds before the score (means to :math:`[-Y, Y]`, NaN
+    read as 0; scales to :math:`[\\sigma_{\\min}, 10^{100}]`, NaN read as
+    :math:`\\sigma_{\\min}`), and the score is computed so that it cannot fail, so
+    no branch, error or message of ``calibrate`` depends on private values
+    beyond the data-domain checks of ``X`` and ``y`` (NaN/inf, one fixed
+    message each); the :class:`~dpcp_tutorial.ReleaseWarning` depends on the
+    release only.
 
     **Coverage.** Given parts 1 and 2 (hence :math:`\\hat\\mu`, :math:`\\hat\\sigma`),
     the scores of part 3 and of a test point are i.i.d., so
     :math:`P(s_{n+1} \\le \\hat q) \\ge 1-\\alpha` by the tight private quantile's
-    guarantee, and :math:`s \\le \\hat q` is exactly :math:`Y \\in` the interval.
+    guarantee (subsampling and padding keep it), and :math:`s \\le \\hat q` is
+    exactly :math:`Y \\in` the interval, computed with the same clipped outputs.
     """
 
-    def __init__(self, mean_estimator, scale_estimator=None, alpha: float = 0.1, epsilon: float = 1.0,
-                 y_bound: float = 1.0, sigma_min: float = 0.01, score_bound: float | None = None,
-                 bins: int = 1000, scale_target: str = "abs", n: int | None = None, prefit: bool = False,
-                 rng: RandomLike = None):
+    def __init__(self, mean_estimator, scale_estimator=None, alpha: float = 0.1, epsilon: float = 1.0, *,
+                 y_bound=REQUIRED, sigma_min=REQUIRED, score_bound: float | None = None, bins: int = 1000,
+                 scale_target: str = "abs", n: int | None = None, prefit: bool = False, rng: RandomLike = None):
+        require(y_bound, "y_bound", type(self).__name__, Y_BOUND_ADVICE)
+        if scale_estimator is not None:
+            require(sigma_min, "sigma_min", type(self).__name__, "sigma_min is the public floor of the scale "
+                    "model, in the response's units: the smallest noise level domain knowledge allows (e.g. the "
+                    "measurement resolution).")
         self.mean_estimator = mean_estimator
         self.scale_estimator = scale_estimator
         self.alpha = alpha
@@ -329,8 +389,13 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     # ------------------------------------------------------------------ public settings
     def _settings(self):
         y_bound = _check_positive(self.y_bound, "y_bound", "a public bound on |y| from domain knowledge")
-        sigma_min = _check_positive(self.sigma_min, "sigma_min", "a public floor on the scale model, chosen "
-                                    "before seeing the data")
+        if self.sigma_min is REQUIRED:
+            if self.scale_estimator is not None:
+                require(self.sigma_min, "sigma_min", type(self).__name__, "")
+            sigma_min = 1.0                 # no scale model: the scale is the constant 1
+        else:
+            sigma_min = _check_positive(self.sigma_min, "sigma_min", "a public floor on the scale model, chosen "
+                                        "before seeing the data")
         if self.scale_target not in _SCALE_TARGETS:
             raise ValueError(f"scale_target={self.scale_target!r} is not supported; choose 'abs' or 'log'")
         if self.score_bound is None:
@@ -383,75 +448,95 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         X = check_2d(X, "X")
         y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
-        residual = np.minimum(np.abs(y - self.mean_estimator_.predict(X)), 2.0 * y_bound)
+        residual = np.minimum(np.abs(y - self._mean(X, y_bound)), 2.0 * y_bound)
         target = residual if self.scale_target == "abs" else np.log(residual + sigma_min)
         self.scale_estimator_ = clone(self.scale_estimator).fit(X, target)
         return self
 
-    def predict(self, X) -> np.ndarray:
-        """Mean predictions :math:`\\hat\\mu(x)`."""
-        mean, _ = self._models()
-        return np.asarray(mean.predict(check_2d(X, "X")), dtype=float)
+    def _mean(self, X: np.ndarray, y_bound: float) -> np.ndarray:
+        if check_bool(self.prefit, "prefit"):
+            check_is_fitted(self.mean_estimator)
+            mean = self.mean_estimator
+        elif hasattr(self, "mean_estimator_"):
+            mean = self.mean_estimator_
+        else:
+            mean, _ = self._models()            # raises the "not fitted" message
+        if X.shape[0] == 0:
+            return np.empty(0)
+        return _clean_outputs(mean.predict(X), -y_bound, y_bound, 0.0)
 
-    def predict_scale(self, X) -> np.ndarray:
-        """Scales :math:`\\hat\\sigma(x) = \\max(\\sigma_{\\min}, g(x))`; 1 without a scale model."""
+    def predict(self, X) -> np.ndarray:
+        """Mean predictions :math:`\\hat\\mu(x)`, clipped to the public :math:`[-Y, Y]`."""
+        y_bound, _, _ = self._settings()
+        return self._mean(check_2d(X, "X"), y_bound)
+
+    def _scale(self, X: np.ndarray) -> np.ndarray:
         _, sigma_min, _ = self._settings()
-        X = check_2d(X, "X")
         _, scale = self._models()
         if scale is None:
             return np.ones(X.shape[0])
-        raw = np.asarray(scale.predict(X), dtype=float)
+        if X.shape[0] == 0:
+            return np.empty(0)
+        raw = _clean_outputs(scale.predict(X), -MAX_SCALE, MAX_SCALE, -math.inf)
         if self.scale_target == "log":
-            raw = np.exp(np.minimum(raw, 700.0))
-        return np.maximum(raw, sigma_min)
+            raw = np.exp(np.minimum(raw, math.log(MAX_SCALE)))
+        return np.clip(raw, sigma_min, max(MAX_SCALE, sigma_min))
+
+    def predict_scale(self, X) -> np.ndarray:
+        """Scales :math:`\\hat\\sigma(x) = \\min(\\max(\\sigma_{\\min}, g(x)), 10^{100})`; 1 without a scale model.
+
+        A NaN output of the scale model is read as the floor :math:`\\sigma_{\\min}`.
+        """
+        return self._scale(check_2d(X, "X"))
 
     # ------------------------------------------------------------------ calibration
     def calibrate(self, X, y):
-        """Release the private threshold ``qhat_`` from part 3."""
+        """Release the private threshold ``qhat_`` (and ``privacy_``) from part 3."""
         alpha = check_alpha(self.alpha)
         epsilon = check_epsilon(self.epsilon)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
-        _, _, bound = self._settings()
-        X = check_2d(X, "X")
-        y = check_1d(y, "y")
+        y_bound, _, bound = self._settings()
+        n = None if self.n is None else check_positive_int(self.n, "n")
+        X = check_2d(X, "X", min_rows=0 if n is not None else 1)
+        y = check_1d(y, "y", allow_empty=n is not None)
         check_same_length(("X", X), ("y", y))
-        n = X.shape[0] if self.n is None else check_positive_int(self.n, "n")
-        level = private_quantile_level(alpha, n, epsilon, bins)   # public inputs only (may raise: infeasible n)
-        scores = normalized_score(y, self.predict(X), self.predict_scale(X), bound)
-        self.qhat_ = private_quantile(scores, alpha, epsilon, bins, rng=check_random_state(self.rng), n=n)
-        self.level_ = level
-        self.n_ = n
+        scores = normalized_score(y, self._mean(X, y_bound), self._scale(X), bound) if X.shape[0] else np.empty(0)
+        self.qhat_, calibration, notes = _release_threshold(
+            self, scores, calibrator="quantile", alpha=alpha, epsilon=epsilon, bins=bins, m="auto", gamma="auto",
+            variant="tight", n=n, rng=check_random_state(self.rng))
         self.score_bound_ = bound
+        mean, scale = self._models()
+        self.privacy_ = _pipeline_account(
+            [("mean model", mean, "part 1"), ("scale model", scale, "part 2")], calibration, notes,
+            (f"y_bound Y = {y_bound:g}", f"score bound K = {bound:g}", _size_text(n, self.n_)))
+        _warn_trivial(self.qhat_, "every interval is (-inf, inf)")
         return self
 
     def predict_interval(self, X) -> np.ndarray:
         """Intervals (n, 2): :math:`\\hat\\mu(x) \\pm K\\hat\\sigma(x)\\hat q`; the line when ``qhat_ == 1``."""
         if not hasattr(self, "qhat_"):
             raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X3, y3) first")
-        return normalized_interval(self.predict(X), self.predict_scale(X), self.qhat_, self.score_bound_)
+        X = check_2d(X, "X")
+        return normalized_interval(self.predict(X), self._scale(X), self.qhat_, self.score_bound_)
 
-    def privacy_account(self, disjoint: bool = True) -> dict:
-        """:func:`adaptive_privacy_account` from the fitted trainers' ``privacy_`` and the calibration.
 
-        Raises ``ValueError`` when a fitted model reports no ``privacy_`` (a
-        non-private model: its account is not this estimator's to make).
-        """
-        if not hasattr(self, "qhat_"):
-            raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X3, y3) first")
-        mean, scale = self._models()
-        privacy = []
-        for name, model in (("mean", mean), ("scale", scale)):
-            if model is None:
-                privacy.append(None)
-                continue
-            pair = _trainer_privacy(model)
-            if pair is None:
-                raise ValueError(f"the {name} model reports no privacy_ (it is not a DP trainer); compute the "
-                                 "account with adaptive_privacy_account, passing None for a model trained on "
-                                 "public data")
-            privacy.append(pair)
-        return adaptive_privacy_account(privacy[0], privacy[1], self.epsilon, calibration_level=self.level_,
-                                        disjoint=disjoint)
+def _size_text(n, used: int) -> str:
+    return f"calibration size n = {n} (subsample-or-pad)" if n is not None else \
+        f"calibration size N = {used} (n=None, declared public)"
+
+
+def _pipeline_account(models, calibration, notes, public):
+    """Parallel composition of the models' own accounts and the calibration (chapter 17)."""
+    spends, public = [], list(public)
+    for label, model, part in models:
+        if model is None:
+            continue
+        spend = _model_spend(model, label, part)
+        if spend is None:
+            public.append(f"the data of the {label}: it reports no privacy_ (not a DP trainer), so they are treated "
+                          "as public; fit it on public data or use a DP trainer")
+        spends.append(spend)
+    return _adaptive_account(spends, calibration, notes, public)
 
 
 # ---------------------------------------------------------------------------
@@ -475,18 +560,20 @@ class DPSGDQuantileRegressor(RegressorMixin, _DPSGDBase):
     noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, delta, l2 : see DPSGDRegressor
         As in :class:`~dpcp_tutorial.DPSGDRegressor`.
     x_bound, fit_intercept, rng, expected_batch_size, accountant, epsilon : see DPSGDRegressor
-        As in :class:`~dpcp_tutorial.DPSGDRegressor`.
+        As in :class:`~dpcp_tutorial.DPSGDRegressor` (``x_bound`` is required).
 
     Attributes
     ----------
     coef_, intercept_, epsilon_, privacy_, noise_multiplier_, expected_batch_size_, n_features_in_
-        As in :class:`~dpcp_tutorial.DPSGDRegressor`; ``privacy_`` is ``(epsilon_, delta)`` under add/remove.
+        As in :class:`~dpcp_tutorial.DPSGDRegressor`; ``privacy_`` is a
+        :class:`~dpcp_tutorial.PrivacyAccount`, ``(epsilon_, delta)`` under add/remove.
 """
 
     def __init__(self, quantile: float = 0.9, noise_multiplier: float = 1.0, clip_norm: float = 1.0,
                  sampling_rate: float = 0.05, steps: int = 300, learning_rate: float = 20.0, delta: float = 1e-6,
-                 l2: float = 0.0, x_bound: float = 1.0, fit_intercept: bool = True, rng: RandomLike = None,
+                 l2: float = 0.0, *, x_bound=REQUIRED, fit_intercept: bool = True, rng: RandomLike = None,
                  expected_batch_size: float | None = None, accountant: str = "rdp", epsilon: float | None = None):
+        _require_bounds(type(self).__name__, x_bound)
         self.quantile = quantile
         self.noise_multiplier = noise_multiplier
         self.clip_norm = clip_norm
@@ -545,8 +632,9 @@ def cqr_score(y_true, lower, upper, score_bound: float) -> np.ndarray:
     lower = check_1d(lower, "lower")
     upper = check_1d(upper, "upper")
     check_same_length(("y_true", y_true), ("lower", lower), ("upper", upper))
-    excess = np.maximum(lower - y_true, y_true - upper)
-    return 0.5 * (np.clip(excess / score_bound, -1.0, 1.0) + 1.0)
+    excess = np.maximum(lower - y_true, y_true - upper)   # inputs within 1e100: finite
+    with np.errstate(over="ignore"):                       # a tiny public K: the ratio overflows to inf, clipped
+        return 0.5 * (np.clip(excess / score_bound, -1.0, 1.0) + 1.0)
 
 
 def cqr_interval(lower, upper, qhat: float, score_bound: float) -> np.ndarray:
@@ -569,11 +657,12 @@ def cqr_interval(lower, upper, qhat: float, score_bound: float) -> np.ndarray:
     if qhat >= 1.0:
         return np.column_stack([np.full(lower.size, -math.inf), np.full(lower.size, math.inf)])
     margin = (2.0 * qhat - 1.0) * score_bound
-    return np.column_stack([lower - margin, upper + margin])
+    with np.errstate(over="ignore"):
+        return np.column_stack([lower - margin, upper + margin])
 
 
 class PrivateConformalizedQuantileRegressor(BaseEstimator):
-    """Private conformalised quantile regression (CQR) with DP quantile regressors (chapter 17).
+    __doc__ = """Private conformalised quantile regression (CQR) with DP quantile regressors (chapter 17).
 
     ``fit_lower(X, y)`` and ``fit_upper(X, y)`` train clones of the two
     quantile models (on disjoint parts for parallel composition; ``fit``
@@ -587,25 +676,47 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
     lower_estimator, upper_estimator : scikit-learn regressors
         Quantile models at levels about :math:`\\alpha/2` and :math:`1-\\alpha/2`
         (any levels keep the guarantee), e.g. :class:`DPSGDQuantileRegressor`.
-    alpha, epsilon, bins, n, prefit, rng
-        As in :class:`PrivateNormalizedConformalRegressor`.
+    alpha : float
+        Target miscoverage.
+    epsilon : float
+        Budget of the private quantile (the trainers carry their own; the rule:
+        :mod:`dpcp_tutorial.accounting`).
     score_bound : float
-        Public :math:`K > 0` of :func:`cqr_score`.
+        **Required** public :math:`K > 0` of :func:`cqr_score`, in the
+        response's units: how far outside the quantile band a response can
+        plausibly fall (e.g. the documented range of the response).
+    bins : int
+        Edges of the private quantile.
+    """ + _N_DOC + """
+    prefit : bool
+    """ + _RNG_DOC + """
+
+    Attributes
+    ----------
+    lower_estimator_, upper_estimator_ : fitted models
+    qhat_, level_, n_ : float, float, int
+    privacy_ : PrivacyAccount
+        The two models' accounts (sequential when ``fit`` trained both on one
+        part, parallel when ``fit_lower`` and ``fit_upper`` had disjoint parts)
+        in parallel with the calibration part.
 
     Notes
     -----
-    **Privacy.** :func:`adaptive_privacy_account` with the two trainers in
-    place of the mean and the scale model (``disjoint=False`` if
-    ``fit`` trained both on one part: then the trainers compose sequentially
-    with each other, and in parallel with the calibration; the account with
-    ``disjoint=False`` over all three steps is a valid upper bound).
+    **Privacy.** :func:`adaptive_privacy_account`'s rules with the two trainers
+    in place of the mean and the scale model. The models' outputs on private
+    records are read as finite floats within :math:`\\pm 10^{100}` (NaN as 0)
+    before the score, and the score cannot overflow, so nothing in
+    ``calibrate`` raises or warns because of a private value.
     **Coverage.** Given the two models the scores of the calibration part and
-    of a test point are exchangeable, so :math:`P(Y \\in C(X)) \\ge 1-\\alpha`.
+    of a test point are exchangeable, so :math:`P(Y \\in C(X)) \\ge 1-\\alpha`;
+    the test-time interval uses the same clipped outputs.
     """
 
-    def __init__(self, lower_estimator, upper_estimator, alpha: float = 0.1, epsilon: float = 1.0,
-                 score_bound: float = 1.0, bins: int = 1000, n: int | None = None, prefit: bool = False,
+    def __init__(self, lower_estimator, upper_estimator, alpha: float = 0.1, epsilon: float = 1.0, *,
+                 score_bound=REQUIRED, bins: int = 1000, n: int | None = None, prefit: bool = False,
                  rng: RandomLike = None):
+        require(score_bound, "score_bound", type(self).__name__, "score_bound is the public K of the CQR score, "
+                "in the response's units: how far outside the quantile band a response can plausibly fall.")
         self.lower_estimator = lower_estimator
         self.upper_estimator = upper_estimator
         self.alpha = alpha
@@ -616,7 +727,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         self.prefit = prefit
         self.rng = rng
 
-    def _fit_one(self, which: str, X, y):
+    def _fit_one(self, which: str, X, y, part: str):
         if check_bool(self.prefit, "prefit"):
             raise ValueError("prefit=True: the models are already fitted; call calibrate(X, y) directly")
         _check_score_bound(self.score_bound)
@@ -624,19 +735,22 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
         setattr(self, f"{which}_estimator_", clone(getattr(self, f"{which}_estimator")).fit(X, y))
+        parts = dict(getattr(self, "_parts", {}))
+        parts[which] = part
+        self._parts = parts
         return self
 
     def fit_lower(self, X, y):
-        """Fit a clone of ``lower_estimator``."""
-        return self._fit_one("lower", X, y)
+        """Fit a clone of ``lower_estimator`` (on a part of its own)."""
+        return self._fit_one("lower", X, y, "lower-model part")
 
     def fit_upper(self, X, y):
-        """Fit a clone of ``upper_estimator``."""
-        return self._fit_one("upper", X, y)
+        """Fit a clone of ``upper_estimator`` (on a part of its own)."""
+        return self._fit_one("upper", X, y, "upper-model part")
 
     def fit(self, X, y):
         """Fit both quantile models on the same data (their budgets then add up)."""
-        return self.fit_lower(X, y).fit_upper(X, y)
+        return self._fit_one("lower", X, y, "model part")._fit_one("upper", X, y, "model part")
 
     def _models(self):
         if check_bool(self.prefit, "prefit"):
@@ -648,28 +762,40 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
                              "(or fit(X, y)) first, or pass prefit=True with fitted models")
         return self.lower_estimator_, self.upper_estimator_
 
-    def predict_quantiles(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """The two quantile models' predictions."""
+    def _quantiles(self, X: np.ndarray):
+        if X.shape[0] == 0:
+            return np.empty(0), np.empty(0)
         lower, upper = self._models()
-        X = check_2d(X, "X")
-        return np.asarray(lower.predict(X), dtype=float), np.asarray(upper.predict(X), dtype=float)
+        return (_clean_outputs(lower.predict(X), -MAX_MAGNITUDE, MAX_MAGNITUDE, 0.0),
+                _clean_outputs(upper.predict(X), -MAX_MAGNITUDE, MAX_MAGNITUDE, 0.0))
+
+    def predict_quantiles(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """The two quantile models' predictions, as finite floats within :math:`\\pm 10^{100}` (NaN read as 0)."""
+        self._models()
+        return self._quantiles(check_2d(X, "X"))
 
     def calibrate(self, X, y):
-        """Release the private threshold ``qhat_``."""
+        """Release the private threshold ``qhat_`` (and ``privacy_``)."""
         alpha = check_alpha(self.alpha)
         epsilon = check_epsilon(self.epsilon)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
         bound = _check_score_bound(self.score_bound)
-        X = check_2d(X, "X")
-        y = check_1d(y, "y")
+        n = None if self.n is None else check_positive_int(self.n, "n")
+        self._models()
+        X = check_2d(X, "X", min_rows=0 if n is not None else 1)
+        y = check_1d(y, "y", allow_empty=n is not None)
         check_same_length(("X", X), ("y", y))
-        n = X.shape[0] if self.n is None else check_positive_int(self.n, "n")
-        level = private_quantile_level(alpha, n, epsilon, bins)   # public inputs only
-        lower, upper = self.predict_quantiles(X)
-        scores = cqr_score(y, lower, upper, bound)
-        self.qhat_ = private_quantile(scores, alpha, epsilon, bins, rng=check_random_state(self.rng), n=n)
-        self.level_ = level
-        self.n_ = n
+        scores = cqr_score(y, *self._quantiles(X), bound) if X.shape[0] else np.empty(0)
+        self.qhat_, calibration, notes = _release_threshold(
+            self, scores, calibrator="quantile", alpha=alpha, epsilon=epsilon, bins=bins, m="auto", gamma="auto",
+            variant="tight", n=n, rng=check_random_state(self.rng))
+        parts = getattr(self, "_parts", {}) if not check_bool(self.prefit, "prefit") else {}
+        lower, upper = self._models()
+        self.privacy_ = _pipeline_account(
+            [("lower quantile model", lower, parts.get("lower", "lower-model part")),
+             ("upper quantile model", upper, parts.get("upper", "upper-model part"))], calibration, notes,
+            (f"score bound K = {bound:g}", _size_text(n, self.n_)))
+        _warn_trivial(self.qhat_, "every interval is (-inf, inf)")
         return self
 
     def predict_interval(self, X) -> np.ndarray:
@@ -678,17 +804,3 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
             raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X, y) first")
         lower, upper = self.predict_quantiles(X)
         return cqr_interval(lower, upper, self.qhat_, self.score_bound)
-
-    def privacy_account(self, disjoint: bool = True) -> dict:
-        """:func:`adaptive_privacy_account` for the two quantile models and the calibration."""
-        if not hasattr(self, "qhat_"):
-            raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X, y) first")
-        pairs = []
-        for name, model in zip(("lower", "upper"), self._models()):
-            pair = _trainer_privacy(model)
-            if pair is None:
-                raise ValueError(f"the {name} model reports no privacy_ (it is not a DP trainer); compute the "
-                                 "account with adaptive_privacy_account")
-            pairs.append(pair)
-        return adaptive_privacy_account(pairs[0], pairs[1], self.epsilon, calibration_level=self.level_,
-                                        disjoint=disjoint)

@@ -22,10 +22,11 @@ relation) the release is :math:`(\\varepsilon_1 + \\varepsilon_2\\max(\\alpha_0,
 (``variant="original"``); under replace-one the generic conversion of the
 trainer gives :math:`(2\\varepsilon_1 + \\varepsilon_2, (1 + e^{\\varepsilon_1})\\delta)`
 (tight) and :math:`(2\\varepsilon_1 + \\varepsilon_2/(2(1-\\alpha_0)),
-(1 + e^{\\varepsilon_1})\\delta)` (original, :math:`\\alpha_0 \\le 1/2`). The ledger
-``budget_`` records :math:`\\varepsilon_1 + \\varepsilon_2`, an upper bound under
-add/remove. The coverage claim rests on the write-up's Assumptions 1-2 and is
-**not verified against the paper** (chapter 6).
+(1 + e^{\\varepsilon_1})\\delta)` (original, :math:`\\alpha_0 \\le 1/2`). The estimators
+report both in ``privacy_`` (:class:`~dpcp_tutorial.PrivacyAccount`); ``epsilon``
+is the total and ``training_share`` the trainer's fraction of it (the rule:
+:mod:`dpcp_tutorial.accounting`). The coverage claim rests on the write-up's
+Assumptions 1-2 and is **not verified against the paper** (chapter 6).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
+    REQUIRED,
     RandomLike,
     check_1d,
     check_2d,
@@ -48,14 +50,15 @@ from ._validation import (
     check_random_state,
     check_same_length,
     check_scalar,
+    require,
 )
 from ._counts import check_scores_or_histogram
-from .accounting import PrivacyBudget
-from .training import check_classes
+from .accounting import Spend, make_account, trainer_account
+from .training import check_classes, trainer_privacy_account
 from .conformal import aps_prediction_set, aps_score, conformal_quantile, lac_prediction_set, lac_score
-from .private_split import _check_bound, bounded_interval, normalised_residual_score
+from .private_split import _BOUND_ADVICE, _check_bound, _warn_trivial, bounded_interval, normalised_residual_score
 from .quantile import _check_variant as _check_quantile_variant
-from .quantile import private_quantile, private_quantile_level, quantile_edges
+from .quantile import private_quantile, private_quantile_level, private_quantile_privacy_loss, quantile_edges
 
 __all__ = [
     "check_dp_trainer",
@@ -85,36 +88,37 @@ def check_dp_trainer(trainer) -> None:
     fitted on :math:`D_n` plus the test point: an *add/remove* pair. The trainer
     must therefore
 
-    * be a scikit-learn estimator with constructor parameters ``epsilon`` and
-      ``delta`` (the procedures set them), and
+    * be a scikit-learn estimator (``fit``, ``get_params``), and
     * declare ``neighbouring = "add/remove"`` (a class attribute). A
-      replace-one guarantee says nothing about data sets of different sizes.
+      replace-one guarantee says nothing about data sets of different sizes;
+    * state its budget: either a constructor parameter ``epsilon`` (and
+      ``delta``), which DPCP sets on a clone (``training_share``), or, after
+      fitting, a ``privacy_`` account (:class:`~dpcp_tutorial.PrivacyAccount`) with
+      an add/remove guarantee (``training_share=None``: the trainer's own
+      settings, e.g. a DP-SGD noise multiplier, fix its budget).
 
     It must also be symmetric (its output law invariant to the order of the
     records); that cannot be checked in code and is the trainer's promise.
+    Every check reads public settings only.
 
     Raises
     ------
     TypeError
-        If ``trainer`` lacks ``get_params`` or the ``epsilon``/``delta`` parameters.
+        If ``trainer`` is not a scikit-learn estimator.
     ValueError
-        If it does not declare add/remove neighbours.
+        If it does not declare add/remove neighbours, or divides by its data's
+        own size (DP-SGD with ``expected_batch_size=None``).
     """
     if not hasattr(trainer, "get_params") or not hasattr(trainer, "fit"):
         raise TypeError(f"trainer must be a scikit-learn estimator, got {type(trainer).__name__}")
-    missing = {"epsilon", "delta"} - set(trainer.get_params(deep=False))
-    if missing:
-        raise TypeError(
-            f"{type(trainer).__name__} has no constructor parameter(s) {sorted(missing)}; Differential CP and DPCP "
-            "need a DP trainer whose (epsilon, delta) they can set, e.g. dpcp_tutorial.training.DPRidgeRegression"
-        )
     neighbouring = getattr(trainer, "neighbouring", None)
     if neighbouring != "add/remove":
         raise ValueError(
             f"{type(trainer).__name__} declares neighbouring={neighbouring!r}, but the no-split argument compares "
             "D_n with D_n plus one point, so the trainer must be (epsilon, delta)-DP under add/remove neighbours "
-            "(DPCP write-up error D8: not every DP trainer works). Use an add/remove trainer (e.g. Poisson-subsampled DP-SGD) "
-            "or re-derive the trainer's guarantee for add/remove and set neighbouring = 'add/remove'"
+            "(DPCP write-up error D8: not every DP trainer works). Use an add/remove trainer (e.g. "
+            "dpcp_tutorial.DPRidgeRegression or Poisson-subsampled DP-SGD) or re-derive the trainer's guarantee for "
+            "add/remove and set neighbouring = 'add/remove'"
         )
     if "expected_batch_size" in trainer.get_params(deep=False) and trainer.expected_batch_size is None:
         raise ValueError(
@@ -125,20 +129,25 @@ def check_dp_trainer(trainer) -> None:
         )
 
 
-def _fit_trainer(trainer, X, y, epsilon: float, delta: float, rng: np.random.Generator, extra=None):
-    """Clone ``trainer``, set its privacy (and seed, and ``extra`` parameters) and fit it on all the data."""
+def _fit_trainer(trainer, X, y, rng: np.random.Generator, params=None):
+    """Clone ``trainer``, set ``params`` (privacy, label set) and a seed from ``rng``, and fit it on all the data."""
     check_dp_trainer(trainer)
     model = clone(trainer)
-    params = {"epsilon": epsilon, "delta": delta, **(extra or {})}
+    params = dict(params or {})
     if "rng" in model.get_params(deep=False):
         params["rng"] = np.random.default_rng(rng.integers(2**63))
     return model.set_params(**params).fit(X, y)
 
 
-def _trainer_privacy(trainer) -> tuple[float, float]:
-    check_dp_trainer(trainer)
-    params = trainer.get_params(deep=False)
-    return check_epsilon(params["epsilon"], "trainer epsilon"), check_delta(params["delta"], "trainer delta")
+def _reported_privacy(model) -> tuple[float, float]:
+    """The add/remove ``(epsilon, delta)`` that a fitted trainer reports in ``privacy_`` (public settings only)."""
+    account = trainer_account(model)
+    if account is None or account.add_remove is None:
+        raise TypeError(f"{type(model).__name__} reports no add/remove privacy_ account after fitting; Differential "
+                        "CP and DPCP need the trainer's (epsilon, delta) under add/remove: give it an `epsilon` "
+                        "parameter or a privacy_ PrivacyAccount (e.g. dpcp_tutorial.DPRidgeRegression)")
+    epsilon, delta = account.add_remove
+    return check_epsilon(epsilon, "the trainer's epsilon"), check_delta(delta, "the trainer's delta")
 
 
 # ---------------------------------------------------------------------------
@@ -202,18 +211,21 @@ def differential_cp_interval(trainer, X, y, X_test, alpha: float = 0.1, correcte
     """Differential-CP intervals :math:`\\mu_n(x) \\pm q` (chapter 5; not private).
 
     Fits ``trainer`` (an add/remove :math:`(\\varepsilon, \\delta)`-DP estimator,
-    whose own ``epsilon``/``delta`` are used) on all of ``X, y`` and calibrates
-    on the same data with :func:`differential_cp_quantile`.
+    whose own guarantee, read from the fitted model's ``privacy_``, is used) on
+    all of ``X, y`` and calibrates on the same data with
+    :func:`differential_cp_quantile`. ``rng`` seeds the trainer (a known seed
+    makes its output reproducible by anyone; ``rng=None`` for a real release).
 
     Returns
     -------
     ndarray of shape (n_test, 2)
         Rows are ``(-inf, inf)`` when the rank exceeds ``n``.
     """
-    epsilon, delta = _trainer_privacy(trainer)
+    check_dp_trainer(trainer)
     X, y = _check_regression_data(X, y)
     X_test = check_2d(X_test, "X_test")
-    model = _fit_trainer(trainer, X, y, epsilon, delta, check_random_state(rng))
+    model = _fit_trainer(trainer, X, y, check_random_state(rng))
+    epsilon, delta = _reported_privacy(model)
     q = differential_cp_quantile(np.abs(y - model.predict(X)), alpha, epsilon, delta, corrected)
     mu = model.predict(X_test)
     return np.column_stack([mu - q, mu + q])
@@ -231,11 +243,12 @@ def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bo
     ndarray of shape (n_test, K)
         Boolean; column order is ``model.classes_``.
     """
-    epsilon, delta = _trainer_privacy(trainer)
+    check_dp_trainer(trainer)
     X, y = check_2d(X, "X"), np.asarray(y)
     X_test = check_2d(X_test, "X_test")
     score_fn, set_fn = _score_functions(score)
-    model = _fit_trainer(trainer, X, y, epsilon, delta, check_random_state(rng))
+    model = _fit_trainer(trainer, X, y, check_random_state(rng))
+    epsilon, delta = _reported_privacy(model)
     q = differential_cp_quantile(score_fn(model.predict_proba(X), _encode(model, y)), alpha, epsilon, delta,
                                  corrected)
     return set_fn(model.predict_proba(X_test), q)
@@ -328,15 +341,12 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
     return private_quantile(scores, alpha1, epsilon2, bins=bins, rng=rng, n=n, variant=variant)
 
 
-def _check_split(epsilon: float, epsilon1: float) -> tuple[float, float]:
-    epsilon = check_epsilon(epsilon)
-    epsilon1 = check_epsilon(epsilon1, "epsilon1")
-    if epsilon1 >= epsilon:
-        raise ValueError(
-            f"epsilon1={epsilon1:.6g} (training) must be smaller than the total epsilon={epsilon:.6g}: the rest, "
-            f"epsilon2 = epsilon - epsilon1, pays for the private quantile"
-        )
-    return epsilon, epsilon1
+def _check_share(training_share):
+    if training_share is None:
+        return None
+    return check_scalar(training_share, "training_share", low=0.0, high=1.0,
+                        hint="it is the fraction of the total epsilon given to the trainer (e.g. 0.3); the rest pays "
+                             "for the private quantile. Pass None to keep the trainer's own budget")
 
 
 def _check_regression_data(X, y) -> tuple[np.ndarray, np.ndarray]:
@@ -366,94 +376,175 @@ def _encode(model, y) -> np.ndarray:
 
 
 class _DPCPBase(BaseEstimator):
-    """Shared fit: train on all data with epsilon1, release Algorithm 1 with epsilon2."""
+    """Shared fit: train on all data with epsilon1 = share * epsilon, release the private quantile with the rest."""
 
     def _fit(self, X, y, trainer_params=None):
-        epsilon, epsilon1 = _check_split(self.epsilon, self.epsilon1)
-        epsilon2 = epsilon - epsilon1
+        epsilon = check_epsilon(self.epsilon)
+        share = _check_share(self.training_share)
         delta = check_delta(self.delta)
-        quantile_edges(self.bins)
+        edges = quantile_edges(self.bins)
+        _check_quantile_variant(self.variant)
         rng = check_random_state(self.rng)
         n = len(X) if self.n is None else check_positive_int(self.n, "n")
-        # feasibility depends only on public inputs (n is public or given) and is checked before training
-        self.alpha1_, self.alpha0_ = dpcp_levels(n, self.alpha, epsilon1, epsilon2, delta, self.bins, self.variant)
-        budget = PrivacyBudget(epsilon, delta)
-        self.estimator_ = _fit_trainer(self.trainer, X, y, epsilon1, delta, rng, trainer_params)
-        budget.spend(epsilon1, delta, "model training")
+        check_dp_trainer(self.trainer)
+        params = dict(trainer_params or {})
+        own = self.trainer.get_params(deep=False)
+        if share is not None:
+            if "epsilon" not in own:
+                raise TypeError(
+                    f"{type(self.trainer).__name__} has no `epsilon` parameter, so training_share cannot set its "
+                    "budget. Pass training_share=None to use the budget it reports in privacy_ after fitting (it "
+                    "must report one), or use a trainer with an epsilon parameter (e.g. DPRidgeRegression)")
+            epsilon1 = share * epsilon
+            params["epsilon"] = epsilon1
+            if "delta" in own:
+                params["delta"] = delta
+            # feasibility depends only on public inputs (n public or declared so) and is checked before training
+            self.alpha1_, self.alpha0_ = dpcp_levels(n, self.alpha, epsilon1, epsilon - epsilon1, delta, self.bins,
+                                                     self.variant)
+        self.estimator_ = _fit_trainer(self.trainer, X, y, rng, params)
+        epsilon1, delta1 = _reported_privacy(self.estimator_)
+        if share is None:          # the trainer's own budget (public settings), checked after fitting
+            if not epsilon1 < epsilon:
+                raise ValueError(f"the trainer reports epsilon={epsilon1:.6g}, which leaves nothing of the total "
+                                 f"epsilon={epsilon:.6g} for the private quantile; raise epsilon or lower the "
+                                 "trainer's budget")
+            if delta1 > delta:
+                raise ValueError(f"the trainer reports delta={delta1:.3g} above the total delta={delta:.3g}")
+            self.alpha1_, self.alpha0_ = dpcp_levels(n, self.alpha, epsilon1, epsilon - epsilon1, delta1, self.bins,
+                                                     self.variant)
+        epsilon2 = epsilon - epsilon1
         scores = self._scores(self.estimator_, X, y)
         self.qhat_ = private_quantile(scores, self.alpha1_, epsilon2, bins=self.bins, rng=rng,
                                       n=None if self.n is None else n, variant=self.variant)
-        budget.spend(epsilon2, 0.0, "private quantile")
-        self.budget_ = budget
         self.epsilon1_, self.epsilon2_ = epsilon1, epsilon2
         self.n_samples_ = len(X)
+        self.privacy_ = self._account(n, epsilon, share, epsilon2, edges.size)
+        _warn_trivial(self.qhat_, self._trivial_message)
         return self
+
+    def _account(self, n, epsilon, share, epsilon2, n_edges):
+        trainer = trainer_account(self.estimator_)
+        beta, bins, variant = self.alpha1_, self.bins, self.variant
+        replace = (private_quantile_privacy_loss(beta, n, epsilon2, bins, variant), 0.0)
+        notes = []
+        if self.n is not None:
+            add_remove = (private_quantile_privacy_loss(beta, n, epsilon2, bins, variant, relation="add/remove"),
+                          0.0)
+            size = f"n = {n} (the level alpha0 is computed from it)"
+        else:
+            size = f"n = {n}: the number of rows (n=None, declared public)"
+            try:
+                if n < 2:
+                    raise ValueError
+                add_remove = (max(private_quantile_privacy_loss(beta, k, epsilon2, bins, variant,
+                                                                relation="add/remove", public_n=False)
+                                  for k in (n - 1, n)), 0.0)
+                notes.append("n=None: add/remove is the bound for a level alpha0 recomputed from each neighbour's "
+                             "own size; pass a public n= for the fixed-level bound")
+            except ValueError:
+                add_remove = None
+                notes.append("add/remove: not covered: with n=None the level is recomputed from the data's size and "
+                             "a neighbour with one record fewer is infeasible (it would raise); pass a public n=")
+        budget = (f"training_share {share:g}: epsilon1 = {self.epsilon1_:.4g} set on a clone of the trainer"
+                  if share is not None else f"training_share=None: the trainer's own epsilon1 = {self.epsilon1_:.4g}")
+        parts = [Spend(f"model training ({budget})", trainer.add_remove, trainer.replace_one),
+                 Spend(f"private quantile at level alpha1 ({variant}, M = {n_edges}, epsilon2 = {epsilon2:.4g})",
+                       add_remove, replace)]
+        primary = "add/remove" if add_remove is not None else "replace-one"
+        public = [size, f"total epsilon = {epsilon:g}", *self._public(), *(f"trainer: {p}" for p in trainer.public)]
+        notes += [f"trainer: {note}" for note in trainer.notes]
+        return make_account(parts, relation=primary, public=public, chapter="chapter 6", notes=notes)
 
     def _check_fitted(self):
         check_is_fitted(self, "qhat_")
 
 
-class DPCPRegressor(RegressorMixin, _DPCPBase):
-    """DPCP intervals without a data split (Algorithm 2 of the DPCP write-up; chapter 6).
-
-    ``fit(X, y)``:
-
-    1. compute the levels :math:`\\alpha_1 = e^{-\\varepsilon_1}(\\alpha-\\delta)` and :math:`\\alpha_0`
-       with :func:`dpcp_levels`, which raises when DPCP is infeasible (public inputs only);
-    2. train a clone of ``trainer`` on **all** :math:`n` points with
-       :math:`(\\varepsilon_1, \\delta)`;
-    3. scores :math:`R_i = \\min(|y_i - \\mu_n(x_i)|/B, 1)` on the same points;
-    4. :math:`\\hat q` = Algorithm 1 at level :math:`\\alpha_1` with budget
-       :math:`\\varepsilon_2 = \\varepsilon - \\varepsilon_1`.
-
-    ``predict_interval(X)`` returns :math:`\\mu_n(x) \\pm B\\hat q`, or the whole line
-    when :math:`\\hat q = 1`. Privacy of the release :math:`(\\mu_n, \\hat q)`, with
-    :math:`n` public: :math:`(\\varepsilon_1 + \\varepsilon_2\\max(\\alpha_0, 1-\\alpha_0),
-    \\delta)`-DP under add/remove (at most :math:`(\\varepsilon, \\delta)`; with
-    ``variant="original"`` :math:`(\\varepsilon_1 + \\varepsilon_2/2, \\delta)`), and
-    :math:`(2\\varepsilon_1 + \\varepsilon_2, (1+e^{\\varepsilon_1})\\delta)`-DP under
-    replace-one via the generic conversion of the add/remove trainer. The
-    coverage claim is the DPCP write-up's (Assumptions 1-2, not verified
-    against the paper).
-
-    Parameters
-    ----------
-    trainer : scikit-learn regressor
-        DP under add/remove, with ``epsilon``/``delta`` constructor parameters
-        (see :func:`check_dp_trainer`); cloned, and its ``rng`` (if any) is
-        seeded from ``rng``.
+_DPCP_PARAMS = """
     alpha : float
         Target miscoverage; must exceed ``delta``.
     epsilon : float
-        Total budget :math:`\\varepsilon = \\varepsilon_1 + \\varepsilon_2`.
-    epsilon1 : float
-        Training budget, smaller than ``epsilon``. No fixed ratio is right
-        (chapter 6); the default 0.3 of the default total 1 is a package choice
-        that keeps the level shift :math:`e^{-\\varepsilon_1}` mild.
+        Total budget :math:`\\varepsilon = \\varepsilon_1 + \\varepsilon_2` of everything
+        :meth:`fit` computes from the data (the rule for ``epsilon``:
+        :mod:`dpcp_tutorial.accounting`).
+    training_share : float or None
+        Fraction of ``epsilon`` given to the trainer, in (0, 1):
+        :math:`\\varepsilon_1 = \\text{training\\_share}\\cdot\\varepsilon` is set as the
+        ``epsilon`` parameter of a clone of ``trainer`` (shown in ``privacy_``),
+        :math:`\\varepsilon_2 = \\varepsilon - \\varepsilon_1` goes to the private
+        quantile. No fixed ratio is right (chapter 6); 0.3 (default) keeps the
+        level shift :math:`e^{-\\varepsilon_1}` mild. ``None``: the trainer keeps
+        its own settings (e.g. a DP-SGD noise multiplier) and must report its
+        budget in ``privacy_`` after fitting (checked from public settings
+        only); :math:`\\varepsilon_1` is read from it.
     delta : float
         :math:`\\delta` of the trainer; keep it far below :math:`1/n`.
-    bound : float
-        Public bound :math:`B` on the absolute residuals (never the data's max).
     bins : int or array-like
         Edges of the private quantile (default 1000 equal bins; a package choice).
+    n : int, optional
+        Public record count for :math:`\\alpha_0` and the feasibility check.
+        ``None`` (default): the number of rows of ``X`` is used and is
+        **public** -- the infeasibility error of :meth:`fit` (and its message,
+        which names the smallest feasible ``n``) depends on it, and the
+        add/remove account is the bound for a level recomputed from each
+        neighbour's size. For an add/remove guarantee with a private size, pass
+        a public ``n`` (a planned or published size): then the data's own size
+        is never used, and a data set and its neighbour are refused or released
+        alike. :meth:`fit` raises ``ValueError``/``TypeError`` only from public
+        inputs: infeasible levels (``n`` public, see above), bad parameters, an
+        invalid trainer, ``X``/``y`` of the wrong type or shape, or with
+        non-finite values (outside the data domain; the message is the same for
+        every such data set).
     variant : {"tight", "original"}
         The private quantile: ``"tight"`` (default; exactly :math:`\\varepsilon_2`-DP
         under replace-one, proven finite-sample level) or ``"original"`` (the
         DPCP write-up's Algorithm 1, for reproduction); see
         :func:`dpcp_tutorial.private_quantile`.
     rng : None, int or numpy.random.Generator
-    n : int, optional
-        Public record count for :math:`\\alpha_0` and the feasibility check.
-        ``None`` (default): the number of rows of ``X`` is used and is
-        **public** -- the infeasibility error of :meth:`fit` (and its message,
-        which names the smallest feasible ``n``) depends on it. For an
-        add/remove guarantee with a private size, pass a public ``n`` (a planned
-        or published size): then the data's own size is never used, and a data
-        set and its neighbour are refused or released alike. :meth:`fit` raises
-        ``ValueError``/``TypeError`` only from public inputs: infeasible levels
-        (``n`` public, see above), bad parameters, an invalid trainer, ``X``/``y``
-        of the wrong type or shape, or with non-finite values (outside the data
-        domain; the message is the same for every such data set).
+        Seeds the trainer's clone and draws the quantile. A known seed makes
+        the release reproducible by anyone who knows it, hence not private:
+        use ``rng=None`` (fresh OS entropy) for a real release.
+"""
+
+_DPCP_PRIVACY = """
+    Privacy of the release :math:`(\\mu_n, \\hat q)` (sequential composition on
+    the same records, chapter 6), with :math:`n` public: under add/remove (the
+    trainer's relation, primary)
+    :math:`(\\varepsilon_1 + \\varepsilon_2\\max(\\alpha_0, 1-\\alpha_0), \\delta)`, at most
+    :math:`(\\varepsilon, \\delta)` (with ``variant="original"``
+    :math:`(\\varepsilon_1 + \\varepsilon_2/2, \\delta)`); under replace-one the
+    trainer's group-privacy bound :math:`(2\\varepsilon_1, (1+e^{\\varepsilon_1})\\delta)` plus
+    the quantile's exact :math:`\\varepsilon_2`. Both are in ``privacy_``. The
+    :class:`~dpcp_tutorial.ReleaseWarning` on :math:`\\hat q = 1` depends on the
+    release only (post-processing, no privacy cost).
+"""
+
+
+class DPCPRegressor(RegressorMixin, _DPCPBase):
+    __doc__ = """DPCP intervals without a data split (Algorithm 2 of the DPCP write-up; chapter 6).
+
+    ``fit(X, y)``:
+
+    1. :math:`\\varepsilon_1 = \\text{training\\_share}\\cdot\\varepsilon`, the levels
+       :math:`\\alpha_1 = e^{-\\varepsilon_1}(\\alpha-\\delta)` and :math:`\\alpha_0`
+       (:func:`dpcp_levels`, which raises when DPCP is infeasible: public inputs only);
+    2. train a clone of ``trainer`` on **all** :math:`n` points with
+       :math:`(\\varepsilon_1, \\delta)`;
+    3. scores :math:`R_i = \\min(|y_i - \\mu_n(x_i)|/B, 1)` on the same points;
+    4. :math:`\\hat q` = the tight private quantile at level :math:`\\alpha_1` with
+       budget :math:`\\varepsilon_2 = \\varepsilon - \\varepsilon_1`.
+
+    ``predict_interval(X)`` returns :math:`\\mu_n(x) \\pm B\\hat q`, or the whole line
+    when :math:`\\hat q = 1`.
+
+    Parameters
+    ----------
+    trainer : scikit-learn regressor
+        DP under add/remove (see :func:`check_dp_trainer`); cloned, its
+        ``epsilon``/``delta`` set from ``training_share`` and its ``rng`` (if
+        any) seeded from ``rng``.""" + _DPCP_PARAMS + """    bound : float
+        **Required** public bound :math:`B` on the absolute residuals, in the
+        response's units, from domain knowledge (never the data's maximum).
 
     Attributes
     ----------
@@ -465,30 +556,49 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
         :math:`\\alpha_1 - 2/(n\\varepsilon_2)` for ``variant="original"``).
     epsilon1_, epsilon2_ : float
         The split actually used.
-    budget_ : PrivacyBudget
-        Ledger with the spends ``"model training"`` :math:`(\\varepsilon_1, \\delta)` and
-        ``"private quantile"`` :math:`(\\varepsilon_2, 0)`.
+    privacy_ : PrivacyAccount
+        The two spends (training, private quantile) on the same records and
+        their sequential composition under both relations.
+
+    Notes
+    -----""" + _DPCP_PRIVACY + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import DPCPRegressor, DPRidgeRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(4000, 1)); y = X[:, 0] + 0.3 * rng.standard_normal(4000)
+    >>> trainer = DPRidgeRegression(l2=10.0, x_bound=1.0, y_bound=2.0)
+    >>> model = DPCPRegressor(trainer, epsilon=0.2, bound=2.0, n=4000, rng=1).fit(X, y)
+    >>> round(model.epsilon1_, 3), model.privacy_.relation
+    (0.06, 'add/remove')
     """
 
-    def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
-                 delta: float = 1e-6, bound: float = 1.0, bins=1000, rng: RandomLike = None, n: int | None = None,
-                 variant: str = "tight"):
+    _trivial_message = "every interval is (-inf, inf)"
+
+    def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, *, training_share: float | None = 0.3,
+                 delta: float = 1e-6, bound=REQUIRED, bins=1000, n: int | None = None, variant: str = "tight",
+                 rng: RandomLike = None):
+        require(bound, "bound", type(self).__name__, _BOUND_ADVICE)
         self.trainer = trainer
         self.alpha = alpha
         self.epsilon = epsilon
-        self.epsilon1 = epsilon1
+        self.training_share = training_share
         self.delta = delta
         self.bound = bound
         self.bins = bins
-        self.rng = rng
         self.n = n
         self.variant = variant
+        self.rng = rng
 
     def _scores(self, model, X, y):
         return normalised_residual_score(y, model.predict(X), self.bound)
 
+    def _public(self):
+        return (f"bound B = {self.bound:g}",)
+
     def fit(self, X, y):
-        """Train on all the data and release the private threshold."""
+        """Train on all the data and release the private threshold (and ``privacy_``)."""
         _check_bound(self.bound)
         X, y = _check_regression_data(X, y)
         return self._fit(X, y)
@@ -504,7 +614,7 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
 
 
 class DPCPClassifier(_DPCPBase):
-    """DPCP prediction sets for classification (Algorithm 2 of the DPCP write-up; chapter 6).
+    __doc__ = """DPCP prediction sets for classification (Algorithm 2 of the DPCP write-up; chapter 6).
 
     As :class:`DPCPRegressor` with the LAC score :math:`1 - \\hat p_y(x)` (already
     in [0, 1], no bound needed) or the APS score; the set is
@@ -514,11 +624,8 @@ class DPCPClassifier(_DPCPBase):
     Parameters
     ----------
     trainer : scikit-learn classifier with ``predict_proba``
-        DP under add/remove with ``epsilon``/``delta`` parameters and a
-        ``classes`` parameter (the public label set is passed to it).
-    alpha, epsilon, epsilon1, delta, bins, rng, n, variant
-        As in :class:`DPCPRegressor` (``n=None``: ``len(X)`` is public).
-    score : {"lac", "aps"}
+        DP under add/remove with a ``classes`` parameter (the public label set
+        is passed to it); see :func:`check_dp_trainer`.""" + _DPCP_PARAMS + """    score : {"lac", "aps"}
     classes : array-like
         The public label set, **required** by :meth:`fit` (e.g. ``[0, 1]``),
         here or as the trainer's ``classes``. It is handed to the trainer;
@@ -529,31 +636,38 @@ class DPCPClassifier(_DPCPBase):
     ----------
     classes_ : ndarray
         Column order of :meth:`predict_set`.
-    estimator_, qhat_, alpha1_, alpha0_, epsilon1_, epsilon2_, budget_
+    estimator_, qhat_, alpha1_, alpha0_, epsilon1_, epsilon2_, privacy_
         As in :class:`DPCPRegressor`.
-    """
 
-    def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
-                 delta: float = 1e-6, score: str = "lac", bins=1000, rng: RandomLike = None, classes=None,
-                 n: int | None = None, variant: str = "tight"):
+    Notes
+    -----""" + _DPCP_PRIVACY
+
+    _trivial_message = "every prediction set holds every label"
+
+    def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, *, training_share: float | None = 0.3,
+                 delta: float = 1e-6, score: str = "lac", bins=1000, classes=None, n: int | None = None,
+                 variant: str = "tight", rng: RandomLike = None):
         self.trainer = trainer
         self.alpha = alpha
         self.epsilon = epsilon
-        self.epsilon1 = epsilon1
+        self.training_share = training_share
         self.delta = delta
         self.score = score
         self.bins = bins
-        self.rng = rng
         self.classes = classes
         self.n = n
         self.variant = variant
+        self.rng = rng
 
     def _scores(self, model, X, y):
         score_fn, _ = _score_functions(self.score)
         return score_fn(model.predict_proba(X), _encode(model, y))
 
+    def _public(self):
+        return (f"score = {self.score!r}", f"classes = {np.asarray(self.classes_).tolist()}")
+
     def fit(self, X, y):
-        """Train on all the data and release the private threshold."""
+        """Train on all the data and release the private threshold (and ``privacy_``)."""
         _score_functions(self.score)
         check_dp_trainer(self.trainer)
         trainer_params = self.trainer.get_params(deep=False)
@@ -570,6 +684,7 @@ class DPCPClassifier(_DPCPBase):
         if y.ndim != 1:
             raise ValueError(f"y must be a 1-D array of labels, got {y.ndim} dimensions")
         check_same_length(("X", X), ("y", y))
+        self.classes_ = classes
         self._fit(X, y, {"classes": list(classes)})
         self.classes_ = np.asarray(self.estimator_.classes_)
         return self
@@ -592,21 +707,21 @@ class DPCPClassifier(_DPCPBase):
         return _score_functions(self.score)[1](proba, self.qhat_)
 
 
-def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
-                  delta: float = 1e-6, bound: float = 1.0, bins=1000, rng: RandomLike = None, *,
-                  n: int | None = None, variant: str = "tight") -> np.ndarray:
-    """DPCP intervals for ``X_test`` in one call (chapter 6); see :class:`DPCPRegressor`."""
-    model = DPCPRegressor(trainer, alpha=alpha, epsilon=epsilon, epsilon1=epsilon1, delta=delta, bound=bound,
-                          bins=bins, rng=rng, n=n, variant=variant)
+def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
+                  training_share: float | None = 0.3, delta: float = 1e-6, bound=REQUIRED, bins=1000,
+                  n: int | None = None, variant: str = "tight", rng: RandomLike = None) -> np.ndarray:
+    """DPCP intervals for ``X_test`` in one call (chapter 6); see :class:`DPCPRegressor` (``bound`` is required)."""
+    model = DPCPRegressor(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,
+                          bound=bound, bins=bins, n=n, variant=variant, rng=rng)
     return model.fit(X, y).predict_interval(X_test)
 
 
-def dpcp_set(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, epsilon1: float = 0.3,
-             delta: float = 1e-6, score: str = "lac", bins=1000, rng: RandomLike = None, *, classes=None,
-             n: int | None = None, variant: str = "tight") -> np.ndarray:
+def dpcp_set(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
+             training_share: float | None = 0.3, delta: float = 1e-6, score: str = "lac", bins=1000, classes=None,
+             n: int | None = None, variant: str = "tight", rng: RandomLike = None) -> np.ndarray:
     """DPCP prediction sets for ``X_test`` in one call (chapter 6); see :class:`DPCPClassifier` (``classes`` is required)."""
-    model = DPCPClassifier(trainer, alpha=alpha, epsilon=epsilon, epsilon1=epsilon1, delta=delta, score=score,
-                           bins=bins, rng=rng, classes=classes, n=n, variant=variant)
+    model = DPCPClassifier(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,
+                           score=score, bins=bins, classes=classes, n=n, variant=variant, rng=rng)
     return model.fit(X, y).predict_set(X_test)
 
 
@@ -640,16 +755,33 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
     n_bins : int
         Number of bins.
     low, high : float
-        Public range of the feature (values outside are clipped to it).
+        **Required** public range of the feature (values outside are clipped
+        to it), from the feature's units and documented range.
     y_bound : float
-        Public clipping bound :math:`C` of the response.
+        **Required** public clipping bound :math:`C` of the response.
     rng : None, int or numpy.random.Generator
+        Source of the noise; a known seed makes the release reproducible by
+        anyone (not private): use ``rng=None`` for a real release.
+
+    Attributes
+    ----------
+    sums_, counts_ : ndarray
+        The noisy bin sums and counts.
+    privacy_ : PrivacyAccount
+        :math:`(\\varepsilon, 0)` under add/remove (primary) and :math:`2\\varepsilon`
+        under replace-one (a replaced record can move one unit of count and
+        :math:`C` of sum out of one bin and into another).
     """
 
     neighbouring = "add/remove"
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 0.0, n_bins: int = 20, low: float = -3.0,
-                 high: float = 3.0, y_bound: float = 3.0, rng: RandomLike = None):
+    def __init__(self, epsilon: float = 1.0, delta: float = 0.0, n_bins: int = 20, *, low=REQUIRED, high=REQUIRED,
+                 y_bound=REQUIRED, rng: RandomLike = None):
+        for name, value in (("low", low), ("high", high)):
+            require(value, name, type(self).__name__, "low and high are the public range of the one feature (its "
+                    "units and documented or physical range); values outside are clipped.")
+        require(y_bound, "y_bound", type(self).__name__, "y_bound is the public bound C on |y| (the response's "
+                "units and a documented range); responses are clipped to [-C, C].")
         self.epsilon = epsilon
         self.delta = delta
         self.n_bins = n_bins
@@ -684,7 +816,10 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         self.count_scale_ = 2.0 / epsilon
         self.sums_ = sums + rng.laplace(scale=self.sum_scale_, size=n_bins)
         self.counts_ = counts + rng.laplace(scale=self.count_scale_, size=n_bins)
-        self.privacy_ = (epsilon, 0.0)
+        self.privacy_ = trainer_privacy_account(
+            "DP regressogram (Laplace bin sums and counts)", epsilon, 0.0,
+            (f"feature range [{self.low:g}, {self.high:g}]", f"y_bound = {bound:g}", f"n_bins = {n_bins}",
+             "the record count is not used"))
         return self
 
     def predict(self, X) -> np.ndarray:

@@ -84,6 +84,33 @@ _CURVATURE = 1.0 / (6.0 * np.sqrt(3.0)) + 0.125
 _MIN_SCALE, _MAX_SCALE = 1e-100, 1e100
 # iterates are kept below this magnitude by a public check made before the chain runs
 _LANGEVIN_LIMIT = 1e150
+#: A release is in its prior's far tail beyond the prior's 1 - FAR_TAIL quantile of the Mahalanobis radius
+FAR_TAIL = 1e-6
+
+PRIOR_ADVICE = ("The prior N(mean, scale^2 I) is part of the mechanism: centre it on a typical value of each "
+                "coordinate from public knowledge (a codebook, a clinical reference range, the instrument's range), "
+                "in the data's units, with scale the spread of plausible values from the same source, e.g. "
+                "GaussianPrior(mean=[125, 80], scale=20.0) for blood pressures in mmHg; GaussianPrior(0.0, "
+                "5 * sqrt(d)) is the authors' choice for standardised data. Or pass public candidates=.")
+
+
+def _warn_far_tail(release: np.ndarray, prior: GaussianPrior) -> None:
+    """:class:`~dpcp_tutorial.ReleaseWarning` when ``release`` lies beyond the prior's far-tail radius.
+
+    The condition reads the release and the public prior only, so the warning
+    is post-processing and costs no privacy.
+    """
+    radius, limit = prior.mahalanobis_radius(release), prior.far_tail_radius(release.size)
+    if radius > limit:
+        import warnings
+
+        from .accounting import ReleaseWarning
+
+        warnings.warn(f"the private median lies {radius:.3g} prior standard deviations from the prior's mean, beyond "
+                      f"the prior's far-tail radius {limit:.3g} (its 1 - {FAR_TAIL:g} quantile): the prior is "
+                      "probably centred or scaled wrongly for these data's units. The release is valid, but the "
+                      "prior had almost no mass there; choose the prior from public knowledge (the warning depends "
+                      "only on the release and the prior, so it costs no privacy)", ReleaseWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)
@@ -92,19 +119,29 @@ class GaussianPrior:
 
     Parameters
     ----------
-    scale : float
-        Standard deviation of every coordinate.
     mean : float or array-like of shape (d,)
-        Centre; a scalar is repeated in every coordinate.
+        Centre, in the data's units; a scalar is repeated in every coordinate.
+        **Required**: a typical value of each coordinate from public knowledge
+        (a codebook, a clinical reference range, the middle of the
+        instrument's range), never the data's own mean.
+    scale : float
+        Standard deviation of every coordinate, **required**: the spread of
+        plausible values from the same public source (e.g. a quarter of a
+        reference range), so that the median's true location is well inside
+        a few prior standard deviations of ``mean``.
 
     Notes
     -----
     The prior is part of the mechanism: choose it from public knowledge only.
-    The authors' final runs use :math:`N(0, 25d\\, I_d)`, i.e. ``scale = 5 * sqrt(d)``.
+    The authors' final runs, on standardised data, use :math:`N(0, 25d\\, I_d)`,
+    i.e. ``GaussianPrior(0.0, 5 * sqrt(d))``. On data in other units that
+    choice puts the median 3 to 9 standard deviations away from the data and
+    the release lands near the prior, far from the data: standardise the data
+    with public constants or centre the prior on public knowledge.
     """
 
-    scale: float = 1.0
-    mean: float | tuple = 0.0
+    mean: float | tuple
+    scale: float
 
     def __post_init__(self):
         check_scalar(self.scale, "prior scale", low=_MIN_SCALE, high=_MAX_SCALE, low_inclusive=True,
@@ -134,6 +171,26 @@ class GaussianPrior:
             raise ValueError(f"size * d = {size * d} draws would not fit in memory; use fewer (at most 1e8)")
         rng = check_random_state(rng)
         return self.mean_vector(d) + self.scale * rng.standard_normal((size, d))
+
+    def far_tail_radius(self, d: int, tail: float = FAR_TAIL) -> float:
+        """The prior's Mahalanobis radius beyond which a point is in its far tail (chapter 10).
+
+        :math:`\\|\\theta - \\mu\\|/\\tau` is :math:`\\chi_d`-distributed under the prior; the
+        far tail starts at its :math:`1 - 10^{-6}` quantile, :math:`\\sqrt{\\chi^2_{d,\\,1-10^{-6}}}`
+        (about 4.9 in one dimension, 6.0 in five).
+        """
+        from scipy.stats import chi2
+
+        d = check_positive_int(d, "d")
+        tail = check_scalar(tail, "tail", low=0.0, high=1.0)
+        return float(math.sqrt(chi2.isf(tail, d)))
+
+    def mahalanobis_radius(self, x) -> float:
+        """:math:`\\|x - \\mu\\| / \\tau` of one point ``x`` of shape (d,)."""
+        x = check_array(x, "x", max_ndim=1)
+        if x.ndim != 1:
+            raise ValueError("x must be one point of shape (d,)")
+        return float(np.linalg.norm(x - self.mean_vector(x.shape[0])) / self.scale)
 
     def log_density(self, x) -> np.ndarray:
         """Log density up to an additive constant, :math:`-\\|x - \\mu\\|^2 / (2\\tau^2)`, rows of ``x``."""
@@ -305,9 +362,12 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
         output law is within total variation :math:`\\eta` of :math:`Q_X` for every data
         set it is :math:`(\\varepsilon, (1 + e^\\varepsilon)\\eta)`-DP, and :math:`\\eta` is not
         computed (chapter 10).
-    prior : GaussianPrior, optional
-        Public prior :math:`\\pi`; default :math:`N(0, 25d\\,I_d)` (the authors' choice).
-        Candidates are drawn from it; Langevin uses its gradient.
+    prior : GaussianPrior
+        Public prior :math:`\\pi`, **required** unless explicit public
+        ``candidates`` are given (then optional; if given it is only used for
+        the far-tail check). Candidates are drawn from it; Langevin uses its
+        gradient. Choose its centre and scale from public knowledge, in the
+        data's units (:class:`GaussianPrior`).
     candidates : array-like of shape (K, d), optional
         Public candidates, e.g. :func:`public_grid`. By default ``n_candidates``
         draws from ``prior``. The caller is responsible for their independence
@@ -336,11 +396,28 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
         below :math:`2\\tau^2` (:math:`\\tau` the prior scale), which keeps the
         chain stable for every data set.
     rng : None, int or numpy.random.Generator
-        Randomness, used in the order: directions, candidates or start, sampling.
+        Randomness, used in the order: directions, candidates or start,
+        sampling. A known seed makes the release reproducible by anyone who
+        knows it, hence not private: use ``rng=None`` (fresh OS entropy) for a
+        real release.
 
     Returns
     -------
     ndarray of shape (d,)
+
+    Warns
+    -----
+    ReleaseWarning
+        When the release lies in the prior's **far tail**: its Mahalanobis
+        radius :math:`\\|\\tilde\\theta - \\mu\\|/\\tau` exceeds the prior's
+        :math:`1 - 10^{-6}` quantile :math:`\\sqrt{\\chi^2_{d,1-10^{-6}}}`
+        (:meth:`GaussianPrior.far_tail_radius`), a sign that the prior does not
+        fit the data's units. The condition is a function of the release and
+        the public prior only, so the warning is post-processing: it costs no
+        privacy. With the candidate sampler the release is one of the prior's
+        draws, which lands there with probability about ``n_candidates`` times
+        :math:`10^{-6}`: a prior centred far from the data is not detected by
+        any free check, so choose it from public knowledge.
 
     Raises
     ------
@@ -362,8 +439,10 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
     if sampler == "langevin" and depth != "smoothed_idd":
         raise ValueError("sampler='langevin' needs a differentiable depth: use depth='smoothed_idd', "
                          "or sampler='candidates' for the other depths")
-    prior = GaussianPrior(scale=5.0 * np.sqrt(d)) if prior is None else prior
-    if not isinstance(prior, GaussianPrior):
+    if prior is None and (sampler == "langevin" or candidates is None):
+        raise TypeError("private_depth_median needs the public prior: pass prior=GaussianPrior(mean, scale) "
+                        "explicitly. " + PRIOR_ADVICE)
+    if prior is not None and not isinstance(prior, GaussianPrior):
         raise TypeError(f"prior must be a GaussianPrior, got {type(prior).__name__}")
     rng = check_random_state(rng)
     u = None
@@ -379,7 +458,10 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
         else:
             cand = _check_candidates(candidates, data)
         values = _depth_at(cand, data, depth, u, smoothing)
-        return cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
+        release = cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
+        if prior is not None:
+            _warn_far_tail(release, prior)
+        return release
     if candidates is not None:
         raise ValueError("candidates are only used with sampler='candidates'")
     smoothing = check_scalar(smoothing, "smoothing", low=0.0)
@@ -408,6 +490,7 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
     for step in range(n_steps):
         drift = beta * _smoothed_gradient(cdfs, u, u @ theta) - precision * (theta - mean)
         theta = theta + h * drift + noise[step]
+    _warn_far_tail(theta, prior)
     return theta
 
 

@@ -34,6 +34,7 @@ privacy proof (Notes of :class:`MondrianPrivateConformalClassifier`).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -48,9 +49,10 @@ from ._validation import (
     check_scalar,
     check_same_length,
 )
+from .accounting import ReleaseWarning, Spend, make_account
 from .calibrators import laplace_histogram_quantile, opendp_quantile
 from .conformal import _SplitConformalBase, aps_score, lac_score
-from .private_split import pps_private_quantile
+from .private_split import _subsample_or_pad, pps_private_quantile
 from .quantile import private_quantile, private_quantile_level
 from .training import _encode_labels
 
@@ -125,13 +127,6 @@ def noisy_class_counts(counts, epsilon: float, rng: RandomLike = None) -> np.nda
     return counts.astype(float) + (first - second)
 
 
-def _subsample_or_pad(scores: np.ndarray, m: int, gen: np.random.Generator) -> np.ndarray:
-    """Exactly m scores: a uniform m-subset, or all scores padded with 1 (the maximal score)."""
-    if scores.size >= m:
-        return scores[gen.permutation(scores.size)[:m]]
-    return np.concatenate([scores, np.ones(m - scores.size)])
-
-
 class MondrianPrivateConformalClassifier(_SplitConformalBase):
     """Class-conditional private split conformal prediction sets (issue 13, section 3).
 
@@ -174,6 +169,9 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         ``None``: :math:`\\alpha/10`.
     prefit : bool
     rng : None, int or numpy.random.Generator
+        Randomness of the counts, the subsampling and the thresholds. A known
+        seed makes the release reproducible by anyone who knows it, hence not
+        private: use ``rng=None`` (fresh OS entropy) for a real release.
 
     Attributes
     ----------
@@ -183,6 +181,12 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     noisy_counts_, calibration_sizes_ : ndarray of int
         Released noisy counts (``None`` with public sizes) and the public
         sizes :math:`m_y` used.
+    privacy_ : PrivacyAccount
+        Counts (every record) and one threshold per class (the class's
+        records), under both relations; ``epsilon`` is the total (the rule:
+        :mod:`dpcp_tutorial.accounting`), ``count_share`` the counts' fraction.
+        A class whose threshold is 1 triggers a
+        :class:`~dpcp_tutorial.ReleaseWarning` (a function of the release).
 
     Notes
     -----
@@ -327,7 +331,29 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
             qhat[j] = self._threshold(chosen, level, cal_eps, m, bins, np.random.default_rng(seeds[2 * j + 1]))
         self.calibration_sizes_ = sizes.astype(np.int64)
         self.qhat_ = qhat
+        self.privacy_ = self._account(classes_, epsilon, count_eps if self.noisy_counts_ is not None else None,
+                                      cal_eps, eta)
+        trivial = classes_[qhat >= 1.0]
+        if trivial.size:   # a function of the release and the public label set: post-processing, no privacy cost
+            warnings.warn(f"the released threshold of class(es) {trivial.tolist()} is 1: those labels enter every "
+                          "prediction set. This is a valid private release; use more calibration data or a larger "
+                          "epsilon (the warning depends only on the release, so it costs no privacy)",
+                          ReleaseWarning, stacklevel=2)
         return self
+
+    def _account(self, classes_, epsilon, count_eps, cal_eps, eta):
+        thresholds = [Spend(f"threshold of class {c!r} ({self.calibrator}, subsample-or-pad)", (cal_eps, 0.0),
+                            (cal_eps, 0.0), part=f"class {c!r}") for c in classes_.tolist()]
+        public = [f"classes = {classes_.tolist()}", f"score = {self.score!r}", f"bins = {self.bins}"]
+        if count_eps is None:
+            return make_account(
+                thresholds, relation="replace-one", partition="positional", chapter="chapter 17",
+                public=public + [f"the per-class calibration sizes {list(self.class_sizes)} and each record's class"],
+                notes=("replace-one within a class (class sizes public): a record keeps its class",))
+        counts = Spend("noisy class counts (discrete Laplace)", (count_eps, 0.0), (2.0 * count_eps, 0.0))
+        return make_account([counts, *thresholds], relation="add/remove", chapter="chapter 17",
+                            public=public + [f"count_share = {self.count_share:g}", f"count_failure eta = {eta:.4g}"],
+                            notes=("each record's class (its label) decides its calibration part: a per-record rule",))
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K): label :math:`y` is in the set iff :math:`s(x, y) \\le \\hat q_y`."""

@@ -47,15 +47,20 @@ import math
 
 import numpy as np
 from ._validation import (
+    MAX_MAGNITUDE,
+    _real_array,
+    REQUIRED,
     RandomLike,
     check_1d,
     check_2d,
     check_alpha,
+    check_bool,
     check_epsilon,
     check_positive_int,
     check_random_state,
     check_same_length,
     check_scalar,
+    require,
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
 from .conformal import _SplitConformalBase, aps_prediction_set, aps_score, lac_prediction_set, lac_score
@@ -210,33 +215,80 @@ def _exponent(alpha: float, epsilon: float, qtilde: float, variant: str) -> floa
     return epsilon * min(alpha, 1.0 - alpha) / 2.0
 
 
-def pps_privacy_loss(n: int, alpha: float, epsilon: float, m: int, gamma="auto", variant: str = "tight", *,
-                     relation: str = "replace-one") -> float:
-    """Exact privacy loss of :func:`pps_private_quantile` with :math:`n` public (chapter 4).
+def _pps_weights(n: int, alpha: float, epsilon: float, m: int, gamma, variant: str):
+    """Weights :math:`(w_A, w_B)` with :math:`c\\,w_j = \\max(w_A A_j, w_B B_j)`; None when :math:`\\tilde q \\ge 1`."""
+    qtilde = pps_corrected_level(n, alpha, epsilon, m, _resolve_gamma(gamma, n, alpha, epsilon))
+    if qtilde >= 1.0:
+        return None
+    if variant == "tight":        # c / q = eps (1 - q), c / (1 - q) = eps q, without rounding
+        return epsilon * (1.0 - qtilde), epsilon * qtilde
+    c = _exponent(alpha, epsilon, qtilde, variant)
+    return c / qtilde, c / (1.0 - qtilde)
 
-    With :math:`c` the exponent of ``variant``: :math:`c\\,(1/\\tilde q + 1/(1-\\tilde q))`
-    under replace-one and :math:`c/\\min(\\tilde q, 1-\\tilde q)` under add/remove
-    (the supremum of the log-ratio over neighbouring data sets). For
-    ``"tight"`` these are :math:`\\varepsilon` and
-    :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`. When :math:`\\tilde q \\ge 1` the
-    release is the constant 1 and the loss is 0.
+
+def pps_privacy_loss(n: int, alpha: float, epsilon: float, m: int, gamma="auto", variant: str = "tight", *,
+                     relation: str = "replace-one", public_n: bool = True) -> float:
+    """Exact privacy loss of :func:`pps_private_quantile` (chapter 4).
+
+    Write the release as :math:`P(e_j) \\propto \\exp(-\\max(w_A A_j, w_B B_j))`,
+    :math:`(w_A, w_B) = (c/\\tilde q, c/(1-\\tilde q))` with :math:`c` the exponent
+    of ``variant``. With :math:`n` public (``public_n=True``): replacing one record
+    moves a rounded score from one side of the edges between its old and new
+    value to the other, so the loss is :math:`w_A + w_B` under replace-one, and
+    adding one moves every :math:`\\max(\\cdot)` up by at most :math:`\\max(w_A, w_B)`
+    and at least 0, so the loss is :math:`\\max(w_A, w_B)` under add/remove (the
+    supremum of the log-ratio over neighbouring data sets). For ``"tight"`` these
+    are :math:`\\varepsilon` and :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`. When
+    :math:`\\tilde q \\ge 1` the release is the constant 1 and the loss is 0.
+
+    ``public_n=False`` (add/remove only): :math:`\\tilde q` (and ``gamma="auto"``)
+    recomputed from each data set's own size, between sizes :math:`n` and
+    :math:`n+1` on a fixed grid of ``m`` edges. With :math:`(w_A, w_B)` at
+    :math:`n`, :math:`(w_A', w_B')` at :math:`n+1` and
+    :math:`\\Delta_A = w_A' - w_A`, :math:`\\Delta_B = w_B' - w_B`: adding a record
+    :math:`r` changes :math:`w_A A_j` by :math:`\\Delta_A A_j + w_A' x_j` and
+    :math:`w_B B_j` by :math:`\\Delta_B B_j + w_B' y_j`, with :math:`A_j, B_j \\in [0, n]`
+    and :math:`x_j + y_j \\le 1` (the new rounded score lies below, above or at
+    :math:`e_j`). Every exponent therefore moves within :math:`[L, U]`,
+
+    .. math:: U = \\max\\big(\\max(0, n\\Delta_A) + w_A',\\ \\max(0, n\\Delta_B) + w_B'\\big), \\qquad
+              L = \\min(0, n\\Delta_A, n\\Delta_B),
+
+    and :math:`|\\log P'(e_j) - \\log P(e_j)| \\le U - L` (the normalising constants
+    move within the same range). This bound is returned; it reduces to
+    :math:`\\max(w_A, w_B)` when the level does not move. It is infinite when the
+    release is trivial at exactly one of the two sizes (a constant against a
+    random edge), and 0 when it is trivial at both.
     """
     variant = _check_variant(variant)
     if relation not in ("replace-one", "add/remove"):
         raise ValueError(f"relation={relation!r} is not supported; choose 'replace-one' or 'add/remove'")
+    public_n = check_bool(public_n, "public_n")
     n = check_positive_int(n, "n")
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
     m = _check_m(m)
-    qtilde = pps_corrected_level(n, alpha, epsilon, m, _resolve_gamma(gamma, n, alpha, epsilon))
-    if qtilde >= 1.0:
-        return 0.0
-    if variant == "tight":   # c (1/q + 1/(1-q)) = eps and c / min(q, 1-q) = eps max(q, 1-q), without rounding
-        return epsilon if relation == "replace-one" else epsilon * max(qtilde, 1.0 - qtilde)
-    c = _exponent(alpha, epsilon, qtilde, variant)
-    if relation == "replace-one":
-        return c * (1.0 / qtilde + 1.0 / (1.0 - qtilde))
-    return c / min(qtilde, 1.0 - qtilde)
+    if isinstance(gamma, str):
+        _resolve_gamma(gamma, n, alpha, epsilon)      # validates "auto"
+    else:
+        _check_gamma(gamma)
+    weights = _pps_weights(n, alpha, epsilon, m, gamma, variant)
+    if public_n:
+        if weights is None:
+            return 0.0
+        if variant == "tight" and relation == "replace-one":
+            return epsilon
+        return weights[0] + weights[1] if relation == "replace-one" else max(weights)
+    if relation != "add/remove":
+        raise ValueError("public_n=False compares data sets of sizes n and n + 1: use relation='add/remove' (under "
+                         "replace-one the size never changes)")
+    after = _pps_weights(n + 1, alpha, epsilon, m, gamma, variant)
+    if weights is None or after is None:
+        return 0.0 if weights is None and after is None else math.inf
+    d_a, d_b = n * (after[0] - weights[0]), n * (after[1] - weights[1])
+    upper = max(max(0.0, d_a) + after[0], max(0.0, d_b) + after[1])
+    lower = min(0.0, d_a, d_b)
+    return upper - lower
 
 
 def _pps_law(scores, alpha, epsilon, m, gamma, variant, n):
@@ -405,10 +457,37 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
 # scores on [0, 1] and the sets they give (shared with chapter 6)
 # ---------------------------------------------------------------------------
 
+_BOUND_ADVICE = ("bound is the public bound B on the absolute residuals |y - prediction|, in the response's "
+                 "units: take it from domain knowledge (a physical, clinical or codebook range of y, e.g. its "
+                 "documented maximum minus minimum); residuals above it are clipped.")
+
+
 def _check_bound(bound) -> float:
+    require(bound, "bound", "this private release", _BOUND_ADVICE)
     return check_scalar(bound, "bound", low=0.0,
                         hint="B is a public a-priori bound on the residuals, chosen without looking at the data "
                              "(never the data's own maximum)")
+
+
+def _clipped_residual_scores(y_true: np.ndarray, y_pred, bound: float) -> np.ndarray:
+    """:math:`\\min(|y - \\hat\\mu(x)|/B, 1)` for validated responses and *any* model outputs.
+
+    Model outputs are values derived from private records: a NaN, an infinite
+    or a huge prediction must not raise (one neighbour would release, the
+    other refuse). They are read as floats, NaN as 0, and clipped to
+    :math:`\\pm 10^{100}` (public), so the residual is finite; the division and
+    the clip to 1 cannot fail. The same map is applied at prediction time by
+    :func:`bounded_interval`'s callers (it only matters for outputs beyond the
+    clip, whose intervals are meaningless anyway).
+    """
+    pred = _real_array(y_pred, "y_pred")
+    if pred.ndim != 1 or pred.shape != y_true.shape:
+        raise ValueError("the model returned a prediction array of the wrong length; it must give one prediction "
+                         "per row")
+    pred = np.clip(np.nan_to_num(pred, nan=0.0, posinf=MAX_MAGNITUDE, neginf=-MAX_MAGNITUDE), -MAX_MAGNITUDE,
+                   MAX_MAGNITUDE)
+    with np.errstate(over="ignore"):
+        return np.minimum(np.abs(y_true - pred) / bound, 1.0)
 
 
 def normalised_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
@@ -418,12 +497,14 @@ def normalised_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
 
     :math:`B` must not depend on the data (a data maximum has unbounded
     sensitivity and leaks); residuals above :math:`B` are clipped to 1.
+    ``y_true`` must lie in the data domain (finite, at most 1e100 in
+    magnitude); ``y_pred`` may be any model output: NaN is read as 0 and
+    values beyond :math:`\\pm 10^{100}` are clipped, so that no prediction of a
+    model on private records can make the score fail.
     """
     bound = _check_bound(bound)
     y_true = check_1d(y_true, "y_true")
-    y_pred = check_1d(y_pred, "y_pred")
-    check_same_length(("y_true", y_true), ("y_pred", y_pred))
-    return np.minimum(np.abs(y_true - y_pred) / bound, 1.0)
+    return _clipped_residual_scores(y_true, y_pred, bound)
 
 
 def bounded_interval(y_pred, qhat: float, bound: float) -> np.ndarray:
@@ -446,43 +527,300 @@ def bounded_interval(y_pred, qhat: float, bound: float) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
+# the calibration release shared by the split estimators (chapters 4 and 17)
+# ---------------------------------------------------------------------------
+
+CALIBRATORS = ("quantile", "pps")
+
+
+def _subsample_or_pad(scores: np.ndarray, m: int, gen: np.random.Generator) -> np.ndarray:
+    """Exactly ``m`` scores: a uniform m-subset, or all scores padded with 1 (the maximal score).
+
+    The release then depends on the private part only through a data set of
+    the public size ``m``. *Privacy*: a uniform m-subset of :math:`D \\cup \\{r\\}`
+    either avoids :math:`r` (and is a uniform m-subset of :math:`D`) or is such a
+    subset with one element replaced by :math:`r`; when padding, :math:`r` takes
+    the place of one pad; at :math:`|D| = m - 1` the padded :math:`D` and
+    :math:`D \\cup \\{r\\}` differ in one element. So add/remove (and replace-one) on
+    the part become replace-one at the fixed size ``m``, and a mechanism that
+    is :math:`\\varepsilon`-DP under replace-one at size ``m`` is
+    :math:`\\varepsilon`-DP under both relations at every part size.
+    *Coverage*: a uniform subset of exchangeable scores stays exchangeable with
+    a test score, and pads of 1 only raise the threshold.
+    """
+    if scores.size >= m:
+        return scores[gen.permutation(scores.size)[:m]]
+    return np.concatenate([scores, np.ones(m - scores.size)])
+
+
+def _check_calibrator(calibrator) -> str:
+    if not isinstance(calibrator, str) or calibrator not in CALIBRATORS:
+        raise ValueError(f"calibrator={calibrator!r} is not supported; choose 'quantile' (the default: chapter 3's "
+                         "tight private quantile) or 'pps' (Angelopoulos et al.'s mechanism, chapter 4)")
+    return calibrator
+
+
+def _check_m_setting(m):
+    if isinstance(m, str):
+        if m != "auto":
+            raise ValueError(f"m={m!r}: pass an integer >= 2 or 'auto'")
+        return m
+    return _check_m(m)
+
+
+def _check_gamma_setting(gamma):
+    if isinstance(gamma, str):
+        if gamma != "auto":
+            raise ValueError(f"gamma={gamma!r}: pass a float in (0, 1) or 'auto'")
+        return gamma
+    return _check_gamma(gamma)
+
+
+def _public_size(n):
+    return None if n is None else check_positive_int(n, "n")
+
+
+def _quantile_losses(alpha: float, size: int, epsilon: float, bins, public_n: bool):
+    """(add/remove, replace-one) losses and notes of the tight private quantile on ``size`` scores."""
+    from .quantile import private_quantile_level, private_quantile_privacy_loss, quantile_edges
+
+    quantile_edges(bins)              # validated in every mode: below, a ValueError can only mean infeasible
+    if public_n:   # subsampled or padded to the public size: replace-one at a fixed size under both relations
+        return (epsilon, 0.0), (epsilon, 0.0), ()
+    replace = (epsilon, 0.0)
+    private_quantile_level(alpha, size, epsilon, bins)     # the release itself is feasible (else it raised)
+    try:
+        if size - 1 < 1:
+            raise ValueError
+        private_quantile_level(alpha, size - 1, epsilon, bins)
+    except ValueError:
+        return None, replace, ("add/remove: not covered: with n=None the level is recomputed from the calibration "
+                               "size, and a neighbour with one record fewer is infeasible (it would raise); pass "
+                               "a public n=",)
+    losses = [private_quantile_privacy_loss(alpha, k, epsilon, bins, relation="add/remove", public_n=False)
+              for k in (size - 1, size)]
+    return (max(losses), 0.0), replace, (
+        f"n=None: the calibration size {size} is treated as public; add/remove is the bound for a level recomputed "
+        "from each neighbour's own size (private_quantile_privacy_loss(..., public_n=False)); pass a public n= for "
+        "epsilon under both relations",)
+
+
+def _pps_losses(alpha, size, epsilon, m, gamma, variant, public_n: bool, m_auto: bool):
+    replace = (pps_privacy_loss(size, alpha, epsilon, m, gamma, variant), 0.0)
+    if public_n:
+        return replace, replace, ()
+    if m_auto:
+        return None, replace, ("add/remove: not covered: with n=None and m='auto' the grid is chosen from the "
+                               "calibration size, so neighbours of sizes N and N + 1 can use different grids; pass "
+                               "a public n= (or an integer m)",)
+    losses = [pps_privacy_loss(k, alpha, epsilon, m, gamma, variant, relation="add/remove", public_n=False)
+              for k in (size - 1, size) if k >= 1]
+    worst = max(losses) if size >= 2 else math.inf
+    if not math.isfinite(worst):
+        return None, replace, ("add/remove: not covered: with n=None the corrected level is recomputed from the "
+                               "calibration size and one neighbour's release is trivial while the other's is not; "
+                               "pass a public n=",)
+    return (worst, 0.0), replace, (
+        f"n=None: the calibration size {size} is treated as public; add/remove is the bound for a level recomputed "
+        "from each neighbour's own size (pps_privacy_loss(..., public_n=False))",)
+
+
+def _release_threshold(owner, scores: np.ndarray, *, calibrator: str, alpha: float, epsilon: float, bins, m, gamma,
+                       variant: str, n, rng: np.random.Generator):
+    """The private threshold of a split estimator and the :class:`~dpcp_tutorial.accounting.Spend` it costs.
+
+    ``scores`` are the calibration scores in [0, 1] (possibly none when ``n``
+    is public). With a public ``n`` they are first subsampled or padded to
+    exactly ``n`` (:func:`_subsample_or_pad`); the subsampling uses a child
+    generator whose seed is drawn from ``rng`` whatever the data, so the
+    mechanism's own draws do not depend on the part's size.
+    Sets the fitted attributes on ``owner`` and returns ``(qhat, spend, notes)``.
+    """
+    from .accounting import Spend
+    from .quantile import private_quantile, private_quantile_level, quantile_edges
+
+    edges = quantile_edges(bins)                 # validated in every mode
+    _check_m_setting(m)
+    _check_gamma_setting(gamma)
+    _check_variant(variant)
+    public_n = n is not None
+    child = np.random.default_rng(rng.integers(2**63))
+    if public_n:
+        scores = _subsample_or_pad(scores, n, child)
+    size = scores.size
+    if calibrator == "quantile":
+        level = private_quantile_level(alpha, size, epsilon, bins)   # public inputs only (n public or declared so)
+        qhat = private_quantile(scores, alpha, epsilon, bins, rng=rng, n=size)
+        owner.level_ = level
+        ar, ro, notes = _quantile_losses(alpha, size, epsilon, bins, public_n)
+        label = f"private quantile (tight, M = {edges.size} edges)"
+    else:
+        m_auto = isinstance(m, str)
+        m_used = pps_choose_m(size, alpha, epsilon, variant=variant, rng=rng)[0] if m_auto else m
+        owner.m_ = m_used
+        owner.gamma_ = _resolve_gamma(gamma, size, alpha, epsilon)
+        owner.qtilde_ = pps_corrected_level(size, alpha, epsilon, m_used, owner.gamma_)
+        qhat = pps_private_quantile(scores, alpha, epsilon, m=m_used, gamma=owner.gamma_, variant=variant,
+                                    n=size, rng=rng)
+        ar, ro, notes = _pps_losses(alpha, size, epsilon, m_used, gamma, variant, public_n, m_auto)
+        label = f"private split quantile (Angelopoulos et al., {variant}, m = {m_used})"
+    owner.n_ = size
+    return qhat, Spend(label, ar, ro, part="calibration"), notes
+
+
+def _warn_trivial(qhat: float, what: str) -> None:
+    """:class:`~dpcp_tutorial.ReleaseWarning` when the released threshold is its public upper bound 1.
+
+    The condition depends on the release only (post-processing, no privacy cost).
+    """
+    if qhat >= 1.0:
+        import warnings
+
+        from .accounting import ReleaseWarning
+
+        warnings.warn(f"the released threshold is the top edge (qhat = 1): {what}. This is a valid private release "
+                      "but carries no information; use more calibration data, a larger epsilon or a larger public "
+                      "bound (the warning depends only on the release, so it costs no privacy)", ReleaseWarning,
+                      stacklevel=3)
+
+
+def _split_account(model, spend, notes, public, chapter: str):
+    """Parallel composition of the model's own account (training part) and the calibration spend."""
+    from .accounting import Spend, make_account, trainer_account
+
+    parts, public = [], list(public)
+    trainer = trainer_account(model)
+    if trainer is None:         # the calibration part is then the whole private data set
+        public.append("the training data: the model reports no privacy_ (not a DP trainer), so the data it was "
+                      "fitted on are treated as public; fit it on public data or use a DP trainer")
+        spend = Spend(spend.label, spend.add_remove, spend.replace_one, part="all")
+    else:
+        parts.append(Spend(f"model training: {trainer.parts[0].label}" if len(trainer.parts) == 1
+                           else "model training", trainer.add_remove, trainer.replace_one, part="training"))
+        public.extend(f"trainer: {p}" for p in trainer.public)
+        notes = tuple(notes) + tuple(f"trainer: {note}" for note in trainer.notes)
+    parts.append(spend)
+    primary = "add/remove" if spend.add_remove is not None and all(p.add_remove is not None for p in parts) \
+        else "replace-one"
+    return make_account(parts, relation=primary, public=public, chapter=chapter, notes=notes)
+
+
+_SPLIT_PUBLIC = ("the split into a training and a calibration part, by a per-record rule (a public key or a coin "
+                 "per record), independent of the values",)
+
+
+# ---------------------------------------------------------------------------
 # estimators
 # ---------------------------------------------------------------------------
 
 class _PrivateSplitBase(_SplitConformalBase):
-    """Shared calibrate step: a private threshold from the calibration scores."""
+    """Shared calibrate step: a private threshold from the calibration scores (chapter 4)."""
 
-    def _release(self, scores: np.ndarray):
-        alpha = check_alpha(self.alpha)
-        epsilon = check_epsilon(self.epsilon)
+    def _settings(self):
+        return check_alpha(self.alpha), check_epsilon(self.epsilon), _check_calibrator(self.calibrator), \
+            _public_size(self.n)
+
+    def _release(self, scores: np.ndarray, public, what: str):
+        alpha, epsilon, calibrator, n = self._settings()
         rng = check_random_state(self.rng)
-        n = scores.size
-        if isinstance(self.m, str):
-            if self.m != "auto":
-                raise ValueError(f"m={self.m!r}: pass an integer >= 2 or 'auto'")
-            m, _ = pps_choose_m(n, alpha, epsilon, variant=self.variant, rng=rng)
-        else:
-            m = _check_m(self.m)
-        self.m_ = m
-        self.gamma_ = _resolve_gamma(self.gamma, n, alpha, epsilon)
-        self.qtilde_ = pps_corrected_level(n, alpha, epsilon, m, self.gamma_)
-        self.qhat_ = pps_private_quantile(scores, alpha, epsilon, m=m, gamma=self.gamma_, variant=self.variant,
-                                          rng=rng)
+        qhat, spend, notes = _release_threshold(self, scores, calibrator=calibrator, alpha=alpha, epsilon=epsilon,
+                                                bins=self.bins, m=self.m, gamma=self.gamma, variant=self.variant,
+                                                n=n, rng=rng)
+        self.qhat_ = qhat
+        size = f"calibration size n = {n} (subsample-or-pad)" if n is not None else \
+            f"calibration size N = {self.n_} (n=None)"
+        self.privacy_ = _split_account(self._fitted_estimator(), spend, notes,
+                                       (*public, size, *_SPLIT_PUBLIC), "chapter 4")
+        _warn_trivial(qhat, what)
         return self
+
+    def _calibration_arrays(self, X, y, y_check):
+        """Validated calibration data; empty data are allowed (and padded) when ``n`` is public."""
+        _, _, _, n = self._settings()
+        X = check_2d(X, "X", min_rows=0 if n is not None else 1)
+        y = y_check(y, n is not None)
+        check_same_length(("X", X), ("y", y))
+        return X, y
+
+
+_COMMON_PARAMS = """
+    calibrator : {"quantile", "pps"}
+        ``"quantile"`` (default): chapter 3's tight private quantile
+        (:func:`~dpcp_tutorial.private_quantile`, ``bins`` edges), exactly
+        :math:`\\varepsilon`-DP under replace-one with the finite-sample guarantee
+        :math:`P(s_{n+1} \\le \\hat q) \\ge 1-\\alpha`. ``"pps"``: Angelopoulos et al.'s
+        mechanism (:func:`pps_private_quantile`, parameters ``m``, ``gamma``,
+        ``variant``), reproduced from chapter 4's last section.
+    bins : int or array-like
+        Edges of the tight private quantile (``calibrator="quantile"``).
+    m, gamma, variant
+        As in :func:`pps_private_quantile` (``calibrator="pps"``); validated in
+        both modes.
+    n : int or None
+        Public calibration size. Given: the calibration scores are subsampled
+        or padded with 1 to exactly ``n`` records (``mondrian``'s rule,
+        :func:`_subsample_or_pad`), which keeps the coverage proof at every
+        data size and makes the release :math:`\\varepsilon`-DP under add/remove
+        and replace-one alike, with the calibration size private. ``None``:
+        the number of calibration records is used and treated as **public**
+        (replace-one: :math:`\\varepsilon`; add/remove: the bound for a level
+        recomputed from each neighbour's size, reported in ``privacy_``).
+    prefit : bool
+        Whether ``estimator`` is already fitted.
+    rng : None, int or numpy.random.Generator
+        Randomness of the mechanism (and of the subsampling and the ``m`` search).
+        A known seed makes the release reproducible by anyone who knows it,
+        hence not private: use ``rng=None`` (fresh OS entropy) for a real
+        release; seeds are for teaching and tests.
+"""
+
+_COMMON_ATTRIBUTES = """
+    qhat_ : float
+        The released threshold on the normalised scale (1: the whole space,
+        with a :class:`~dpcp_tutorial.ReleaseWarning`).
+    privacy_ : PrivacyAccount
+        The pipeline's account (rules in :mod:`dpcp_tutorial.accounting`):
+        the model's own ``privacy_`` on the training part (or the training data
+        listed as public for a non-private model) in parallel with the
+        calibration on the disjoint calibration part.
+    n_ : int
+        The calibration size the mechanism used (``n``, or the data's own size).
+    level_ : float
+        The tight quantile's level :math:`\\alpha_0` (``calibrator="quantile"``).
+    qtilde_, m_, gamma_ : float, int, float
+        The corrected level and tuning parameters (``calibrator="pps"``).
+"""
+
+_PRIVACY_NOTES = """
+    **Privacy.** ``epsilon`` is the budget of the calibration release, the one
+    computation this estimator makes from private data (the rule for
+    ``epsilon``: :mod:`dpcp_tutorial.accounting`). A DP trainer's own budget is
+    read from its ``privacy_`` and shown as its own part. With the training and
+    calibration parts disjoint and each record's part decided by a per-record
+    rule, they compose in parallel: under add/remove the pipeline costs
+    :math:`\\max(\\varepsilon_{\\text{model}}, \\varepsilon)`; under replace-one a record
+    can move from one part to the other, and ``privacy_`` reports
+    :math:`\\max(RO, AR_{\\text{model}} + AR_{\\text{cal}})`. No branch, warning or
+    error of :meth:`calibrate` depends on private values beyond the data-domain
+    checks (one fixed message each); the :class:`~dpcp_tutorial.ReleaseWarning`
+    depends on the release only.
+
+    **Coverage** (chapter 4). Given the training part, the calibration scores
+    and a test score are exchangeable and the mechanism's noise, tie-break and
+    subsampling are independent of them, so chapter 3's theorem gives
+    :math:`P(Y \\in C(X)) \\ge 1 - \\alpha` for the default calibrator.
+"""
 
 
 class PrivateSplitConformalRegressor(_PrivateSplitBase):
-    """Private split conformal intervals :math:`\\hat\\mu(x) \\pm B\\hat s` (chapter 4).
+    __doc__ = """Private split conformal intervals :math:`\\hat\\mu(x) \\pm B\\hat q` (chapter 4).
 
     ``fit`` trains a clone of ``estimator`` on the training part; ``calibrate``
-    releases an :math:`\\varepsilon`-DP threshold from the disjoint calibration
-    part with :func:`pps_private_quantile`. The whole pipeline is
-    :math:`\\varepsilon`-DP when ``estimator`` is an :math:`\\varepsilon`-DP trainer under the
-    same neighbouring relation (parallel composition over disjoint data, split
-    drawn independently of the data). The calibration step alone, with the
-    calibration size public, is exactly :math:`\\varepsilon`-DP under replace-one and
-    :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`-DP under add/remove with the default
-    ``variant="tight"`` (:func:`pps_privacy_loss` for ``"reference"``).
+    releases an :math:`\\varepsilon`-DP threshold from the scores
+    :math:`\\min(|y - \\hat\\mu(x)|/B, 1)` of the disjoint calibration part.
+    This is the package's **recommended estimator for private regression
+    intervals** with a DP trainer (e.g. :class:`~dpcp_tutorial.DPRidgeRegression`)
+    and a public ``n``.
 
     Parameters
     ----------
@@ -491,42 +829,40 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
     alpha : float
         Miscoverage level.
     epsilon : float
-        Budget of the private quantile.
+        Budget of the calibration release (see Notes).
     bound : float
-        Public bound :math:`B` on the absolute residuals; scores are
-        :math:`\\min(|y-\\hat\\mu(x)|/B, 1)`.
-    m, gamma, variant
-        As in :func:`pps_private_quantile`.
-    prefit : bool
-        Whether ``estimator`` is already fitted.
-    rng : None, int or numpy.random.Generator
-        Randomness of the mechanism (and of the ``m`` search).
-
+        **Required** public bound :math:`B` on the absolute residuals, in the
+        response's units: the width of a plausible prediction error from
+        domain knowledge (e.g. the documented range of the response); scores
+        above it are clipped to 1.
+""" + _COMMON_PARAMS + """
     Attributes
-    ----------
-    qhat_ : float
-        The released threshold :math:`\\hat s` on the normalised scale.
-    qtilde_, m_, gamma_ : float, int, float
-        The corrected level and the tuning parameters used.
-    """
+    ----------""" + _COMMON_ATTRIBUTES + """
+    Notes
+    -----""" + _PRIVACY_NOTES
 
-    def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, bound: float = 1.0, m="auto",
-                 gamma="auto", variant: str = "tight", prefit: bool = False, rng: RandomLike = None):
+    def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, *, bound=REQUIRED,
+                 calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
+                 n: int | None = None, prefit: bool = False, rng: RandomLike = None):
+        require(bound, "bound", type(self).__name__, _BOUND_ADVICE)
         super().__init__(estimator, alpha=alpha, prefit=prefit)
         self.epsilon = epsilon
         self.bound = bound
+        self.calibrator = calibrator
+        self.bins = bins
         self.m = m
         self.gamma = gamma
         self.variant = variant
+        self.n = n
         self.rng = rng
 
     def calibrate(self, X, y):
-        """Release the private threshold ``qhat_`` from the calibration data."""
-        X = check_2d(X, "X")
-        y = check_1d(y, "y")
-        check_same_length(("X", X), ("y", y))
-        scores = normalised_residual_score(y, self._fitted_estimator().predict(X), self.bound)
-        return self._release(scores)
+        """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
+        bound = _check_bound(self.bound)
+        X, y = self._calibration_arrays(X, y, lambda v, empty: check_1d(v, "y", allow_empty=empty))
+        pred = self._fitted_estimator().predict(X) if X.shape[0] else np.empty(0)
+        scores = _clipped_residual_scores(y, pred, bound)
+        return self._release(scores, (f"bound B = {bound:g}",), "every interval is (-inf, inf)")
 
     def predict(self, X) -> np.ndarray:
         """Point predictions of the underlying model."""
@@ -539,32 +875,43 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
 
 
 class PrivateSplitConformalClassifier(_PrivateSplitBase):
-    """Private split conformal prediction sets (LAC or APS score; chapter 4).
+    __doc__ = """Private split conformal prediction sets (LAC or APS score; chapter 4).
 
     Both scores already lie in [0, 1]. The set is
-    :math:`\\{y : s(x, y) \\le \\hat s\\}`, built with the *same* score as the
-    calibration (DPCP write-up error D11).
+    :math:`\\{y : s(x, y) \\le \\hat q\\}`, built with the *same* score as the
+    calibration (DPCP write-up error D11). The package's **recommended
+    estimator for private classification sets** with a DP trainer (e.g.
+    :class:`~dpcp_tutorial.DPLogisticRegression`) and a public ``n``.
 
     Parameters
     ----------
     estimator : scikit-learn classifier with ``predict_proba``
-        Labels must be the integers 0..K-1.
-    alpha, epsilon, m, gamma, variant, prefit, rng
+        Labels must be the integers 0..K-1 (the public label set, in the
+        order of the probability columns).
+    alpha, epsilon
         As in :class:`PrivateSplitConformalRegressor`.
     score : {"lac", "aps"}
         ``"lac"``: :math:`1-\\hat p_y(x)`; ``"aps"``: cumulative sorted mass.
-    """
+""" + _COMMON_PARAMS + """
+    Attributes
+    ----------""" + _COMMON_ATTRIBUTES + """
+    Notes
+    -----""" + _PRIVACY_NOTES
 
     _SCORES = {"lac": (lac_score, lac_prediction_set), "aps": (aps_score, aps_prediction_set)}
 
-    def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, score: str = "lac", m="auto",
-                 gamma="auto", variant: str = "tight", prefit: bool = False, rng: RandomLike = None):
+    def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, *, score: str = "lac",
+                 calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
+                 n: int | None = None, prefit: bool = False, rng: RandomLike = None):
         super().__init__(estimator, alpha=alpha, prefit=prefit)
         self.epsilon = epsilon
         self.score = score
+        self.calibrator = calibrator
+        self.bins = bins
         self.m = m
         self.gamma = gamma
         self.variant = variant
+        self.n = n
         self.rng = rng
 
     def _score_functions(self):
@@ -573,11 +920,15 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         return self._SCORES[self.score]
 
     def calibrate(self, X, y):
-        """Release the private threshold ``qhat_`` from the calibration data."""
-        X = check_2d(X, "X")
+        """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
         score_fn, _ = self._score_functions()
-        scores = np.clip(score_fn(self._fitted_estimator().predict_proba(X), y), 0.0, 1.0)
-        return self._release(scores)
+        X, y = self._calibration_arrays(X, y, lambda v, empty: np.asarray(v))
+        if X.shape[0]:
+            scores = np.clip(score_fn(self._fitted_estimator().predict_proba(X), y), 0.0, 1.0)
+        else:
+            scores = np.empty(0)
+        return self._release(scores, (f"score = {self.score!r}", "the label set 0..K-1"),
+                             "every prediction set holds every label")
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities of the underlying model."""

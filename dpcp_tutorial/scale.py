@@ -419,7 +419,7 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: 
     if depth == "halfspace" and d <= 2 and directions is None:
         raise ValueError("in d <= 2 the in-memory default is the exact halfspace depth, which does not decompose "
                          "into per-partition counts; pass public `directions` (e.g. random_directions(1000, d))")
-    prior = GaussianPrior(scale=5.0 * np.sqrt(d)) if prior is None else prior
+    prior = GaussianPrior(0.0, 5.0 * np.sqrt(d)) if prior is None else prior
     if not isinstance(prior, GaussianPrior):
         raise TypeError(f"prior must be a GaussianPrior, got {type(prior).__name__}")
     rng = check_random_state(rng)

@@ -20,7 +20,9 @@ Every estimator below satisfies this:
   add/remove).
 
 Public bounds: each feature row is clipped to Euclidean norm ``x_bound`` and
-each label to ``[-y_bound, y_bound]``. With ``fit_intercept=True`` a constant
+each label to ``[-y_bound, y_bound]``. Both are **required** arguments (no
+default): choose them from public knowledge -- the units of the features and of
+the response, a physical, clinical or codebook range -- never from the data. With ``fit_intercept=True`` a constant
 column of ones is appended *after* clipping, so an augmented row has norm at
 most :math:`B = \\sqrt{x_{\\max}^2 + 1}` (``fit_intercept=False``:
 :math:`B = x_{\\max}`); the intercept is penalised like every other coefficient.
@@ -39,6 +41,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
+    REQUIRED,
     RandomLike,
     check_1d,
     check_2d,
@@ -49,7 +52,9 @@ from ._validation import (
     check_random_state,
     check_same_length,
     check_scalar,
+    require,
 )
+from .accounting import single_mechanism_account
 from .mechanisms import gaussian_sigma
 
 __all__ = [
@@ -133,6 +138,41 @@ def _draw_noise(shape, scale: float, mechanism: str, rng: np.random.Generator) -
     return direction * rng.gamma(shape=direction.size, scale=scale)
 
 
+X_BOUND_ADVICE = ("x_bound is a public bound on the Euclidean norm of a feature row (rows are clipped to it): take "
+                  "it from the features' units and documented ranges, e.g. scale each of d features to [-1, 1] by "
+                  "its public range and use x_bound = sqrt(d).")
+Y_BOUND_ADVICE = ("y_bound is a public bound on |y| (labels and predictions are clipped to [-y_bound, y_bound]): "
+                  "take it from the response's units and a physical, clinical or codebook range, e.g. a count "
+                  "capped at its documented maximum.")
+
+
+def _require_bounds(owner: str, x_bound, y_bound=None, needs_y: bool = False) -> None:
+    """Refuse missing public bounds at construction (the advice says how to choose them)."""
+    require(x_bound, "x_bound", owner, X_BOUND_ADVICE)
+    if needs_y:
+        require(y_bound, "y_bound", owner, Y_BOUND_ADVICE)
+
+
+def trainer_privacy_account(label: str, epsilon: float, delta: float, public, *, n_public: bool = False):
+    """``privacy_`` of a trainer that is (epsilon, delta)-DP under add/remove for every data size (chapter 7).
+
+    Replace-one follows by group privacy. With ``n_public`` (a step size that
+    divides by the data's own size) add/remove is not covered and the primary
+    relation is replace-one: both data sets have the same size, so the
+    normaliser is the same constant and group privacy of the add/remove
+    guarantee at that normaliser applies.
+    """
+    if not n_public:
+        return single_mechanism_account(label, (epsilon, delta), chapter="chapter 7", public=public)
+    replace_one = single_mechanism_account(label, (epsilon, delta)).replace_one
+    return single_mechanism_account(
+        label, None, replace_one, relation="replace-one", chapter="chapter 7",
+        public=tuple(public) + ("the record count n (expected_batch_size=None divides by sampling_rate * n)",),
+        notes=("add/remove: not covered: the step divides by sampling_rate * n, the data's own size; pass a "
+               "public expected_batch_size for an add/remove guarantee",
+               "replace-one by group privacy of the add/remove guarantee at the fixed size n"))
+
+
 def _check_bounds(x_bound, y_bound=None) -> tuple[float, float | None]:
     hint = "it is a public a-priori bound, never computed from the private data"
     x_bound = check_scalar(x_bound, "x_bound", low=0.0, hint=hint)
@@ -199,8 +239,8 @@ def _sufficient_statistics(Xa: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, n
     return Xa.T @ Xa, Xa.T @ y
 
 
-def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 1e-6, x_bound: float = 1.0,
-                                  y_bound: float = 1.0, fit_intercept: bool = True, rng: RandomLike = None):
+def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 1e-6, x_bound=REQUIRED,
+                                  y_bound=REQUIRED, fit_intercept: bool = True, rng: RandomLike = None):
     """Release :math:`X^\\top X` and :math:`X^\\top y` with add/remove DP (chapter 7).
 
     Clips each row of ``X`` to norm ``x_bound`` and each label to
@@ -222,10 +262,13 @@ def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 
     epsilon, delta : float
         Privacy parameters, :math:`\\varepsilon > 0`, :math:`0 \\le \\delta < 1`.
     x_bound, y_bound : float
-        Public clipping bounds.
+        Public clipping bounds, **required** (see :class:`DPRidgeRegression`).
     fit_intercept : bool
         Append a column of ones (it is the last coordinate).
     rng : None, int or numpy.random.Generator
+        Source of the noise. A known seed makes the release reproducible by
+        anyone who knows it, hence not private: use ``rng=None`` (fresh OS
+        entropy) for a real release.
 
     Returns
     -------
@@ -237,6 +280,7 @@ def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 
         The Gaussian std (or L2-Laplace scale) :math:`s` that was used.
     mechanism : {"gaussian", "l2-laplace"}
     """
+    _require_bounds("private_sufficient_statistics", x_bound, y_bound, needs_y=True)
     X = check_2d(X, "X")
     y = check_1d(y, "y")
     check_same_length(("X", X), ("y", y))
@@ -287,18 +331,20 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
         :math:`\\|y - X\\theta\\|^2 + \\lambda\\|\\theta\\|^2` (intercept included). It must be a
         public constant; it is not rescaled by :math:`n`.
     x_bound : float
-        Public bound: feature rows are clipped to Euclidean norm ``x_bound``, in
+        **Required** public bound: feature rows are clipped to Euclidean norm ``x_bound``, in
         ``fit`` and in ``predict``. The intercept column (a constant 1) is not
         part of this bound; it raises the row bound to :math:`\\sqrt{x_{\\max}^2+1}`.
     y_bound : float
-        Public bound: labels are clipped to ``[-y_bound, y_bound]`` before
+        **Required** public bound: labels are clipped to ``[-y_bound, y_bound]`` before
         fitting, and predictions are clipped to the same interval (the
         projection onto the label range never increases the squared error to a
         label inside the range).
     fit_intercept : bool
         Append a constant column of ones (penalised like the other coefficients).
     rng : None, int or numpy.random.Generator
-        Source of the privacy noise.
+        Source of the privacy noise. A known seed makes the release
+        reproducible by anyone who knows it, hence not private: use
+        ``rng=None`` (fresh OS entropy) for a real release.
 
     Attributes
     ----------
@@ -310,8 +356,10 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
     sensitivity_ : float
         :math:`\\Delta_{\\mathrm{AR}}`.
     mechanism_ : {"gaussian", "l2-laplace"}
-    privacy_ : tuple
-        ``(epsilon, delta)`` under add/remove neighbours.
+    privacy_ : PrivacyAccount
+        :math:`(\\varepsilon, \\delta)` under add/remove for every data size
+        (primary), :math:`(2\\varepsilon, (1+e^{\\varepsilon})\\delta)` under replace-one
+        (group privacy); the rule for ``epsilon`` is in :mod:`dpcp_tutorial.accounting`.
     n_features_in_ : int
 
     Examples
@@ -319,15 +367,16 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-0.5, 0.5, size=(5000, 2)); y = X @ [1.0, -1.0]
-    >>> model = DPRidgeRegression(epsilon=1.0, l2=1.0, rng=1).fit(X, y)
+    >>> model = DPRidgeRegression(epsilon=1.0, l2=1.0, x_bound=1.0, y_bound=1.0, rng=1).fit(X, y)
     >>> np.round(model.coef_, 1)
     array([ 1., -1.])
     """
 
     neighbouring = "add/remove"
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, l2: float = 1.0, x_bound: float = 1.0,
-                 y_bound: float = 1.0, fit_intercept: bool = True, rng: RandomLike = None):
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, l2: float = 1.0, *, x_bound=REQUIRED,
+                 y_bound=REQUIRED, fit_intercept: bool = True, rng: RandomLike = None):
+        _require_bounds(type(self).__name__, x_bound, y_bound, needs_y=True)
         self.epsilon = epsilon
         self.delta = delta
         self.l2 = l2
@@ -350,7 +399,10 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
         self.noise_scale_ = noise_scale
         self.sensitivity_ = ssp_sensitivity(self.x_bound, self.y_bound, self.fit_intercept)
         self.mechanism_ = mechanism
-        self.privacy_ = (float(self.epsilon), float(self.delta))
+        self.privacy_ = trainer_privacy_account(
+            f"DP ridge regression (sufficient statistics, {mechanism})", float(self.epsilon), float(self.delta),
+            (f"x_bound = {self.x_bound:g}", f"y_bound = {self.y_bound:g}", f"l2 = {l2:g}",
+             "the record count is not used"))
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -481,7 +533,8 @@ def _encode_labels(y, classes, owner: str = "this classifier") -> tuple[np.ndarr
     classes_ = check_classes(classes, owner)
     y = np.asarray(y)
     if y.ndim != 1 or y.size == 0:
-        raise ValueError(f"y must be a non-empty 1-D array of labels, got shape {y.shape}")
+        raise ValueError(f"y must be a non-empty 1-D array of labels, got a {y.ndim}-D array" if y.ndim != 1
+                         else "y must be a non-empty 1-D array of labels, got an empty one")
     if y.dtype.kind == "c":
         raise TypeError("y must hold real labels or strings, not complex numbers")
     try:
@@ -552,10 +605,12 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         and more shrinkage; a value of order :math:`\\Lambda n_0` for a planned,
         public size :math:`n_0` mimics the mean-form objective.
     x_bound : float
-        Public bound on the feature-row norm (rows are clipped in fit and predict;
+        **Required** public bound on the feature-row norm (rows are clipped in fit and predict;
         the intercept column raises the row bound to :math:`\\sqrt{x_{\\max}^2+1}`).
     fit_intercept : bool
     rng : None, int or numpy.random.Generator
+        Source of the noise; a known seed makes the release reproducible by
+        anyone (not private): use ``rng=None`` for a real release.
     classes : array-like
         The public label set, **required** by :meth:`fit` (e.g. ``[0, 1]``):
         reading it from ``y`` would make the release depend on which classes
@@ -571,15 +626,16 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         Std of the Gaussian noise on each coefficient (L2-Laplace scale if ``delta=0``).
     sensitivity_ : float
     mechanism_ : {"gaussian", "l2-laplace"}
-    privacy_ : tuple
-        ``(epsilon, delta)`` under add/remove neighbours.
+    privacy_ : PrivacyAccount
+        As in :class:`DPRidgeRegression`.
     n_features_in_ : int
     """
 
     neighbouring = "add/remove"
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, l2: float = 1.0, x_bound: float = 1.0,
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, l2: float = 1.0, *, x_bound=REQUIRED,
                  fit_intercept: bool = True, rng: RandomLike = None, classes=None):
+        _require_bounds(type(self).__name__, x_bound)
         self.epsilon = epsilon
         self.delta = delta
         self.l2 = l2
@@ -611,7 +667,10 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         self._set_coefficients(theta)
         self.sensitivity_ = sensitivity
         self.mechanism_ = mechanism
-        self.privacy_ = (epsilon, delta)
+        self.privacy_ = trainer_privacy_account(
+            f"DP logistic regression (output perturbation, {mechanism})", epsilon, delta,
+            (f"x_bound = {x_bound:g}", f"l2 = {l2:g}", f"classes = {classes_.tolist()}",
+             "the record count is not used"))
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -850,7 +909,15 @@ class _DPSGDBase(BaseEstimator):
         self.expected_batch_size_ = batch_size
         self.noise_multiplier_ = noise_multiplier
         self.epsilon_ = dp_sgd_epsilon(noise_multiplier, sampling_rate, steps, delta, accountant)
-        self.privacy_ = (self.epsilon_, delta)
+        public = [f"x_bound = {x_bound:g}", f"clip_norm = {clip_norm:g}", f"sampling_rate = {sampling_rate:g}",
+                  f"steps = {steps}", f"noise_multiplier = {noise_multiplier:.4g}"]
+        if getattr(self, "y_bound", None) is not None:
+            public.insert(1, f"y_bound = {self.y_bound:g}")
+        if self.expected_batch_size is not None:
+            public.append(f"expected_batch_size = {batch_size:g}")
+        self.privacy_ = trainer_privacy_account(f"{type(self).__name__} (DP-SGD, {accountant} accountant)",
+                                                self.epsilon_, delta, public,
+                                                n_public=self.expected_batch_size is None)
         self.n_features_in_ = X.shape[1]
         return theta
 
@@ -898,10 +965,12 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
     l2 : float
         Ridge coefficient :math:`\\lambda \\ge 0` added to the averaged gradient.
     x_bound, y_bound : float
-        Rows are clipped to norm ``x_bound`` and labels to ``[-y_bound, y_bound]``;
-        predictions are clipped to ``[-y_bound, y_bound]``.
+        **Required** public bounds: rows are clipped to norm ``x_bound`` and labels to
+        ``[-y_bound, y_bound]``; predictions are clipped to ``[-y_bound, y_bound]``.
     fit_intercept : bool
     rng : None, int or numpy.random.Generator
+        Source of the sampling and the noise; a known seed makes the release
+        reproducible by anyone (not private): use ``rng=None`` for a real release.
     expected_batch_size : float or None
         Public divisor :math:`b`; ``None`` uses ``sampling_rate * n`` (see above).
     accountant : {"rdp", "pld"}
@@ -914,8 +983,11 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
     intercept_ : float
     epsilon_ : float
         The accountant's epsilon (at most ``epsilon`` when that is given).
-    privacy_ : tuple
-        ``(epsilon_, delta)`` under add/remove neighbours.
+    privacy_ : PrivacyAccount
+        ``(epsilon_, delta)`` under add/remove (primary; with a public
+        ``expected_batch_size``), replace-one by group privacy. With
+        ``expected_batch_size=None`` the step divides by the data's own size:
+        add/remove is then not covered and the primary relation is replace-one.
     noise_multiplier_ : float
         The noise multiplier used.
     expected_batch_size_ : float
@@ -923,9 +995,10 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
 """
 
     def __init__(self, noise_multiplier: float = 1.0, clip_norm: float = 1.0, sampling_rate: float = 0.01,
-                 steps: int = 1000, learning_rate: float = 0.2, delta: float = 1e-6, l2: float = 0.0,
-                 x_bound: float = 1.0, y_bound: float = 1.0, fit_intercept: bool = True, rng: RandomLike = None,
+                 steps: int = 1000, learning_rate: float = 0.2, delta: float = 1e-6, l2: float = 0.0, *,
+                 x_bound=REQUIRED, y_bound=REQUIRED, fit_intercept: bool = True, rng: RandomLike = None,
                  expected_batch_size: float | None = None, accountant: str = "rdp", epsilon: float | None = None):
+        _require_bounds(type(self).__name__, x_bound, y_bound, needs_y=True)
         self.noise_multiplier = noise_multiplier
         self.clip_norm = clip_norm
         self.sampling_rate = sampling_rate
@@ -981,17 +1054,19 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
     coef_ : ndarray of shape (1, d) or (K, d)
     intercept_ : ndarray of shape (1,) or (K,)
     epsilon_ : float
-    privacy_ : tuple
+    privacy_ : PrivacyAccount
+        As in :class:`DPSGDRegressor`.
     noise_multiplier_ : float
     expected_batch_size_ : float
     n_features_in_ : int
 """
 
     def __init__(self, noise_multiplier: float = 1.0, clip_norm: float = 1.0, sampling_rate: float = 0.01,
-                 steps: int = 1000, learning_rate: float = 0.5, delta: float = 1e-6, l2: float = 0.0,
-                 x_bound: float = 1.0, fit_intercept: bool = True, rng: RandomLike = None,
+                 steps: int = 1000, learning_rate: float = 0.5, delta: float = 1e-6, l2: float = 0.0, *,
+                 x_bound=REQUIRED, fit_intercept: bool = True, rng: RandomLike = None,
                  expected_batch_size: float | None = None, accountant: str = "rdp", epsilon: float | None = None,
                  classes=None):
+        _require_bounds(type(self).__name__, x_bound)
         self.noise_multiplier = noise_multiplier
         self.clip_norm = clip_norm
         self.sampling_rate = sampling_rate

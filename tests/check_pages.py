@@ -14,11 +14,15 @@ For every chapter page under ``<html>/book/``:
   since a wider figure is scaled down until its 10 pt labels are smaller than 8 px
   (stack the panels instead of putting them side by side);
 * save screenshots under ``<html>/../screenshots/``: ``PAGE.png`` (1280 px wide, the top
-  of the page) and, for chapters, ``PAGE-narrow.png`` (500 px wide, the whole page up to
-  ``NARROW_HEIGHT`` px), to be looked at.
+  of the page) and, with ``--narrow``, for chapters ``PAGE-narrow.png`` (500 px wide, the
+  whole page up to ``NARROW_HEIGHT`` px), to be looked at. The narrow screenshots are the
+  expensive part (a chapter is tens of thousands of pixels tall at 500 px), and they are
+  for a person to look at, not a check, so ``make test`` leaves them out and
+  ``make screenshots`` takes them.
 
-Usage: ``python tests/check_pages.py _build/html`` (part of ``make test``).
-Exits non-zero and lists every failing page.
+Usage: ``python tests/check_pages.py _build/html [--narrow] [PAGE ...]`` (part of ``make test``;
+PAGE names such as ``06_dpcp`` restrict it to those pages). Exits non-zero and lists every
+failing page.
 """
 
 from __future__ import annotations
@@ -112,7 +116,7 @@ def _broken_images(page: pathlib.Path, source: str) -> list[str]:
     return broken, [f"{src}: {why}" for src, why in wide if why]
 
 
-def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path) -> list[str]:
+def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path, narrow: bool = False) -> list[str]:
     """Return a list of problems found on one page (empty when it is fine)."""
     source = page.read_text(encoding="utf-8")
     broken, wide = _broken_images(page, source)
@@ -126,10 +130,10 @@ def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path) -> list[st
         if typeset == 0:
             problems.append("page has math but Chromium rendered no <mjx-container> (MathJax not typeset)")
     _run_chromium(browser, page, f"--window-size={WIDE}", f"--screenshot={shots / (page.stem + '.png')}")
-    if page.stem[:2].isdigit():  # chapters: the whole page at 500 px, to look at the figures
-        narrow = shots / (page.stem + "-narrow.png")
-        _run_chromium(browser, page, f"--window-size={NARROW},{NARROW_HEIGHT}", f"--screenshot={narrow}")
-        _crop_blank_bottom(narrow)
+    if narrow and page.stem[:2].isdigit():  # chapters: the whole page at 500 px, to look at the figures
+        shot = shots / (page.stem + "-narrow.png")
+        _run_chromium(browser, page, f"--window-size={NARROW},{NARROW_HEIGHT}", f"--screenshot={shot}")
+        _crop_blank_bottom(shot)
     return problems
 
 
@@ -145,8 +149,12 @@ def _crop_blank_bottom(path: pathlib.Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    html_dir = pathlib.Path(argv[1] if len(argv) > 1 else "_build/html")
+    args = [a for a in argv[1:] if not a.startswith("--")]
+    narrow = "--narrow" in argv[1:]
+    html_dir = pathlib.Path(args[0] if args else "_build/html")
     pages = sorted((html_dir / "book").glob("*.html"))
+    if args[1:]:
+        pages = [p for p in pages if p.stem in args[1:]]
     if not pages:
         print(f"check_pages: no pages under {html_dir / 'book'}; build the book first (make book)")
         return 1
@@ -155,14 +163,15 @@ def main(argv: list[str]) -> int:
     browser = _chromium()
     failures = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        results = pool.map(lambda p: (p, check_page(browser, p, shots)), pages)
+        results = pool.map(lambda p: (p, check_page(browser, p, shots, narrow)), pages)
         for page, problems in results:
             status = "ok" if not problems else "FAIL"
             print(f"{status:4s} {page.relative_to(html_dir)}")
             for problem in problems:
                 print(f"     - {problem}")
             failures += bool(problems)
-    print(f"screenshots of every page (PAGE.png at 1280 px, PAGE-narrow.png at 500 px): {shots}")
+    print(f"screenshots of every page (PAGE.png at 1280 px{', PAGE-narrow.png at 500 px' if narrow else ''}): "
+          f"{shots}" + ("" if narrow else " (500 px ones: make screenshots)"))
     print(f"check_pages: {len(pages) - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -1,8 +1,10 @@
 """Reference solutions of every coding exercise, one function per exercise, named as the exercise asks.
 
 Used by tests/test_exercises_harness.py (every checker must pass its solution and fail every stub) and by
-tests/test_grading.py (this file is itself a complete, correct submission for the batch grader). It does not
-import dpcp_tutorial. A new checker needs its solution here: the harness test fails otherwise.
+tests/test_grading.py (this file is itself a complete, correct submission for the batch grader). From
+dpcp_tutorial it imports only the helpers that the exercises let the reader use (the tight quantile's level in
+chapter 4; the DP model and the private quantile in chapter 6's assembly), never the implementation of what an
+exercise asks for. A new checker needs its solution here: the harness test fails otherwise.
 """
 
 import math
@@ -10,6 +12,8 @@ from fractions import Fraction
 
 import numpy as np
 from scipy.special import logsumexp
+
+from dpcp_tutorial import DPRidgeRegression, private_quantile, private_quantile_level
 
 
 # chapter 1
@@ -273,3 +277,59 @@ def pipeline_privacy(parts, disjoint):
     combine = max if disjoint else sum
     return (combine(e for e, _ in parts), combine(d for _, d in parts),
             combine(e for e, _ in replace), combine(d for _, d in replace))
+
+
+# chapter 2: randomised response (ex-02-attacker)
+def randomized_response(bits, epsilon, rng):
+    keep = rng.random(np.shape(bits)) < 1.0 / (1.0 + np.exp(-epsilon))     # e^eps / (1 + e^eps), no overflow
+    return np.where(keep, bits, 1 - np.asarray(bits))
+
+
+# chapter 4: private split conformal prediction assembled (ex-04-assemble)
+def my_round_up_to_edges(scores, M):
+    edges = np.arange(1, M + 1) / M
+    return edges[np.searchsorted(edges, scores, side="left")]
+
+
+def my_utilities(scores, M, alpha0):
+    edges = np.arange(1, M + 1) / M
+    at_or_below = np.searchsorted(np.sort(scores), edges, side="right")     # #{R <= e_j}
+    a = np.concatenate(([0], at_or_below[:-1]))                              # #{R <= e_(j-1)}
+    b = len(scores) - at_or_below                                            # #{R > e_j}
+    return np.maximum(alpha0 * a, (1 - alpha0) * b)
+
+
+def my_log_probabilities(utilities, epsilon):
+    logits = -epsilon * np.asarray(utilities, dtype=float)
+    top = logits.max()
+    return logits - (top + np.log(np.sum(np.exp(logits - top))))       # log-softmax: nothing overflows
+
+
+def my_gumbel_max(log_probabilities, rng):
+    return int(np.argmax(log_probabilities + rng.gumbel(size=len(log_probabilities))))
+
+
+def my_private_threshold(scores, beta, epsilon, M, rng):
+    alpha0 = private_quantile_level(beta, len(scores), epsilon, bins=M)
+    u = my_utilities(scores, M, alpha0)
+    j = my_gumbel_max(my_log_probabilities(u, epsilon), rng)
+    return (j + 1) / M
+
+
+# chapter 6: DPCP assembled end to end (ex-06-assemble)
+def my_dpcp_budget(alpha, epsilon, share, delta):
+    epsilon1 = share * epsilon
+    return epsilon1, epsilon - epsilon1, math.exp(-epsilon1) * (alpha - delta)
+
+
+def my_dpcp_scores(y, y_pred, bound):
+    return np.minimum(np.abs(np.asarray(y) - np.asarray(y_pred)) / bound, 1.0)
+
+
+def my_dpcp_interval(X, y, X_test, *, alpha, epsilon, share, delta, x_bound, y_bound, bound, bins, rng):
+    epsilon1, epsilon2, alpha1 = my_dpcp_budget(alpha, epsilon, share, delta)
+    model = DPRidgeRegression(epsilon=epsilon1, delta=delta, x_bound=x_bound, y_bound=y_bound, rng=rng).fit(X, y)
+    qhat = private_quantile(my_dpcp_scores(y, model.predict(X), bound), alpha1, epsilon2, bins=bins, rng=rng)
+    centre = model.predict(X_test)
+    half = np.inf if qhat >= 1 else bound * qhat
+    return np.column_stack([centre - half, centre + half])

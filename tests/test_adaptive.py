@@ -1,5 +1,6 @@
 """Adaptive private regression intervals (dpcp_tutorial.adaptive, chapter 17)."""
 
+import itertools
 import math
 
 import numpy as np
@@ -9,14 +10,18 @@ from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from dpcp_tutorial import DPRidgeRegression, interval_coverage, make_heteroscedastic_regression
+from dpcp_tutorial import DPRidgeRegression, PrivacyAccount, interval_coverage, make_heteroscedastic_regression
 from dpcp_tutorial.adaptive import (
     PrivateNormalizedConformalRegressor,
     adaptive_privacy_account,
     normalized_interval,
     normalized_score,
 )
-from dpcp_tutorial.quantile import private_quantile_level, private_quantile_probabilities
+from dpcp_tutorial.quantile import (
+    private_quantile_level,
+    private_quantile_privacy_loss,
+    private_quantile_probabilities,
+)
 
 KNOTS = np.linspace(-3, 3, 7)
 Y_BOUND = 6.0
@@ -82,23 +87,61 @@ def test_domain_errors_quote_no_data():
 
 # --------------------------------------------------------------------------- privacy account
 
+def _recomputed(alpha, n, eps, bins):
+    """The add/remove loss of the tight quantile whose level is recomputed from each neighbour's size."""
+    return max(private_quantile_privacy_loss(alpha, k, eps, bins, relation="add/remove", public_n=False)
+               for k in (n - 1, n))
+
+
 def test_privacy_account_arithmetic():
     acc = adaptive_privacy_account((1.0, 1e-6), (0.5, 1e-7), 0.8)
-    assert acc["add/remove"] == (1.0, 1e-6)
-    assert acc["replace-one"] == (2.0, (1 + math.e) * 1e-6)
+    assert isinstance(acc, PrivacyAccount) and acc.relation == "add/remove" and acc.chapter == "chapter 17"
+    assert acc.add_remove == (1.0, 1e-6)
+    assert acc.replace_one == (2.0, pytest.approx((1 + math.e) * 1e-6))
     acc = adaptive_privacy_account((0.2, 1e-6), (0.3, 2e-6), 1.0)
-    assert acc["add/remove"] == (1.0, 2e-6)
-    assert acc["replace-one"][0] == 1.0
-    assert acc["replace-one"][1] == pytest.approx((1 + math.exp(0.3)) * 2e-6)
+    assert acc.add_remove == (1.0, 2e-6)
+    # a replaced record may move from the calibration part to the scale part: 1.0 + 0.3 (per-record rule)
+    assert acc.replace_one[0] == pytest.approx(1.3)
+    assert acc.replace_one[1] == pytest.approx((1 + math.exp(0.3)) * 2e-6)
     seq = adaptive_privacy_account((1.0, 1e-6), (0.5, 1e-7), 0.8, disjoint=False)
-    assert seq["add/remove"] == pytest.approx((2.3, 1.1e-6))
-    assert seq["replace-one"] == pytest.approx((2.0 + 1.0 + 0.8, (1 + math.e) * 1e-6 + (1 + math.exp(0.5)) * 1e-7))
-    # the calibration's add/remove loss with its public level: eps max(a0, 1 - a0)
-    lev = adaptive_privacy_account(None, None, 2.0, calibration_level=0.07)
-    assert lev["add/remove"] == (pytest.approx(2.0 * 0.93), 0.0)
-    assert lev["replace-one"] == (2.0, 0.0)
+    assert seq.add_remove == pytest.approx((2.3, 1.1e-6))
+    assert seq.replace_one == pytest.approx((2.0 + 1.0 + 0.8, (1 + math.e) * 1e-6 + (1 + math.exp(0.5)) * 1e-7))
     const = adaptive_privacy_account((0.5, 1e-6), None, 1.0)
-    assert const["add/remove"] == (1.0, 1e-6)
+    assert const.add_remove == (1.0, 1e-6)
+    account = DPRidgeRegression(epsilon=0.5, x_bound=1.0, y_bound=1.0, rng=0).fit(np.ones((5, 1)), np.ones(5)).privacy_
+    assert adaptive_privacy_account(account, None, 1.0).parts[0].replace_one == account.replace_one
+
+
+def test_privacy_account_with_a_recomputed_level():
+    """Issue 20, section 10: with n=None the level follows the part's own size; near feasibility the add/remove
+    loss exceeds epsilon (1.023 at n = 206, alpha = 0.1, 1000 bins); replace-one stays epsilon."""
+    acc = adaptive_privacy_account(None, None, 1.0, alpha=0.1, n=206, bins=1000, public_n=False)
+    assert acc.add_remove[0] == pytest.approx(_recomputed(0.1, 206, 1.0, 1000)) == pytest.approx(1.0229, abs=1e-4)
+    assert acc.replace_one == (1.0, 0.0)
+    assert any("206 is treated as public" in note for note in acc.notes)
+    infeasible = adaptive_privacy_account(None, None, 1.0, alpha=0.1, n=84, bins=1000, public_n=False)
+    assert infeasible.add_remove is None and infeasible.relation == "replace-one"   # n - 1 cannot release
+    fixed = adaptive_privacy_account(None, None, 1.0)                               # subsample-or-pad to a public n
+    assert fixed.add_remove == fixed.replace_one == (1.0, 0.0)
+
+
+def test_recomputed_level_bound_is_an_exact_upper_bound_of_the_released_law():
+    """The recomputed-level bound is checked against the exact laws of neighbouring data sets of sizes n, n + 1
+    (the level of each from its own size) at the smallest feasible sizes, where it is largest."""
+    eps, bins, alpha = 4.0, 4, 0.3
+    edges = np.arange(1, bins + 1) / bins
+    for n in (6, 7, 8):
+        try:
+            bound = _recomputed(alpha, n + 1, eps, bins)
+        except ValueError:
+            continue
+        worst = 0.0
+        for data in itertools.combinations_with_replacement(edges, n):
+            _, p = private_quantile_probabilities(np.array(data), alpha, eps, bins, log=True)
+            for extra in edges:
+                _, q = private_quantile_probabilities(np.array(data + (extra,)), alpha, eps, bins, log=True)
+                worst = max(worst, float(np.max(np.abs(p - q))))
+        assert worst <= bound + 1e-9
 
 
 @pytest.mark.parametrize("kwargs, exc, phrase", [
@@ -106,8 +149,9 @@ def test_privacy_account_arithmetic():
     (dict(mean_privacy=(0.0, 1e-6), scale_privacy=None, calibration_epsilon=1.0), ValueError, "epsilon"),
     (dict(mean_privacy=(1.0, 1.5), scale_privacy=None, calibration_epsilon=1.0), ValueError, "delta"),
     (dict(mean_privacy=None, scale_privacy=None, calibration_epsilon=-1.0), ValueError, "calibration_epsilon"),
-    (dict(mean_privacy=None, scale_privacy=None, calibration_epsilon=1.0, calibration_level=1.0), ValueError,
-     "calibration_level"),
+    (dict(mean_privacy=None, scale_privacy=None, calibration_epsilon=1.0, public_n=False), TypeError,
+     "needs alpha and n"),
+    (dict(mean_privacy=None, scale_privacy=None, calibration_epsilon=1.0, public_n="no"), TypeError, "public_n"),
     (dict(mean_privacy=None, scale_privacy=None, calibration_epsilon=1.0, disjoint="yes"), TypeError, "disjoint"),
 ])
 def test_privacy_account_bad_input(kwargs, exc, phrase):
@@ -119,16 +163,21 @@ def test_estimator_account_reads_the_trainers():
     X, y = make_heteroscedastic_regression(3000, rng=1)
     est = _estimator().fit(X[:1000], y[:1000]).fit_scale(X[1000:2000], y[1000:2000]).calibrate(X[2000:], y[2000:])
     level = private_quantile_level(0.1, 1000, 2.0, 200)
-    assert est.level_ == level
-    acc = est.privacy_account()
-    assert acc["add/remove"] == (2.0, 1e-6)
-    assert acc["replace-one"] == (4.0, pytest.approx((1 + math.exp(2.0)) * 1e-6))
+    assert est.level_ == level and est.n_ == 1000
+    acc = est.privacy_
+    assert [p.part for p in acc.parts] == ["part 1", "part 2", "calibration"]
+    assert acc.parts[2].add_remove[0] == pytest.approx(_recomputed(0.1, 1000, 2.0, 200))   # n=None
+    assert acc.add_remove == (2.0, 1e-6)
+    assert acc.replace_one == (4.0, pytest.approx((1 + math.exp(2.0)) * 1e-6))
+    public = _estimator(n=1000).fit(X[:1000], y[:1000]).fit_scale(X[1000:2000], y[1000:2000])
+    assert public.calibrate(X[2000:], y[2000:]).privacy_.parts[2].add_remove == (2.0, 0.0)   # subsample-or-pad
     plain = PrivateNormalizedConformalRegressor(LinearRegression(), None, epsilon=1.0, y_bound=6.0, bins=100)
     plain.fit(X[:1000], y[:1000]).calibrate(X[2000:], y[2000:])
-    with pytest.raises(ValueError, match="no privacy_"):
-        plain.privacy_account()
+    assert [p.label for p in plain.privacy_.parts] == ["private quantile (tight, M = 100 edges)"]
+    assert any("mean model" in p and "treated as public" in p for p in plain.privacy_.public)
 
 
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
 def test_calibration_release_is_the_audited_mechanism_on_per_record_scores():
     """The release is the tight private quantile of per-record scores: replacing one calibration record (any
     value, extreme ones included) changes the law of qhat by at most epsilon (exact log-ratio)."""
@@ -147,12 +196,15 @@ def test_calibration_release_is_the_audited_mechanism_on_per_record_scores():
     assert worst <= 2.0 + 1e-9
     # and the estimator samples exactly that law: same rng, same draw as private_quantile
     from dpcp_tutorial.quantile import private_quantile
-    assert est.set_params(rng=5).calibrate(Xc, yc).qhat_ == private_quantile(scores, 0.1, 2.0, 50, rng=5, n=300)
+    gen = np.random.default_rng(5)
+    gen.integers(2**63)              # the estimator's child seed for the subsampling, drawn for every data set
+    assert est.set_params(rng=5).calibrate(Xc, yc).qhat_ == private_quantile(scores, 0.1, 2.0, 50, rng=gen, n=300)
 
 
 # --------------------------------------------------------------------------- coverage
 
 @pytest.mark.parametrize("scale", [True, False])
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
 def test_marginal_coverage_monte_carlo(scale):
     """Fresh data per repetition; coverage averaged over a test set per repetition (i.i.d. across repetitions):
     the mean must be >= 1 - alpha within 3 standard errors."""
@@ -196,6 +248,7 @@ def test_adaptive_intervals_adapt():
 
 # --------------------------------------------------------------------------- estimator conventions
 
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
 def test_determinism_and_clone():
     X, y = make_heteroscedastic_regression(1500, rng=5)
 
@@ -312,21 +365,22 @@ def test_dp_quantile_regressor_learns_quantiles_and_reports_its_budget():
                                  learning_rate=0.5, expected_batch_size=1000.0, x_bound=1.0, rng=1).fit(X, y)
     frac = np.mean(y <= est.predict(X))
     assert abs(frac - 0.9) < 0.03
-    dp = DPSGDQuantileRegressor(quantile=0.9, epsilon=1.0, expected_batch_size=1000.0, rng=2).fit(X, y)
-    assert dp.privacy_[0] <= 1.0 + 1e-6 and dp.privacy_[1] == 1e-6
+    dp = DPSGDQuantileRegressor(quantile=0.9, epsilon=1.0, expected_batch_size=1000.0, rng=2, x_bound=1.0).fit(X, y)
+    assert dp.privacy_.add_remove[0] <= 1.0 + 1e-6 and dp.privacy_.add_remove[1] == 1e-6
     with pytest.raises(ValueError, match="quantile"):
-        DPSGDQuantileRegressor(quantile=1.0).fit(X, y)
+        DPSGDQuantileRegressor(quantile=1.0, x_bound=1.0).fit(X, y)
 
 
 def _cqr(gen, alpha=0.1):
     def q(tau):
         return make_pipeline(FunctionTransformer(hats), DPSGDQuantileRegressor(
             quantile=tau, noise_multiplier=2.0, sampling_rate=0.05, steps=200, learning_rate=5.0,
-            expected_batch_size=50.0, fit_intercept=False, rng=gen))
+            expected_batch_size=50.0, fit_intercept=False, rng=gen, x_bound=1.0))
     return PrivateConformalizedQuantileRegressor(q(alpha / 2), q(1 - alpha / 2), alpha=alpha, epsilon=2.0,
                                                  score_bound=5.0, bins=200, rng=gen)
 
 
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
 def test_cqr_marginal_coverage_monte_carlo():
     alpha, reps, part, n_test = 0.1, 200, 1000, 300
     gen = np.random.default_rng(22)
@@ -354,12 +408,14 @@ def test_cqr_account_determinism_and_errors():
     a, b = run(5), run(5)
     assert a.qhat_ == b.qhat_
     np.testing.assert_array_equal(a.predict_interval(X[:10]), b.predict_interval(X[:10]))
-    eps_lo = a.lower_estimator_[-1].privacy_[0]
-    acc = a.privacy_account()
-    assert acc["add/remove"][0] == pytest.approx(max(eps_lo, a.upper_estimator_[-1].privacy_[0], 2.0 * max(
-        a.level_, 1 - a.level_)))
-    shared = a.privacy_account(disjoint=False)
-    assert shared["add/remove"][0] > acc["add/remove"][0]
+    eps_lo = a.lower_estimator_[-1].privacy_.epsilon
+    eps_up = a.upper_estimator_[-1].privacy_.epsilon
+    acc = a.privacy_
+    assert acc.add_remove[0] == pytest.approx(max(eps_lo, eps_up, _recomputed(0.1, 1000, 2.0, 200)))
+    assert len({p.part for p in acc.parts}) == 3
+    shared = _cqr(np.random.default_rng(5)).fit(X[:1000], y[:1000]).calibrate(X[2000:], y[2000:]).privacy_
+    assert shared.parts[0].part == shared.parts[1].part == "model part"      # both models read one part
+    assert shared.add_remove[0] == pytest.approx(max(eps_lo + eps_up, _recomputed(0.1, 1000, 2.0, 200)))
     assert "lower_estimator__dpsgdquantileregressor__quantile" in clone(a).get_params()
     fresh = _cqr(np.random.default_rng(0))
     with pytest.raises(ValueError, match="not fitted"):
@@ -380,6 +436,5 @@ def test_account_reads_a_bare_dp_sgd_trainer():
 
     est = PrivateConformalizedQuantileRegressor(q(0.05), q(0.95), epsilon=2.0, score_bound=5.0, bins=200, rng=4)
     est.fit(X[:1000], y[:1000]).calibrate(X[1000:], y[1000:])
-    eps_q = est.lower_estimator_.privacy_[0]
-    assert est.privacy_account(disjoint=False)["add/remove"][0] == pytest.approx(2 * eps_q + 2.0 * max(
-        est.level_, 1 - est.level_))
+    eps_q = est.lower_estimator_.privacy_.epsilon
+    assert est.privacy_.add_remove[0] == pytest.approx(max(2 * eps_q, _recomputed(0.1, 2000, 2.0, 200)))

@@ -24,6 +24,7 @@ from dpcp_tutorial import (
     dpcp_interval,
     dpcp_levels,
     private_quantile_level,
+    private_quantile_privacy_loss,
     dpcp_quantile,
     dpcp_set,
     interval_coverage,
@@ -31,6 +32,7 @@ from dpcp_tutorial import (
     quantile_edges,
     set_coverage,
 )
+from dpcp_tutorial.accounting import ReleaseWarning
 from dpcp_tutorial.experiments.dpcp_compare import (
     SYNTHETIC,
     make_synthetic,
@@ -126,26 +128,29 @@ class _ReplaceOneTrainer(DPRidgeRegression):
 
 
 def test_trainer_contract_refusals():
-    with pytest.raises(TypeError, match="epsilon"):
+    with pytest.raises(ValueError, match="neighbouring=None.*add/remove"):
         check_dp_trainer(LinearRegression())
     with pytest.raises(ValueError, match="add/remove"):
-        check_dp_trainer(_ReplaceOneTrainer())
+        check_dp_trainer(_ReplaceOneTrainer(x_bound=1.0, y_bound=1.0))
     with pytest.raises(TypeError, match="scikit-learn estimator"):
         check_dp_trainer(object())
     with pytest.raises(ValueError, match="expected_batch_size"):
-        check_dp_trainer(DPSGDRegressor(epsilon=1.0))
+        check_dp_trainer(DPSGDRegressor(epsilon=1.0, x_bound=1.0, y_bound=1.0))
     X, y = make_synthetic(300, 0)
     with pytest.raises(ValueError, match="error D8"):
-        DPCPRegressor(_ReplaceOneTrainer()).fit(X, y)
-    with pytest.raises(TypeError, match="epsilon"):
+        DPCPRegressor(_ReplaceOneTrainer(x_bound=1.0, y_bound=1.0), bound=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="add/remove"):
         differential_cp_interval(LinearRegression(), X, y, X)
-    for trainer in [DPRidgeRegression(), DPLogisticRegression(), DPRegressogram(),
-                    DPSGDRegressor(epsilon=1.0, expected_batch_size=10.0)]:
+    for trainer in [DPRidgeRegression(x_bound=1.0, y_bound=1.0), DPLogisticRegression(x_bound=1.0), DPRegressogram(low=-3.0, high=3.0, y_bound=3.0),
+                    DPSGDRegressor(epsilon=1.0, expected_batch_size=10.0, x_bound=1.0, y_bound=1.0)]:
         check_dp_trainer(trainer)
 
 
 class _CountingTrainer(DPRegressogram):
     fits = 0
+
+    def __init__(self, epsilon=1.0, delta=0.0, n_bins=20, *, low=-3.0, high=3.0, y_bound=3.0, rng=None):
+        super().__init__(epsilon, delta, n_bins, low=low, high=high, y_bound=y_bound, rng=rng)
 
     def fit(self, X, y):
         type(self).fits += 1
@@ -155,21 +160,21 @@ class _CountingTrainer(DPRegressogram):
 def test_infeasible_setting_raises_before_training():
     X, y = make_heteroscedastic_regression(100, rng=0)
     with pytest.raises(ValueError, match="infeasible"):
-        DPCPRegressor(_CountingTrainer(), epsilon=2.0, epsilon1=1.9, bound=3.0).fit(X, y)
+        DPCPRegressor(_CountingTrainer(), epsilon=2.0, training_share=0.95, bound=3.0).fit(X, y)
     assert _CountingTrainer.fits == 0
 
 
 def test_public_n_makes_feasibility_independent_of_the_data_size():
     """With a public n the data's own size is never used: neighbours of sizes 38 and 39 both release (issue 10)."""
     X, y = make_heteroscedastic_regression(40, rng=0)
-    kw = dict(epsilon=1.0, epsilon1=0.3, bound=5.0, bins=50, rng=0)
+    kw = dict(epsilon=1.0, training_share=0.3, bound=5.0, bins=50, rng=0)
     with pytest.raises(ValueError, match="infeasible"):       # n = len(X) = 38 is public here, and too small
-        DPCPRegressor(DPRidgeRegression(), **kw).fit(X[:38], y[:38])
+        DPCPRegressor(DPRidgeRegression(x_bound=1.0, y_bound=1.0), **kw).fit(X[:38], y[:38])
     for m in (37, 38, 39, 40):                                 # n public and fixed: same behaviour for every size
-        model = DPCPRegressor(DPRidgeRegression(), n=1000, **kw).fit(X[:m], y[:m])
+        model = DPCPRegressor(DPRidgeRegression(x_bound=1.0, y_bound=1.0), n=1000, **kw).fit(X[:m], y[:m])
         assert 0 < model.qhat_ <= 1
     with pytest.raises(ValueError, match="infeasible"):        # a too small public n fails for every data set
-        DPCPRegressor(DPRidgeRegression(), n=20, **kw).fit(X, y)
+        DPCPRegressor(DPRidgeRegression(x_bound=1.0, y_bound=1.0), n=20, **kw).fit(X, y)
     # dpcp_quantile: the public n replaces the number of scores
     s = np.linspace(0, 1, 30)
     assert 0 < dpcp_quantile(s, 0.1, 0.3, 0.7, 1e-6, bins=20, rng=0, n=1000) <= 1
@@ -188,25 +193,25 @@ def test_dpcp_levels_and_floor_extremes_are_finite_or_clear():
 
 def test_bad_estimator_parameters():
     X, y = make_heteroscedastic_regression(500, rng=0)
-    with pytest.raises(ValueError, match="smaller than the total"):
-        DPCPRegressor(DPRegressogram(), epsilon=1.0, epsilon1=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="training_share=1.0 must be < 1"):
+        DPCPRegressor(DPRegressogram(low=-3.0, high=3.0, y_bound=3.0), epsilon=1.0, training_share=1.0, bound=1.0).fit(X, y)
     with pytest.raises(ValueError, match="never the data's own maximum"):
-        DPCPRegressor(DPRegressogram(), bound=-1.0).fit(X, y)
+        DPCPRegressor(DPRegressogram(low=-3.0, high=3.0, y_bound=3.0), bound=-1.0).fit(X, y)
     with pytest.raises(ValueError, match="different numbers of samples"):
-        DPCPRegressor(DPRegressogram()).fit(X, y[:-1])
+        DPCPRegressor(DPRegressogram(low=-3.0, high=3.0, y_bound=3.0), bound=1.0).fit(X, y[:-1])
     with pytest.raises(ValueError, match="end exactly at 1"):
-        DPCPRegressor(DPRegressogram(), bins=[0.2, 0.5]).fit(X, y)
+        DPCPRegressor(DPRegressogram(low=-3.0, high=3.0, y_bound=3.0), bins=[0.2, 0.5], bound=1.0).fit(X, y)
     with pytest.raises(ValueError, match="score="):
-        DPCPClassifier(DPLogisticRegression(), score="raps", classes=[0, 1]).fit(X, (y > 0).astype(int))
+        DPCPClassifier(DPLogisticRegression(x_bound=1.0), score="raps", classes=[0, 1]).fit(X, (y > 0).astype(int))
     with pytest.raises(ValueError, match="classes"):
-        DPCPClassifier(DPLogisticRegression(), classes=[0, 1]).fit(X, np.where(y > 0, 1, 2))
+        DPCPClassifier(DPLogisticRegression(x_bound=1.0), classes=[0, 1]).fit(X, np.where(y > 0, 1, 2))
     with pytest.raises(ValueError, match="public label set"):       # never read from the data
-        DPCPClassifier(DPLogisticRegression()).fit(X, (y > 0).astype(int))
+        DPCPClassifier(DPLogisticRegression(x_bound=1.0)).fit(X, (y > 0).astype(int))
     with pytest.raises(Exception, match="not fitted"):
-        DPCPRegressor(DPRegressogram()).predict_interval(X)
+        DPCPRegressor(DPRegressogram(low=-3.0, high=3.0, y_bound=3.0), bound=1.0).predict_interval(X)
     for method in ("predict", "predict_proba", "predict_set"):
         with pytest.raises(NotFittedError):
-            getattr(DPCPClassifier(DPLogisticRegression(), classes=[0, 1]), method)(X)
+            getattr(DPCPClassifier(DPLogisticRegression(x_bound=1.0), classes=[0, 1]), method)(X)
 
 
 # --------------------------------------------------------------------------- estimators: ledger and attributes
@@ -214,13 +219,22 @@ def test_bad_estimator_parameters():
 
 def test_regressor_ledger_levels_and_attributes():
     X, y = make_synthetic(2000, 0)
-    model = DPCPRegressor(DPRidgeRegression(l2=10.0, y_bound=1.5), alpha=ALPHA, epsilon=2.0, epsilon1=0.6,
+    model = DPCPRegressor(DPRidgeRegression(l2=10.0, y_bound=1.5, x_bound=1.0), alpha=ALPHA, epsilon=2.0, training_share=0.3,
                           delta=DELTA, bound=2.0, bins=500, rng=1).fit(X, y)
-    spends = [(s.label, s.epsilon, s.delta) for s in model.budget_.ledger]
-    assert spends == [("model training", 0.6, DELTA), ("private quantile", pytest.approx(1.4), 0.0)]
-    assert model.budget_.spent_epsilon == pytest.approx(model.epsilon1_ + model.epsilon2_) == pytest.approx(2.0)
-    assert model.budget_.spent_delta == DELTA
-    assert model.estimator_.get_params()["epsilon"] == 0.6 and model.estimator_.privacy_ == (0.6, DELTA)
+    acc = model.privacy_
+    assert [p.part for p in acc.parts] == ["all", "all"] and acc.relation == "add/remove"
+    training, quantile = acc.parts
+    assert training.add_remove == (pytest.approx(0.6), DELTA) and "training_share 0.3" in training.label
+    assert quantile.replace_one == (pytest.approx(1.4), 0.0)
+    a0 = private_quantile_level(model.alpha1_, 2000, 1.4, 500)
+    assert quantile.add_remove[0] == pytest.approx(max(private_quantile_privacy_loss(
+        model.alpha1_, k, 1.4, 500, relation="add/remove", public_n=False) for k in (1999, 2000)))
+    assert quantile.add_remove[0] > 1.4 * max(a0, 1 - a0) - 1e-9            # n=None: recomputed level
+    assert acc.add_remove[0] == pytest.approx(0.6 + quantile.add_remove[0]) and acc.add_remove[1] == DELTA
+    assert acc.replace_one[0] == pytest.approx(1.2 + 1.4)                    # group privacy + the exact 1.4
+    assert model.epsilon1_ + model.epsilon2_ == pytest.approx(2.0)
+    assert model.estimator_.get_params()["epsilon"] == pytest.approx(0.6)
+    assert model.estimator_.privacy_.add_remove == (pytest.approx(0.6), DELTA)
     assert (model.alpha1_, model.alpha0_) == dpcp_levels(2000, ALPHA, 0.6, model.epsilon2_, DELTA, 500)
     assert model.qhat_ in quantile_edges(500)
     intervals = model.predict_interval(X[:10])
@@ -230,7 +244,7 @@ def test_regressor_ledger_levels_and_attributes():
 
 def test_same_seed_same_release_and_trainer_is_reseeded():
     X, y = make_synthetic(1000, 0)
-    make = lambda seed: DPCPRegressor(DPRidgeRegression(l2=10.0, y_bound=1.5, rng=0), epsilon=2.0, epsilon1=0.5,
+    make = lambda seed: DPCPRegressor(DPRidgeRegression(l2=10.0, y_bound=1.5, rng=0, x_bound=1.0), epsilon=2.0, training_share=0.25,
                                       bound=2.0, rng=seed).fit(X, y)
     a, b, c = make(5), make(5), make(6)
     np.testing.assert_array_equal(a.predict_interval(X[:20]), b.predict_interval(X[:20]))
@@ -240,25 +254,29 @@ def test_same_seed_same_release_and_trainer_is_reseeded():
 def test_top_edge_gives_the_whole_line_and_all_classes():
     X, y = make_synthetic(400, 0)
     # a bound far below the residuals clips every score to 1, so Algorithm 1 releases the top edge
-    model = DPCPRegressor(DPRidgeRegression(y_bound=1.5), epsilon=2.0, epsilon1=0.5, bound=1e-3, bins=50,
-                          rng=0).fit(X, y)
+    with pytest.warns(ReleaseWarning, match="qhat = 1"):
+        model = DPCPRegressor(DPRidgeRegression(y_bound=1.5, x_bound=1.0), epsilon=2.0, training_share=0.25,
+                              bound=1e-3, bins=50, rng=0).fit(X, y)
     assert model.qhat_ == 1.0 and np.isinf(model.predict_interval(X[:5])).all()
-    assert np.isinf(dpcp_interval(DPRidgeRegression(y_bound=1.5), X, y, X[:3], epsilon=2.0, epsilon1=0.5,
-                                  bound=1e-3, bins=50, rng=0)).all()
+    with pytest.warns(ReleaseWarning):
+        assert np.isinf(dpcp_interval(DPRidgeRegression(y_bound=1.5, x_bound=1.0), X, y, X[:3], epsilon=2.0,
+                                      training_share=0.25, bound=1e-3, bins=50, rng=0)).all()
 
 
 def test_classifier_ledger_labels_and_sets():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1500, 2)) * 0.4
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=1500) > 0, "b", "a")
-    model = DPCPClassifier(DPLogisticRegression(l2=5.0), epsilon=3.0, epsilon1=1.0, delta=DELTA, rng=0,
+    model = DPCPClassifier(DPLogisticRegression(l2=5.0, x_bound=1.0), epsilon=3.0, training_share=1 / 3, delta=DELTA, rng=0,
                            classes=["a", "b"]).fit(X, y)
     assert model.classes_.tolist() == ["a", "b"]
-    assert model.budget_.spent_epsilon == pytest.approx(3.0) and model.budget_.spent_delta == DELTA
+    assert model.epsilon1_ == pytest.approx(1.0) and model.privacy_.add_remove[1] == DELTA
+    assert model.privacy_.add_remove[0] == pytest.approx(1.0 + model.privacy_.parts[1].add_remove[0])
+    assert "classes = ['a', 'b']" in model.privacy_.public
     sets = model.predict_set(X[:50])
     assert sets.shape == (50, 2) and sets.dtype == bool
     np.testing.assert_array_equal(sets, (1 - model.predict_proba(X[:50])) <= model.qhat_)
-    np.testing.assert_array_equal(dpcp_set(DPLogisticRegression(l2=5.0), X, y, X[:50], epsilon=3.0, epsilon1=1.0,
+    np.testing.assert_array_equal(dpcp_set(DPLogisticRegression(l2=5.0, x_bound=1.0), X, y, X[:50], epsilon=3.0, training_share=1 / 3,
                                            delta=DELTA, rng=0, classes=["a", "b"]), sets)
     assert set(model.predict(X[:50])) <= {"a", "b"}
 
@@ -277,7 +295,7 @@ def test_regressogram_is_epsilon_dp_under_add_remove(epsilon):
     rng = np.random.default_rng(1)
     X, y = make_heteroscedastic_regression(200, rng=rng)
     y[:3] = [50.0, -50.0, 3.0]                                   # clipped outliers
-    trainer = DPRegressogram(epsilon=epsilon, n_bins=8, y_bound=3.0)
+    trainer = DPRegressogram(epsilon=epsilon, n_bins=8, y_bound=3.0, low=-3.0, high=3.0)
 
     def statistics(Xd, yd):
         bins = trainer._bin(Xd)
@@ -286,7 +304,7 @@ def test_regressogram_is_epsilon_dp_under_add_remove(epsilon):
 
     worst = 0.0
     for seed in range(20):
-        model = DPRegressogram(epsilon=epsilon, n_bins=8, y_bound=3.0, rng=seed).fit(X, y)
+        model = DPRegressogram(epsilon=epsilon, n_bins=8, y_bound=3.0, rng=seed, low=-3.0, high=3.0).fit(X, y)
         base = _regressogram_log_density(model, *statistics(X, y))
         for i in range(5):
             others = [(np.delete(X, i, axis=0), np.delete(y, i)),
@@ -299,12 +317,12 @@ def test_regressogram_is_epsilon_dp_under_add_remove(epsilon):
 def test_regressogram_noise_has_stated_scale():
     """Laplace(b) has variance 2 b^2; 4000 fits x 5 bins, relative SE of the variance about 2.4 %, tolerance 15 %."""
     X, y = make_heteroscedastic_regression(300, rng=0)
-    clean = DPRegressogram(epsilon=1e9, n_bins=5, rng=0).fit(X, y)
+    clean = DPRegressogram(epsilon=1e9, n_bins=5, rng=0, low=-3.0, high=3.0, y_bound=3.0).fit(X, y)
     rng = np.random.default_rng(1)
-    noise = np.array([DPRegressogram(epsilon=2.0, n_bins=5, rng=rng).fit(X, y).sums_ - clean.sums_
+    noise = np.array([DPRegressogram(epsilon=2.0, n_bins=5, rng=rng, low=-3.0, high=3.0, y_bound=3.0).fit(X, y).sums_ - clean.sums_
                       for _ in range(4000)])
     assert np.var(noise) == pytest.approx(2 * (2 * 3.0 / 2.0) ** 2, rel=0.15)
-    assert clean.privacy_ == (1e9, 0.0)
+    assert clean.privacy_.add_remove == (1e9, 0.0) and clean.privacy_.replace_one == (2e9, 0.0)
 
 
 # --------------------------------------------------------------------------- Monte Carlo coverage
@@ -327,7 +345,7 @@ def test_differential_cp_coverage_and_uncorrected_undercoverage():
     corrected = uncorrected = 0
     for _ in range(reps):
         X, y = make_heteroscedastic_regression(n + 1, rng=rng)
-        model = DPRegressogram(epsilon=eps, n_bins=50, rng=rng).fit(X[:n], y[:n])
+        model = DPRegressogram(epsilon=eps, n_bins=50, rng=rng, low=-3.0, high=3.0, y_bound=3.0).fit(X[:n], y[:n])
         scores = np.abs(y[:n] - model.predict(X[:n]))
         test = abs(y[n] - model.predict(X[n:])[0])
         corrected += test <= differential_cp_quantile(scores, ALPHA, eps, DELTA)
@@ -347,12 +365,12 @@ def test_differential_cp_interval_and_set_coverage():
     reg = cls = 0
     for _ in range(reps):
         X, y = make_heteroscedastic_regression(151, rng=rng)
-        iv = differential_cp_interval(DPRegressogram(epsilon=1.0, n_bins=10), X[:150], y[:150], X[150:],
+        iv = differential_cp_interval(DPRegressogram(epsilon=1.0, n_bins=10, low=-3.0, high=3.0, y_bound=3.0), X[:150], y[:150], X[150:],
                                       alpha=ALPHA, rng=rng)
         reg += interval_coverage(y[150:], iv)
         Xc = rng.normal(size=(301, 2)) * 0.5
         yc = (Xc[:, 0] + 0.5 * rng.normal(size=301) > 0).astype(int)
-        sets = differential_cp_set(DPLogisticRegression(epsilon=1.0, delta=1e-6, l2=2.0, classes=[0, 1]),
+        sets = differential_cp_set(DPLogisticRegression(epsilon=1.0, delta=1e-6, l2=2.0, classes=[0, 1], x_bound=1.0),
                                    Xc[:300], yc[:300], Xc[300:], alpha=ALPHA, rng=rng)
         cls += set_coverage(yc[300:], sets)
     for covered in (reg, cls):
@@ -361,6 +379,7 @@ def test_differential_cp_interval_and_set_coverage():
 
 
 @pytest.mark.parametrize("n, eps, eps1, bins", [(300, 2.0, 0.5, 1000), (500, 1.0, 0.3, 100), (2000, 4.0, 0.2, 1000)])
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
 def test_dpcp_regression_coverage_regressogram(n, eps, eps1, bins):
     """DPCP with the DP regressogram; R = 1000 repetitions, one test point each, SE = 0.0095, tolerance 3 SE."""
     reps = 1000
@@ -368,13 +387,14 @@ def test_dpcp_regression_coverage_regressogram(n, eps, eps1, bins):
     covered = 0
     for _ in range(reps):
         X, y = make_heteroscedastic_regression(n + 1, rng=rng)
-        model = DPCPRegressor(DPRegressogram(n_bins=10), alpha=ALPHA, epsilon=eps, epsilon1=eps1, delta=DELTA,
+        model = DPCPRegressor(DPRegressogram(n_bins=10, low=-3.0, high=3.0, y_bound=3.0), alpha=ALPHA, epsilon=eps, training_share=eps1 / eps, delta=DELTA,
                               bound=4.0, bins=bins, rng=rng).fit(X[:n], y[:n])
         covered += interval_coverage(y[n:], model.predict_interval(X[n:]))
     coverage, floor = _coverage_check(covered, reps)
     assert coverage >= floor
 
 
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
 def test_dpcp_regression_coverage_dp_ridge():
     """DPCP with DP ridge on the chapter-6 synthetic data, n = 400, eps = 1 (eps1 = 0.3); 500 repetitions,
     SE = 0.013, tolerance 3 SE."""
@@ -383,13 +403,14 @@ def test_dpcp_regression_coverage_dp_ridge():
     covered = 0
     for _ in range(reps):
         X, y = make_synthetic(n + 1, rng)
-        model = DPCPRegressor(DPRidgeRegression(l2=10.0, y_bound=1.5), alpha=ALPHA, epsilon=1.0, epsilon1=0.3,
+        model = DPCPRegressor(DPRidgeRegression(l2=10.0, y_bound=1.5, x_bound=1.0), alpha=ALPHA, epsilon=1.0, training_share=0.3,
                               delta=DELTA, bound=2.0, rng=rng).fit(X[:n], y[:n])
         covered += interval_coverage(y[n:], model.predict_interval(X[n:]))
     coverage, floor = _coverage_check(covered, reps)
     assert coverage >= floor
 
 
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
 def test_dpcp_classification_coverage():
     """DPCP with DP logistic regression, two overlapping classes, n = 400, eps = 2 (eps1 = 0.5);
     600 repetitions, SE = 0.012, tolerance 3 SE."""
@@ -399,8 +420,8 @@ def test_dpcp_classification_coverage():
     for _ in range(reps):
         X = rng.normal(size=(n + 1, 2)) * 0.5
         y = (X[:, 0] - X[:, 1] + 0.4 * rng.normal(size=n + 1) > 0).astype(int)
-        model = DPCPClassifier(DPLogisticRegression(l2=2.0, classes=[0, 1]), alpha=ALPHA, epsilon=2.0,
-                               epsilon1=0.5, delta=DELTA, rng=rng).fit(X[:n], y[:n])
+        model = DPCPClassifier(DPLogisticRegression(l2=2.0, classes=[0, 1], x_bound=1.0), alpha=ALPHA, epsilon=2.0,
+                               training_share=0.25, delta=DELTA, rng=rng).fit(X[:n], y[:n])
         covered += set_coverage(y[n:], model.predict_set(X[n:]))
     coverage, floor = _coverage_check(covered, reps)
     assert coverage >= floor
@@ -438,3 +459,71 @@ def test_dpcp_is_wider_at_large_n_and_epsilon():
     40 paired repetitions; private split is narrower by more than 3 SE."""
     gap, se = _paired_width_gap(5000, 4.0, 1.0, 40, seed=2)
     assert gap < -3 * se
+
+
+# --------------------------------------------------------------------------- the budget split (issue 19, section 3)
+
+
+class _OwnBudgetTrainer(DPRegressogram):
+    """A DP trainer without an epsilon parameter: its budget is fixed by its own settings and reported."""
+
+    def __init__(self, noise_level=2.0, *, low=-3.0, high=3.0, y_bound=3.0, rng=None):
+        self.noise_level = noise_level
+        super().__init__(1.0 / noise_level, 0.0, 10, low=low, high=high, y_bound=y_bound, rng=rng)
+
+    def get_params(self, deep=True):
+        params = super().get_params(deep)
+        return {k: v for k, v in params.items() if k not in ("epsilon", "delta", "n_bins")}
+
+    def set_params(self, **params):
+        if "noise_level" in params:
+            self.epsilon = 1.0 / params["noise_level"]
+        return super().set_params(**params)
+
+
+def test_small_total_budget_works_and_the_share_is_a_fraction():
+    """DPCPRegressor(epsilon=0.2) works: epsilon1 = 0.3 * 0.2 on a clone of the trainer (issue 19, section 3)."""
+    X, y = make_synthetic(4000, 0)
+    trainer = DPRidgeRegression(epsilon=5.0, l2=10.0, y_bound=1.5, x_bound=1.0)
+    model = DPCPRegressor(trainer, epsilon=0.2, bound=2.0, n=4000, rng=0).fit(X, y)
+    assert model.epsilon1_ == pytest.approx(0.06) and model.epsilon2_ == pytest.approx(0.14)
+    assert model.estimator_.epsilon == pytest.approx(0.06) and trainer.epsilon == 5.0   # a clone, not the original
+    a0 = model.alpha0_
+    assert model.privacy_.add_remove[0] == pytest.approx(0.06 + 0.14 * max(a0, 1 - a0))  # public n: fixed level
+    assert model.privacy_.add_remove[0] <= 0.2
+    assert "n = 4000" in model.privacy_.public[0]
+
+
+def test_trainer_without_an_epsilon_parameter_needs_its_own_report():
+    X, y = make_synthetic(3000, 0)
+    with pytest.raises(TypeError, match="has no `epsilon` parameter.*training_share=None"):
+        DPCPRegressor(_OwnBudgetTrainer(), bound=2.0).fit(X[:, :1], y)
+    model = DPCPRegressor(_OwnBudgetTrainer(noise_level=4.0), epsilon=1.0, training_share=None, bound=2.0,
+                          rng=0).fit(X[:, :1], y)
+    assert model.epsilon1_ == pytest.approx(0.25) and model.epsilon2_ == pytest.approx(0.75)
+    assert "the trainer's own epsilon1 = 0.25" in model.privacy_.parts[0].label
+    with pytest.raises(ValueError, match="leaves nothing"):
+        DPCPRegressor(_OwnBudgetTrainer(noise_level=0.5), epsilon=1.0, training_share=None, bound=2.0).fit(X[:, :1], y)
+
+    class Silent(_OwnBudgetTrainer):
+        def fit(self, X, y):
+            super().fit(X, y)
+            del self.privacy_
+            return self
+
+    with pytest.raises(TypeError, match="reports no add/remove privacy_"):
+        DPCPRegressor(Silent(), training_share=None, bound=2.0).fit(X[:, :1], y)
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0, -0.1, "0.3", True])
+def test_bad_training_share(share):
+    X, y = make_synthetic(500, 0)
+    with pytest.raises((ValueError, TypeError), match="training_share"):
+        DPCPRegressor(DPRidgeRegression(x_bound=1.0, y_bound=1.5), training_share=share, bound=2.0).fit(X, y)
+
+
+def test_bound_is_required():
+    with pytest.raises(TypeError, match="needs the public bound"):
+        DPCPRegressor(DPRidgeRegression(x_bound=1.0, y_bound=1.5))
+    with pytest.raises(TypeError, match="needs the public low"):
+        DPRegressogram()

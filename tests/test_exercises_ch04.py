@@ -65,3 +65,163 @@ def test_level_checker(capsys):
     assert "raw value" in capsys.readouterr().out
     assert not check_pps_level(lambda *args: 1 / 0)
     assert "ZeroDivisionError" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------- ex-04-assemble
+
+import pytest  # noqa: E402
+
+import exercise_solutions as S  # noqa: E402
+from dpcp_tutorial import private_quantile_level  # noqa: E402
+from dpcp_tutorial.exercises import check_private_split_assembly  # noqa: E402
+
+from _checking import run, text  # noqa: E402
+
+PIECES = [S.my_round_up_to_edges, S.my_utilities, S.my_log_probabilities, S.my_gumbel_max, S.my_private_threshold]
+
+
+def _with(**replaced):
+    names = ["round", "utilities", "logp", "gumbel", "threshold"]
+    return [replaced.get(n, f) for n, f in zip(names, PIECES)]
+
+
+def _assembled(utilities=None, logp=None, gumbel=None, level=None):
+    """my_private_threshold built from (possibly wrong) pieces."""
+    def threshold(scores, beta, epsilon, M, rng):
+        alpha0 = level(beta, len(scores), epsilon, M) if level else private_quantile_level(beta, len(scores),
+                                                                                            epsilon, bins=M)
+        u = (utilities or S.my_utilities)(scores, M, alpha0)
+        j = (gumbel or S.my_gumbel_max)((logp or S.my_log_probabilities)(u, epsilon), rng)
+        return (j + 1) / M
+    return threshold
+
+
+def _right_edges(m):
+    return np.arange(1, m + 1) / m
+
+
+def strict_round(scores, M):
+    return _right_edges(M)[np.minimum(np.searchsorted(_right_edges(M), scores, side="right"), M - 1)]
+
+
+def ceil_round(scores, M):
+    return np.maximum(np.ceil(np.asarray(scores) * M), 1) / M
+
+
+def ceil_round_zero(scores, M):
+    return np.ceil(np.asarray(scores) * M) / M
+
+
+def utilities_lt(scores, M, alpha0):
+    o = np.sort(scores)
+    a = np.searchsorted(o, _right_edges(M), side="left")
+    b = len(o) - np.searchsorted(o, _right_edges(M), side="right")
+    return np.maximum(alpha0 * a, (1 - alpha0) * b)
+
+
+def utilities_swapped(scores, M, alpha0):
+    return S.my_utilities(scores, M, 1 - alpha0)
+
+
+def utilities_sum(scores, M, alpha0):
+    u_a = S.my_utilities(scores, M, 1.0)         # alpha0 = 1: u = a_j
+    u_b = S.my_utilities(scores, M, 0.0)         # alpha0 = 0: u = b_j
+    return alpha0 * u_a + (1 - alpha0) * u_b
+
+
+def logp_naive(utilities, epsilon):
+    w = np.exp(-epsilon * np.asarray(utilities))
+    return np.log(w / w.sum())
+
+
+def logp_half(utilities, epsilon):
+    return S.my_log_probabilities(utilities, epsilon / 2)
+
+
+def logp_unnormalised(utilities, epsilon):
+    return -epsilon * (np.asarray(utilities) - np.min(utilities))
+
+
+def gumbel_argmax(logp, rng):
+    return int(np.argmax(logp))
+
+
+def gumbel_normal(logp, rng):
+    return int(np.argmax(logp + rng.normal(size=len(logp))))
+
+
+def gumbel_on_probabilities(logp, rng):
+    return int(np.argmax(np.exp(logp) + rng.gumbel(size=len(logp))))
+
+
+def gumbel_one_based(logp, rng):
+    return S.my_gumbel_max(logp, rng) + 1
+
+
+def gumbel_global(logp, rng):
+    return int(np.argmax(logp + np.random.gumbel(size=len(logp))))
+
+
+def inverse_cdf(logp, rng):
+    """Another correct sampler (not Gumbel-max): the law is what is checked."""
+    return int(np.searchsorted(np.cumsum(np.exp(logp)), rng.random() * np.exp(logp).sum()))
+
+
+def test_assembly_solution_passes(capsys):
+    result = check_private_split_assembly(*PIECES)
+    assert result and result.cases_passed == result.cases_total == 14
+    assert "all checks passed (14 of 14 cases)" in capsys.readouterr().out
+    assert check_private_split_assembly(*PIECES, secret="a course secret", quiet=True)
+
+
+def test_another_correct_sampler_passes():
+    result = run(check_private_split_assembly, *_with(gumbel=inverse_cdf), kinds=["Gumbel-max"])
+    assert result, result.feedback
+
+
+@pytest.mark.parametrize("secret", [None, "a course secret"])
+@pytest.mark.parametrize("pieces,phrase,kinds", [
+    (_with(round=strict_round), "stays there", ["rounding scores that lie"]),
+    (_with(round=ceil_round), "floating point", ["rounding scores that lie"]),
+    (_with(round=ceil_round_zero), "score of 0", ["rounding scores that lie"]),
+    (_with(utilities=utilities_lt), "previous edge", ["utilities"]),
+    (_with(utilities=utilities_swapped), "swapped", ["utilities"]),
+    (_with(utilities=utilities_sum), "add the two terms", ["utilities"]),
+    (_with(logp=logp_naive), "underflow", ["log-probabilities where"]),
+    (_with(logp=logp_half), "half of epsilon", ["log-probabilities of a small"]),
+    (_with(logp=logp_unnormalised), "not normalised", ["log-probabilities of a small"]),
+    (_with(gumbel=gumbel_argmax), "every draw is the same", ["Gumbel-max"]),
+    (_with(gumbel=gumbel_normal), "do not follow", ["Gumbel-max"]),
+    (_with(gumbel=gumbel_on_probabilities), "do not follow", ["Gumbel-max"]),
+    (_with(gumbel=gumbel_one_based), "0-based", ["Gumbel-max"]),
+    (_with(gumbel=gumbel_global), "global random state", ["Gumbel-max"]),
+    (_with(threshold=_assembled(level=lambda beta, n, eps, m: beta)), "tight quantile's law",
+     ["the released threshold"]),
+    (_with(threshold=_assembled(utilities=utilities_swapped)), "tight quantile's law", ["the released threshold"]),
+    (_with(threshold=_assembled(utilities=utilities_swapped)), "miss more often than beta", ["coverage"]),
+    (_with(threshold=_assembled(logp=logp_half)), "tight quantile's law", ["the released threshold"]),
+    (_with(threshold=_assembled(gumbel=gumbel_argmax)), "every release is the same", ["the released threshold"]),
+    (_with(threshold=_assembled(logp=logp_naive)), "log space", ["many scores"]),
+    (_with(threshold=_assembled(gumbel=gumbel_global)), "global random state", ["the same seed"]),
+], ids=["strict", "ceil", "ceil0", "lt", "swap", "sum", "naive", "half", "unnorm", "argmax", "normal", "probs",
+        "onebased", "global", "level-beta", "t-swap", "t-swap-coverage", "t-half", "t-argmax", "t-naive", "t-global"])
+def test_wrong_pieces_fail_with_the_right_diagnosis(pieces, phrase, kinds, secret):
+    result = run(check_private_split_assembly, *pieces, kinds=kinds, secret=secret)
+    assert not result and result.cases_passed < result.cases_total, result.feedback
+    assert phrase in text(result), result.feedback
+
+
+def test_level_beta_releases_where_no_level_works():
+    pieces = _with(threshold=_assembled(level=lambda beta, n, eps, m: beta))
+    result = run(check_private_split_assembly, *pieces, kinds=["too few scores"])
+    assert not result and "must not happen" in text(result)
+
+
+def test_partial_submission_counts_cases():
+    """Only the round-up is written: its cases pass, the others fail and are counted."""
+    def missing(*args):
+        raise NotImplementedError
+
+    result = check_private_split_assembly(S.my_round_up_to_edges, missing, missing, missing, missing, quiet=True)
+    assert result.cases_passed == 2 and result.cases_total == 14
+    assert "NotImplementedError" in text(result)

@@ -131,7 +131,7 @@ def folder(tmp_path_factory):
 @pytest.fixture(scope="module")
 def grades(folder, tmp_path_factory):
     out = tmp_path_factory.mktemp("out") / "grades.csv"
-    assert main([str(folder), "--out", str(out), "--exercises", "ch01,ch02,smallest_n,ex-08-code-interval",
+    assert main([str(folder), "--out", str(out), "--exercises", "ch01,ex-02-private-mean,smallest_n,ex-08-code-interval",
                  "--time-limit", "1", "--exercise-timeout", "6", "--jobs", "3", "--quiet"]) == 0
     with open(out, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
@@ -221,6 +221,9 @@ def test_every_exercise_is_listed_with_its_function(capsys):
 
 def test_the_grading_page_lists_every_exercise():
     page = (Path(__file__).parents[1] / "book" / "grading.md").read_text(encoding="utf-8")
+    pending = {"ex-02-attacker", "ex-04-assemble", "ex-06-assemble"}   # labels the chapters are adding
     for chapter, label, function, checker in exercise_table():
-        row = f"| {int(chapter[2:])} | {{ref}}`{label} <{label}>` | `{function}` | `{checker}` |"
-        assert row in page, f"book/grading.md lacks the row {row}"
+        names = ", ".join(f"`{f.strip()}`" for f in function.split(","))
+        row = f"| {int(chapter[2:])} | {{ref}}`{label} <{label}>` | {names} | `{checker}` |"
+        plain = f"| {int(chapter[2:])} | `{label}` | {names} | `{checker}` |"
+        assert row in page or (label in pending and plain in page), f"book/grading.md lacks the row {row}"

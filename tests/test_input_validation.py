@@ -18,7 +18,7 @@ X = np.random.default_rng(0).normal(size=(40, 2))
 
 def test_dpcp_classifier_predict_before_fit_is_not_fitted_error():
     with pytest.raises(NotFittedError):
-        dp.DPCPClassifier(dp.DPLogisticRegression(), classes=[0, 1]).predict(X)
+        dp.DPCPClassifier(dp.DPLogisticRegression(x_bound=1.0), classes=[0, 1]).predict(X)
 
 
 def test_coinpress_split_with_nan_is_refused():
@@ -67,13 +67,15 @@ def test_pps_choose_m_refuses_empty_candidates():
 def test_gaussian_prior_checks_size_d_and_scale():
     for scale in (1e-300, 1e300, 0.0, -1.0, np.nan):
         with pytest.raises(ValueError):
-            dp.GaussianPrior(scale=scale)
-    with pytest.raises(ValueError):
-        dp.GaussianPrior().sample(0, 2)
-    with pytest.raises(ValueError):
-        dp.GaussianPrior().sample(3, 0)
+            dp.GaussianPrior(0.0, scale=scale)
     with pytest.raises(TypeError):
-        dp.GaussianPrior().sample(3.0, 2)
+        dp.GaussianPrior(scale=1.0)                 # the centre is required too (issue 19, section 2)
+    with pytest.raises(ValueError):
+        dp.GaussianPrior(0.0, 1.0).sample(0, 2)
+    with pytest.raises(ValueError):
+        dp.GaussianPrior(0.0, 1.0).sample(3, 0)
+    with pytest.raises(TypeError):
+        dp.GaussianPrior(0.0, 1.0).sample(3.0, 2)
 
 
 def test_langevin_step_size_refuses_zero_and_negative_prior_scale():
@@ -103,7 +105,7 @@ def test_boolean_flags_must_be_real_bools():
         with pytest.raises(TypeError):
             dp.gaussian_sigma(1.0, 1.0, 1e-5, analytic=value)
         with pytest.raises(TypeError):
-            dp.SplitConformalRegressor(dp.DPRidgeRegression(), prefit=value).fit(X, X[:, 0])
+            dp.SplitConformalRegressor(dp.DPRidgeRegression(x_bound=1.0, y_bound=1.0), prefit=value).fit(X, X[:, 0])
     assert check_bool(np.bool_(True), "flag") is True
 
 

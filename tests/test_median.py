@@ -19,9 +19,12 @@ from dpcp_tutorial import (
     spatial_depth,
     spatial_median,
 )
+from dpcp_tutorial.accounting import ReleaseWarning
 from dpcp_tutorial.depth import _project
 
 DEPTHS = ("halfspace", "spatial", "idd", "smoothed_idd")
+
+GAUSS_2D = GaussianPrior(0.0, 5.0 * np.sqrt(2))   # the authors' prior N(0, 25 d I) in d = 2
 
 
 def _neighbours(data, rng):
@@ -63,7 +66,7 @@ def test_privacy_audit_in_higher_dimension_with_directions():
     rng = np.random.default_rng(2)
     d = 6
     data = rng.standard_normal((50, d))
-    cand = GaussianPrior(scale=1.0).sample(200, d, rng=3)
+    cand = GaussianPrior(0.0, scale=1.0).sample(200, d, rng=3)
     u = random_directions(100, d, rng=4)
     for depth in DEPTHS:
         base = depth_median_log_probabilities(data, 2.0, cand, depth, directions=u)
@@ -105,13 +108,13 @@ def test_sampler_uses_the_exact_law():
 def test_candidates_from_prior_and_reproducibility():
     rng = np.random.default_rng(9)
     data = rng.standard_normal((200, 3)) + 1.0
-    a = private_depth_median(data, 5.0, "spatial", prior=GaussianPrior(scale=2.0), n_candidates=300, rng=11)
-    b = private_depth_median(data, 5.0, "spatial", prior=GaussianPrior(scale=2.0), n_candidates=300, rng=11)
-    c = private_depth_median(data, 5.0, "spatial", prior=GaussianPrior(scale=2.0), n_candidates=300, rng=12)
+    a = private_depth_median(data, 5.0, "spatial", prior=GaussianPrior(0.0, scale=2.0), n_candidates=300, rng=11)
+    b = private_depth_median(data, 5.0, "spatial", prior=GaussianPrior(0.0, scale=2.0), n_candidates=300, rng=11)
+    c = private_depth_median(data, 5.0, "spatial", prior=GaussianPrior(0.0, scale=2.0), n_candidates=300, rng=12)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
     # the release is one of the prior draws made inside the function (directions are not drawn for spatial)
-    draws = GaussianPrior(scale=2.0).sample(300, 3, np.random.default_rng(11))
+    draws = GaussianPrior(0.0, scale=2.0).sample(300, 3, np.random.default_rng(11))
     assert any(np.array_equal(a, row) for row in draws)
 
 
@@ -161,8 +164,8 @@ def test_langevin_reaches_the_optimum_with_the_laplace_spread():
     prec = beta * (2 / len(u)) * (u.T * fprime ** 2) @ u + np.eye(2) / (5 * np.sqrt(2)) ** 2
     h = 0.2 / np.linalg.eigvalsh(prec)[-1]    # ULA inflates the variance by 1/(1 - h*lambda/2) <= 1.11
     gen = np.random.default_rng(19)
-    out = np.array([private_depth_median(data, eps, "smoothed_idd", "langevin", directions=u, n_steps=150,
-                                         step_size=h, rng=gen) for _ in range(100)])
+    out = np.array([private_depth_median(data, eps, "smoothed_idd", "langevin", GAUSS_2D, directions=u,
+                                         n_steps=150, step_size=h, rng=gen) for _ in range(100)])
     err = out - centre
     maha = np.einsum("ri,ij,rj->r", err, prec, err)
     assert abs(maha.mean() - 2.0) < 0.8, maha.mean()
@@ -176,7 +179,7 @@ def test_langevin_with_negligible_beta_samples_the_prior_exactly():
     4 SE (SE of a variance estimate = v sqrt(2/600)); a noise scale sqrt(h) instead of sqrt(2h) halves it."""
     rng = np.random.default_rng(20)
     data = rng.standard_normal((10, 2))
-    prior = GaussianPrior(scale=2.0, mean=(3.0, -1.0))
+    prior = GaussianPrior(mean=(3.0, -1.0), scale=2.0)
     h = 1.0
     gen = np.random.default_rng(21)
     out = np.array([private_depth_median(data, 1e-12, "smoothed_idd", "langevin", prior, directions=np.eye(2),
@@ -189,7 +192,8 @@ def test_langevin_with_negligible_beta_samples_the_prior_exactly():
 def test_langevin_same_seed_same_output_and_a_start_on_a_data_row_is_allowed():
     rng = np.random.default_rng(22)
     data = rng.standard_normal((100, 3))
-    kw = dict(depth="smoothed_idd", sampler="langevin", n_directions=20, n_steps=50)
+    kw = dict(depth="smoothed_idd", sampler="langevin", n_directions=20, n_steps=50,
+              prior=GaussianPrior(0.0, 5.0 * np.sqrt(3)))
     a = private_depth_median(data, 1.0, rng=23, **kw)
     np.testing.assert_array_equal(a, private_depth_median(data, 1.0, rng=23, **kw))
     assert not np.array_equal(a, private_depth_median(data, 1.0, rng=24, **kw))
@@ -202,16 +206,16 @@ def test_langevin_unstable_settings_are_refused_from_public_inputs_only():
     kw = dict(n_directions=5, n_steps=500, rng=0)
     # a step of 2 tau^2 or more is unstable for every data set: refused before the data are read
     with pytest.raises(ValueError, match="step_size"):
-        private_depth_median(data, 1.0, "smoothed_idd", "langevin", GaussianPrior(scale=1e-3), step_size=1.0, **kw)
+        private_depth_median(data, 1.0, "smoothed_idd", "langevin", GaussianPrior(0.0, scale=1e-3), step_size=1.0, **kw)
     # the same refusal for any data, including data far away or on a lattice
     for other in (data * 1e6, np.round(data)):
         with pytest.raises(ValueError, match="step_size"):
-            private_depth_median(other, 1.0, "smoothed_idd", "langevin", GaussianPrior(scale=1e-3),
+            private_depth_median(other, 1.0, "smoothed_idd", "langevin", GaussianPrior(0.0, scale=1e-3),
                                  step_size=1.0, **kw)
     # a huge beta times a large step: refused by the public a-priori bound, for any data
     for other in (data, data * 1e6):
         with pytest.raises(ValueError, match="not bounded"):
-            private_depth_median(other, 1e90, "smoothed_idd", "langevin", GaussianPrior(scale=1e30),
+            private_depth_median(other, 1e90, "smoothed_idd", "langevin", GaussianPrior(0.0, scale=1e30),
                                  step_size=1.0, **kw)
 
 
@@ -280,10 +284,13 @@ _DATA = np.random.default_rng(0).standard_normal((20, 2))
     (dict(data=_DATA, epsilon=1.0, depth="tukey"), ValueError, "not supported"),
     (dict(data=_DATA, epsilon=1.0, sampler="mcmc"), ValueError, "sampler"),
     (dict(data=_DATA, epsilon=1.0, depth="spatial", sampler="langevin"), ValueError, "differentiable"),
-    (dict(data=_DATA, epsilon=1.0, start=np.zeros(2)), ValueError, "Langevin options"),
-    (dict(data=_DATA, epsilon=1.0, depth="smoothed_idd", sampler="langevin", start=np.zeros(3)), ValueError, "shape"),
+    (dict(data=_DATA, epsilon=1.0, start=np.zeros(2), prior=GaussianPrior(0.0, 1.0)), ValueError, "Langevin options"),
+    (dict(data=_DATA, epsilon=1.0, depth="smoothed_idd", sampler="langevin", start=np.zeros(3),
+          prior=GaussianPrior(0.0, 1.0)), ValueError, "shape"),
     (dict(data=_DATA, epsilon=1.0, prior="normal"), TypeError, "GaussianPrior"),
-    (dict(data=_DATA, epsilon=1.0, rng="seed"), TypeError, "rng"),
+    (dict(data=_DATA, epsilon=1.0, rng="seed", prior=GaussianPrior(0.0, 1.0)), TypeError, "rng"),
+    (dict(data=_DATA, epsilon=1.0), TypeError, "needs the public prior.*codebook"),
+    (dict(data=_DATA, epsilon=1.0, depth="smoothed_idd", sampler="langevin"), TypeError, "needs the public prior"),
 ])
 def test_private_median_bad_input(kwargs, error, match):
     with pytest.raises(error, match=match):
@@ -308,25 +315,49 @@ def test_log_probabilities_need_directions_where_undefined_otherwise():
 
 def test_prior_and_grid_validation():
     with pytest.raises(ValueError, match="scale"):
-        GaussianPrior(scale=0.0)
+        GaussianPrior(0.0, scale=0.0)
     for bad in (1e-300, 1e300, np.inf, -1.0):
         with pytest.raises(ValueError, match="scale"):
-            GaussianPrior(scale=bad)
+            GaussianPrior(0.0, scale=bad)
     with pytest.raises(TypeError):
-        GaussianPrior(scale="1.0")
+        GaussianPrior(0.0, scale="1.0")
     for size, d in ((0, 2), (-1, 2), (3, 0)):
         with pytest.raises(ValueError):
-            GaussianPrior().sample(size, d, rng=0)
+            GaussianPrior(0.0, 1.0).sample(size, d, rng=0)
     with pytest.raises(TypeError):
-        GaussianPrior().sample(2.5, 2, rng=0)
+        GaussianPrior(0.0, 1.0).sample(2.5, 2, rng=0)
     with pytest.raises(ValueError, match="prior_scale"):
         langevin_step_size(1.0, np.eye(2), prior_scale=0.0)
     with pytest.raises(ValueError, match="prior_scale"):
         langevin_step_size(1.0, np.eye(2), prior_scale=-1.0)
     assert langevin_step_size(1.0, np.eye(2)) > 0      # prior_scale=inf: no prior curvature
     with pytest.raises(ValueError, match="length"):
-        GaussianPrior(mean=(1.0, 2.0)).mean_vector(3)
+        GaussianPrior(mean=(1.0, 2.0), scale=1.0).mean_vector(3)
     with pytest.raises(ValueError, match="too large"):
         public_grid(0, 1, 100, 4)
     with pytest.raises(ValueError, match="exceed"):
         public_grid(1, 0, 3, 2)
+
+
+def test_prior_is_required_and_far_tail_releases_warn():
+    """Issue 19, section 2: no default prior; a release in the prior's far tail (Mahalanobis radius beyond the
+    1 - 1e-6 quantile of chi_d) warns, and the warning depends only on the release and the prior."""
+    rng = np.random.default_rng(40)
+    data = rng.normal([125.0, 80.0], [15.0, 10.0], size=(300, 2))           # blood pressures, mmHg
+    assert GaussianPrior(0.0, 1.0).far_tail_radius(1) == pytest.approx(4.8916, abs=1e-3)
+    assert GaussianPrior(0.0, 1.0).far_tail_radius(5) == pytest.approx(5.9907, abs=1e-3)
+    good = private_depth_median(data, 1.0, "smoothed_idd", "langevin", GaussianPrior([120.0, 80.0], 20.0),
+                                n_directions=50, rng=1)
+    assert np.linalg.norm(good - [125.0, 80.0]) < 10
+    narrow = GaussianPrior(0.0, 0.5)                   # data near (3, 3): a chain started there stays near them
+    near = rng.normal(3.0, 1.0, size=(300, 2))
+    with pytest.warns(ReleaseWarning, match="far-tail radius"):
+        out = private_depth_median(near, 5.0, "smoothed_idd", "langevin", narrow, n_directions=50,
+                                   start=np.array([3.0, 3.0]), rng=1)
+    assert narrow.mahalanobis_radius(out) > narrow.far_tail_radius(2)
+    wrong = GaussianPrior(0.0, 5.0 * np.sqrt(2))       # the standardised-data choice on data in mmHg
+    # explicit candidates need no prior; with one, the same post-processing check applies
+    cand = public_grid(0.0, 200.0, 41, 2)
+    private_depth_median(data, 1.0, "halfspace", candidates=cand, rng=0)
+    with pytest.warns(ReleaseWarning):
+        private_depth_median(data, 50.0, "halfspace", prior=wrong, candidates=cand, rng=0)

@@ -16,6 +16,7 @@ from dpcp_tutorial.mondrian import (
     noisy_class_counts,
 )
 from dpcp_tutorial.quantile import private_quantile, private_quantile_probabilities
+from dpcp_tutorial.accounting import ReleaseWarning
 
 PRIORS = [0.8, 0.15, 0.05]
 CENTRES = np.array([[0.0, 0.0], [1.0, 0.5], [0.5, 1.0]])
@@ -40,6 +41,7 @@ def _per_class_coverage(sets, y):
     return np.array([sets[y == j, j].mean() for j in range(3)])
 
 
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")   # the rare class
 def test_mondrian_covers_every_class_and_the_marginal_version_fails_the_minority(problem):
     """Monte Carlo over calibration sets (binomial-type SEs across repetitions); a large fixed test set."""
     model, X_test, y_test = problem
@@ -68,6 +70,7 @@ def test_mondrian_covers_every_class_and_the_marginal_version_fails_the_minority
     assert mean[2] - m_mean[2] > 0.4
 
 
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")   # the rare class
 def test_other_calibrators_run_and_give_per_class_thresholds(problem):
     model, X_test, y_test = problem
     X_cal, y_cal = _make(3000, np.random.default_rng(2))
@@ -150,7 +153,8 @@ def test_an_empty_or_tiny_class_gets_the_full_label_set_without_an_error(problem
     X_cal, y_cal = _make(2000, gen)
     keep = y_cal != 2                                    # no record of class 2 at all
     est = MondrianPrivateConformalClassifier(model, classes=[0, 1, 2], epsilon=1.0, prefit=True, rng=0)
-    est.calibrate(X_cal[keep], y_cal[keep])
+    with pytest.warns(ReleaseWarning, match=r"class\(es\) \[2\] is 1"):
+        est.calibrate(X_cal[keep], y_cal[keep])
     assert est.qhat_[2] == 1.0 and est.predict_set(X_test)[:, 2].all()
     assert est.noisy_counts_.shape == (3,) and est.calibration_sizes_[2] == 0
 
@@ -162,11 +166,14 @@ def test_public_class_sizes_spend_nothing_on_counts(problem):
     est = MondrianPrivateConformalClassifier(model, classes=[0, 1, 2], epsilon=2.0, prefit=True, bins=50,
                                              class_sizes=sizes, rng=0).calibrate(X_cal, y_cal)
     assert est.noisy_counts_ is None and np.array_equal(est.calibration_sizes_, sizes)
+    assert est.privacy_.replace_one == (2.0, 0.0) and est.privacy_.add_remove is None   # class sizes public
+    assert est.privacy_.relation == "replace-one"
     with pytest.raises(ValueError, match="declared public"):
         MondrianPrivateConformalClassifier(model, classes=[0, 1, 2], prefit=True,
                                            class_sizes=sizes + 1).calibrate(X_cal, y_cal)
 
 
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")   # the rare class
 def test_same_seed_same_sets_and_fit_then_calibrate():
     gen = np.random.default_rng(7)
     X, y = _make(3000, gen)
@@ -201,3 +208,16 @@ def test_predict_before_calibrate_raises(problem):
     model, X_test, _ = problem
     with pytest.raises(ValueError, match="not calibrated"):
         MondrianPrivateConformalClassifier(model, classes=[0, 1, 2], prefit=True).predict_set(X_test[:3])
+
+
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
+def test_account_counts_and_per_class_thresholds(problem):
+    """Counts on every record (sequential) and one threshold per class (parallel, a record's class is its own
+    key): epsilon under add/remove, 2 epsilon under replace-one, as mondrian_privacy_loss states."""
+    model, _, _ = problem
+    X_cal, y_cal = _make(3000, np.random.default_rng(8))
+    est = MondrianPrivateConformalClassifier(model, classes=[0, 1, 2], epsilon=1.5, prefit=True, rng=0)
+    acc = est.calibrate(X_cal, y_cal).privacy_
+    assert acc.add_remove == (pytest.approx(mondrian_privacy_loss(1.5)), 0.0)
+    assert acc.replace_one == (pytest.approx(mondrian_privacy_loss(1.5, "replace-one")), 0.0)
+    assert [p.part for p in acc.parts] == ["all", "class 0", "class 1", "class 2"]

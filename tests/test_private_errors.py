@@ -187,36 +187,36 @@ ERROR_TABLE = {
         ("NaN score", _nan_at(_S, [3]), _nan_at(_S, [0, 7, 8])),
     ]),
     "DPCPRegressor.fit (X)": (
-        lambda x: dp.DPCPRegressor(dp.DPRidgeRegression(), epsilon=4.0, epsilon1=1.0, bound=3.0, bins=50, rng=0,
+        lambda x: dp.DPCPRegressor(dp.DPRidgeRegression(x_bound=1.0, y_bound=1.0), epsilon=4.0, training_share=0.25, bound=3.0, bins=50, rng=0,
                                    n=5000).fit(x, _Y), _X, [
             ("NaN feature", _nan_at(_X, [3]), _nan_at(_X, [0, 9, 40])),
             ("infinite feature", _set(_X, [3], [np.inf]), _set(_X, [5, 6], [-np.inf, np.inf])),
             ("huge feature", _set(_X, [3], [1e200]), _set(_X, [5], [-1e150])),
         ]),
     "DPCPRegressor.fit (y)": (
-        lambda y: dp.DPCPRegressor(dp.DPRidgeRegression(), epsilon=4.0, epsilon1=1.0, bound=3.0, bins=50, rng=0,
+        lambda y: dp.DPCPRegressor(dp.DPRidgeRegression(x_bound=1.0, y_bound=1.0), epsilon=4.0, training_share=0.25, bound=3.0, bins=50, rng=0,
                                    n=5000).fit(_X, y), _Y, [
             ("NaN target", _nan_at(_Y, [3]), _nan_at(_Y, [0, 9, 40])),
         ]),
     "DPCPClassifier.fit (y)": (
-        lambda y: dp.DPCPClassifier(dp.DPLogisticRegression(), epsilon=4.0, epsilon1=1.0, bins=50, rng=0,
+        lambda y: dp.DPCPClassifier(dp.DPLogisticRegression(x_bound=1.0), epsilon=4.0, training_share=0.25, bins=50, rng=0,
                                     classes=[0, 1], n=5000).fit(_X, y), _YC, [
             ("label outside the label set", np.where(np.arange(200) == 3, 7, _YC),
              np.where(np.arange(200) < 20, -5, _YC)),
             ("NaN label", _nan_at(_YC, [3]), _nan_at(_YC, [5, 6, 7])),
         ]),
-    "DPLogisticRegression.fit (y)": (lambda y: dp.DPLogisticRegression(classes=[0, 1], rng=0).fit(_X, y), _YC, [
+    "DPLogisticRegression.fit (y)": (lambda y: dp.DPLogisticRegression(classes=[0, 1], rng=0, x_bound=1.0).fit(_X, y), _YC, [
         ("label outside the label set", np.where(np.arange(200) == 3, 2, _YC), np.where(np.arange(200) < 9, 99, _YC)),
     ]),
     "DPSGDClassifier.fit (y)": (
-        lambda y: dp.DPSGDClassifier(steps=3, classes=[0, 1], expected_batch_size=2.0, rng=0).fit(_X, y), _YC, [
+        lambda y: dp.DPSGDClassifier(steps=3, classes=[0, 1], expected_batch_size=2.0, rng=0, x_bound=1.0).fit(_X, y), _YC, [
             ("label outside the label set", np.where(np.arange(200) == 3, 2, _YC),
              np.where(np.arange(200) < 9, 99, _YC)),
         ]),
-    "DPRidgeRegression.fit (y)": (lambda y: dp.DPRidgeRegression(rng=0).fit(_X, y), _Y, [
+    "DPRidgeRegression.fit (y)": (lambda y: dp.DPRidgeRegression(rng=0, x_bound=1.0, y_bound=1.0).fit(_X, y), _Y, [
         ("NaN target", _nan_at(_Y, [3]), _nan_at(_Y, [0, 9, 40])),
     ]),
-    "private_sufficient_statistics (X)": (lambda x: dp.private_sufficient_statistics(x, _Y, rng=0), _X, [
+    "private_sufficient_statistics (X)": (lambda x: dp.private_sufficient_statistics(x, _Y, rng=0, x_bound=1.0, y_bound=1.0), _X, [
         ("NaN feature", _nan_at(_X, [3]), _nan_at(_X, [0, 9, 40])),
     ]),
     "laplace_mechanism (value)": (lambda v: dp.laplace_mechanism(v, 1.0, 1.0, rng=0), np.arange(4.0), [
@@ -231,7 +231,8 @@ ERROR_TABLE = {
         ("infinite row", _set(_D, [3], [np.inf]), _set(_D, [0, 9], [-np.inf, np.inf])),
     ]),
     "private_depth_median langevin (data)": (
-        lambda d: dp.private_depth_median(d, 1.0, "smoothed_idd", "langevin", n_directions=10, n_steps=20, rng=0),
+        lambda d: dp.private_depth_median(d, 1.0, "smoothed_idd", "langevin", dp.GaussianPrior(0.0, 5.0),
+                                         n_directions=10, n_steps=20, rng=0),
         _D, [("NaN row", _nan_at(_D, [3]), _nan_at(_D, [0, 9, 40]))]),
     "private_median_aggregate (updates)": (lambda u: dp.private_median_aggregate(u, 1.0, _GRID, rng=0), _D, [
         ("NaN update", _nan_at(_D, [3]), _nan_at(_D, [0, 9, 40])),
@@ -284,10 +285,10 @@ def test_label_set_is_never_read_from_the_data():
     """Removing the only record of a class changes nothing about what is released (shape, classes, no error)."""
     y = _YC.copy()
     y[0] = 2                                        # the only record of class 2
-    a = dp.DPLogisticRegression(classes=[0, 1, 2], rng=0).fit(_X, y)
-    b = dp.DPLogisticRegression(classes=[0, 1, 2], rng=0).fit(_X[1:], y[1:])
+    a = dp.DPLogisticRegression(classes=[0, 1, 2], rng=0, x_bound=1.0).fit(_X, y)
+    b = dp.DPLogisticRegression(classes=[0, 1, 2], rng=0, x_bound=1.0).fit(_X[1:], y[1:])
     assert a.coef_.shape == b.coef_.shape and list(a.classes_) == list(b.classes_) == [0, 1, 2]
-    for estimator in (dp.DPLogisticRegression(), dp.DPSGDClassifier(steps=3, expected_batch_size=2.0),
-                      dp.DPCPClassifier(dp.DPLogisticRegression())):
+    for estimator in (dp.DPLogisticRegression(x_bound=1.0), dp.DPSGDClassifier(steps=3, expected_batch_size=2.0, x_bound=1.0),
+                      dp.DPCPClassifier(dp.DPLogisticRegression(x_bound=1.0))):
         msgs = {_message(lambda yy: estimator.fit(_X[:len(yy)], yy), yy) for yy in (y, y[1:])}
         assert len(msgs) == 1                       # the same refusal with or without the rare class

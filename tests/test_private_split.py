@@ -1,6 +1,8 @@
 """Tests of private split conformal prediction (Angelopoulos et al.; chapter 4)."""
 
+import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -8,6 +10,8 @@ from scipy.special import log_softmax
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from dpcp_tutorial import (
+    DPLogisticRegression,
+    DPRidgeRegression,
     PrivateSplitConformalClassifier,
     PrivateSplitConformalRegressor,
     bounded_interval,
@@ -22,8 +26,11 @@ from dpcp_tutorial import (
     pps_privacy_loss,
     pps_quantile_probabilities,
     pps_round_up,
+    private_quantile,
+    private_quantile_privacy_loss,
     set_coverage,
 )
+from dpcp_tutorial.accounting import ReleaseWarning
 
 ALPHA = 0.1
 
@@ -297,7 +304,8 @@ def test_mechanism_coverage_monte_carlo(n, epsilon, m):
     assert coverage >= 1 - ALPHA - 3 * se
 
 
-def test_regressor_coverage_monte_carlo():
+@pytest.mark.parametrize("calibrator", ["quantile", "pps"])
+def test_regressor_coverage_monte_carlo(calibrator):
     """Model fitted once on a training set; 1500 repetitions of (calibration set, one test point).
 
     SE = sqrt(0.09 / 1500) = 0.0077; requirement coverage >= 0.9 - 3 SE = 0.877.
@@ -305,7 +313,7 @@ def test_regressor_coverage_monte_carlo():
     reps, n_cal = 1500, 500
     X_train, y_train = make_heteroscedastic_regression(500, rng=0)
     model = PrivateSplitConformalRegressor(LinearRegression(), alpha=ALPHA, epsilon=2.0, bound=5.0, m=2000,
-                                           rng=1).fit(X_train, y_train)
+                                           calibrator=calibrator, bins=200, rng=1).fit(X_train, y_train)
     rng = np.random.default_rng(2)
     covered = 0
     for _ in range(reps):
@@ -329,11 +337,13 @@ def test_classifier_coverage_monte_carlo(score):
     rng = np.random.default_rng(3)
     X_train, y_train = _three_class_data(600, rng)
     model = PrivateSplitConformalClassifier(LogisticRegression(), alpha=ALPHA, epsilon=2.0, score=score, m=2000,
-                                            rng=4).fit(X_train, y_train)
+                                            calibrator="pps", rng=4).fit(X_train, y_train)
     covered = 0
     for _ in range(reps):
         X, y = _three_class_data(n_cal + 1, rng)
-        model.set_params(rng=rng).calibrate(X[:-1], y[:-1])
+        with warnings.catch_warnings():            # APS scores reach 1: some releases are the whole label set
+            warnings.simplefilter("ignore", ReleaseWarning)
+            model.set_params(rng=rng).calibrate(X[:-1], y[:-1])
         covered += set_coverage(y[-1:], model.predict_set(X[-1:]))
     se = math.sqrt(ALPHA * (1 - ALPHA) / reps)
     assert covered / reps >= 1 - ALPHA - 3 * se
@@ -353,16 +363,19 @@ def test_normalised_scores_and_bounded_interval():
 def test_classifier_top_edge_gives_all_classes():
     rng = np.random.default_rng(0)
     X, y = _three_class_data(300, rng)
-    model = PrivateSplitConformalClassifier(LogisticRegression(), alpha=ALPHA, epsilon=0.1, m=1000, rng=0)
-    model.fit(X, y).calibrate(X[:100], y[:100])              # n=100, eps=0.1: qtilde >= 1
+    model = PrivateSplitConformalClassifier(LogisticRegression(), alpha=ALPHA, epsilon=0.1, m=1000, rng=0,
+                                            calibrator="pps")
+    with pytest.warns(ReleaseWarning, match="every prediction set holds every label"):
+        model.fit(X, y).calibrate(X[:100], y[:100])              # n=100, eps=0.1: qtilde >= 1
     assert model.qhat_ == 1.0 and model.predict_set(X).all()
+    assert model.privacy_.add_remove is None or model.privacy_.add_remove[0] == 0.0
     assert model.qtilde_ >= 1.0 and model.m_ == 1000
 
 
 def test_regressor_attributes_and_determinism():
     X, y = make_heteroscedastic_regression(2000, rng=0)
-    a = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, rng=7)
-    b = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, rng=7)
+    a = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, rng=7, calibrator="pps")
+    b = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, rng=7, calibrator="pps")
     ia = a.fit(X[:1000], y[:1000]).calibrate(X[1000:], y[1000:]).predict_interval(X[:5])
     ib = b.fit(X[:1000], y[:1000]).calibrate(X[1000:], y[1000:]).predict_interval(X[:5])
     np.testing.assert_array_equal(ia, ib)
@@ -395,7 +408,177 @@ def test_bad_input_messages():
     with pytest.raises(ValueError, match="never the data's own maximum"):
         normalised_residual_score([1.0], [0.0], bound=0.0)
     with pytest.raises(ValueError, match="not calibrated"):
-        PrivateSplitConformalRegressor(LinearRegression()).fit(np.ones((3, 1)), [1, 2, 3]).predict_interval(
+        PrivateSplitConformalRegressor(LinearRegression(), bound=1.0).fit(np.ones((3, 1)), [1, 2, 3]).predict_interval(
             np.ones((1, 1)))
     with pytest.raises(ValueError, match="score="):
         PrivateSplitConformalClassifier(LogisticRegression(), score="raps")._score_functions()
+
+
+# --------------------------------------------------------------------------- the estimators' API (issue 19)
+
+
+def _split_data(n=3000, rng=0):
+    X, y = make_heteroscedastic_regression(n, rng=rng)
+    return X[: n // 3], y[: n // 3], X[n // 3:], y[n // 3:]
+
+
+def test_default_calibrator_is_the_tight_quantile_of_the_held_out_scores():
+    """calibrator='quantile' (default) releases chapter 3's private_quantile of min(|y - mu|/B, 1): the same draw
+    as the function with the estimator's generator after its one child seed (drawn for every data set)."""
+    X1, y1, X2, y2 = _split_data()
+    est = PrivateSplitConformalRegressor(LinearRegression(), alpha=ALPHA, epsilon=1.0, bound=5.0, bins=500, rng=7)
+    est.fit(X1, y1).calibrate(X2, y2)
+    scores = np.minimum(np.abs(y2 - est.predict(X2)) / 5.0, 1.0)
+    gen = np.random.default_rng(7)
+    gen.integers(2**63)
+    assert est.qhat_ == private_quantile(scores, ALPHA, 1.0, 500, rng=gen, n=scores.size)
+    assert est.n_ == scores.size and 0 < est.level_ < ALPHA
+    assert not hasattr(est, "m_")
+
+
+def test_bound_is_required_with_advice():
+    with pytest.raises(TypeError, match="needs the public bound: pass bound=.*response's units"):
+        PrivateSplitConformalRegressor(LinearRegression())
+    with pytest.raises(TypeError, match="needs the public bound"):
+        normalised_residual_score([1.0], [0.0], bound=PrivateSplitConformalRegressor.__init__.__kwdefaults__["bound"])
+
+
+def test_public_n_subsamples_or_pads_every_size_releases():
+    """With a public n, calibration sets of sizes 0, n - 1, n, n + 1 all release (no size-dependent refusal), and
+    the account is epsilon under both relations."""
+    X1, y1, X2, y2 = _split_data()
+    n = 300
+    releases = []
+    for size in (0, 1, n - 1, n, n + 1, 900):
+        est = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, n=n, rng=3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReleaseWarning)   # tiny parts are padded with 1: trivial releases
+            est.fit(X1, y1).calibrate(X2[:size], y2[:size])
+        assert est.n_ == n
+        assert est.privacy_.add_remove == (1.0, 0.0) and est.privacy_.replace_one == (1.0, 0.0)
+        releases.append(est.qhat_)
+    assert releases[0] == 1.0 and releases[-1] < 1.0
+
+
+def test_public_n_keeps_coverage_when_the_part_is_larger_or_smaller():
+    """Subsample-or-pad: calibration parts of 150 or 450 records calibrated at the public n = 300 cover at 1 - alpha
+    (binomial SE, 3 SE tolerance); padding only adds coverage."""
+    X1, y1, _, _ = _split_data()
+    model = LinearRegression().fit(X1, y1)
+    rng = np.random.default_rng(11)
+    reps = 600
+    for size in (280, 450):
+        covered = 0
+        for _ in range(reps):
+            X, y = make_heteroscedastic_regression(size + 1, rng=rng)
+            with warnings.catch_warnings():     # padded parts can release the whole line (which covers)
+                warnings.simplefilter("ignore", ReleaseWarning)
+                est = PrivateSplitConformalRegressor(model, alpha=ALPHA, epsilon=2.0, bound=5.0, bins=200, n=300,
+                                                     prefit=True, rng=rng).calibrate(X[:-1], y[:-1])
+            covered += interval_coverage(y[-1:], est.predict_interval(X[-1:]))
+        assert covered / reps >= 1 - ALPHA - 3 * math.sqrt(ALPHA * (1 - ALPHA) / reps)
+
+
+def test_account_of_a_dp_trainer_and_the_calibration_composes_in_parallel():
+    X1, y1, X2, y2 = _split_data()
+    trainer = DPRidgeRegression(epsilon=0.5, x_bound=3.0, y_bound=6.0, rng=0)
+    est = PrivateSplitConformalRegressor(trainer, epsilon=1.0, bound=6.0, n=2000, rng=1).fit(X1, y1).calibrate(X2, y2)
+    acc = est.privacy_
+    assert acc.relation == "add/remove" and acc.chapter == "chapter 4"
+    assert acc.add_remove == (1.0, 1e-6)                           # max(0.5, 1): parallel, not 1.5
+    assert acc.replace_one[0] == pytest.approx(1.5)                # a record that moves parts: 0.5 + 1
+    assert [p.part for p in acc.parts] == ["training", "calibration"]
+    assert any("n = 2000" in p for p in acc.public) and "parallel" in acc.composition
+
+
+def test_n_none_reports_the_recomputed_level_bound():
+    """Issue 20, section 10: with n=None the level is recomputed from the part's size; at N = 206 the add/remove
+    loss is 1.023 epsilon (above epsilon), and the account says so."""
+    X1, y1, X2, y2 = _split_data()
+    est = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, rng=0)
+    est.fit(X1, y1).calibrate(X2[:206], y2[:206])
+    expected = max(private_quantile_privacy_loss(ALPHA, k, 1.0, 1000, relation="add/remove", public_n=False)
+                   for k in (205, 206))
+    assert est.privacy_.add_remove[0] == pytest.approx(expected) and expected == pytest.approx(1.0229, abs=1e-4)
+    assert est.privacy_.replace_one == (1.0, 0.0) and any("n=None" in note for note in est.privacy_.notes)
+
+
+def test_pps_with_n_none_and_auto_grid_is_not_covered_under_add_remove():
+    X1, y1, X2, y2 = _split_data(1500)
+    est = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, calibrator="pps",
+                                         m=500, rng=0).fit(X1, y1).calibrate(X2, y2)
+    assert est.privacy_.add_remove[0] == pytest.approx(max(
+        pps_privacy_loss(k, ALPHA, 1.0, 500, relation="add/remove", public_n=False) for k in (999, 1000)))
+    auto = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, calibrator="pps",
+                                          m="auto", rng=0).fit(X1, y1).calibrate(X2, y2)
+    assert auto.privacy_.add_remove is None and auto.privacy_.relation == "replace-one"
+    assert any("m='auto'" in note for note in auto.privacy_.notes)
+
+
+def test_top_edge_release_warns_and_the_warning_reads_only_the_release():
+    X1, y1, X2, y2 = _split_data()
+    est = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=1e-3, bins=100, rng=0).fit(X1, y1)
+    with pytest.warns(ReleaseWarning, match=r"qhat = 1.*\(-inf, inf\)"):
+        est.calibrate(X2, y2)
+    assert np.isinf(est.predict_interval(X2[:3])).all()
+
+
+@pytest.mark.parametrize("output", [np.nan, np.inf, -np.inf, 1e300])
+def test_model_outputs_never_make_calibration_fail(output):
+    """Issue 19, section 6: a model's prediction on one private record (NaN, inf, 1e300) must not turn a release
+    into an error; the neighbour without that record releases too."""
+    class Wild(LinearRegression):
+        def predict(self, X):
+            out = super().predict(X)
+            out[0] = output
+            return out
+
+    X1, y1, X2, y2 = _split_data()
+    for X_cal, y_cal in ((X2, y2), (X2[1:], y2[1:])):
+        est = PrivateSplitConformalRegressor(Wild(), epsilon=1.0, bound=5.0, n=1000, rng=0).fit(X1, y1)
+        est.calibrate(X_cal, y_cal)
+        assert 0 < est.qhat_ < 1
+
+
+def test_classifier_default_and_account_with_a_dp_trainer():
+    rng = np.random.default_rng(5)
+    X, y = _three_class_data(2400, rng)
+    trainer = DPLogisticRegression(epsilon=1.0, l2=300.0, x_bound=4.0, classes=[0, 1, 2], rng=0)
+    est = PrivateSplitConformalClassifier(trainer, alpha=ALPHA, epsilon=1.0, n=1200, rng=2)
+    est.fit(X[:1200], y[:1200]).calibrate(X[1200:], y[1200:])
+    assert 0 < est.qhat_ < 1 and est.privacy_.add_remove == (1.0, 1e-6)
+    sets = est.predict_set(X[:50])
+    assert sets.shape == (50, 3) and sets.any(axis=1).all()
+
+
+@pytest.mark.parametrize("kwargs, exc, phrase", [
+    (dict(calibrator="exact"), ValueError, "calibrator"), (dict(m=1), ValueError, "m=1"),
+    (dict(gamma=2.0), ValueError, "gamma"), (dict(variant="fast"), ValueError, "variant"),
+    (dict(bins=0), ValueError, "bins"), (dict(n=0), ValueError, "n=0"), (dict(n=10.5), TypeError, "n must"),
+])
+def test_settings_are_validated_in_every_mode(kwargs, exc, phrase):
+    """Parameters of the calibrator that is not used are validated too (issue 19, section 6)."""
+    X1, y1, X2, y2 = _split_data(900)
+    for calibrator in ("quantile", "pps"):
+        est = PrivateSplitConformalRegressor(LinearRegression(), bound=5.0, rng=0, **{"calibrator": calibrator,
+                                                                                      **kwargs}).fit(X1, y1)
+        with pytest.raises(exc, match=phrase):
+            est.calibrate(X2, y2)
+
+
+def test_recomputed_level_bound_of_pps_is_an_exact_upper_bound():
+    """pps_privacy_loss(public_n=False) bounds the exact log-ratio between every data set of n rounded scores and
+    every one with a record added (level and gamma recomputed from each size), on a small grid."""
+    m, alpha, eps = 5, 0.3, 20.0
+    grid = pps_grid(m)
+    for n in (7, 8, 9):
+        bound = pps_privacy_loss(n, alpha, eps, m, relation="add/remove", public_n=False)
+        assert np.isfinite(bound)
+        worst = 0.0
+        for data in itertools.combinations_with_replacement(grid, n):
+            _, p = pps_quantile_probabilities(np.array(data), alpha, eps, m, log=True)
+            for extra in grid:
+                _, q = pps_quantile_probabilities(np.array(data + (extra,)), alpha, eps, m, log=True)
+                worst = max(worst, float(np.max(np.abs(p - q))))
+        assert worst <= bound + 1e-9
+        assert worst >= 0.5 * bound          # and not vacuous

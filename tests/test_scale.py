@@ -15,6 +15,7 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
+from dpcp_tutorial import GaussianPrior  # noqa: E402
 from dpcp_tutorial import (  # noqa: E402
     dpcp_quantile,
     pps_private_quantile,
@@ -108,8 +109,9 @@ def test_depth_median_equals_in_memory(client, depth):
     data = np.round(rng.standard_normal((3_000, 3)), 2)
     x = da.from_array(data, chunks=(450, 3))
     for seed in range(2):
-        got = scale.private_depth_median(x, 2.0, depth, n_candidates=200, n_directions=60, rng=seed)
-        want = private_depth_median(data, 2.0, depth, n_candidates=200, n_directions=60, rng=seed)
+        prior = GaussianPrior(0.0, 5.0 * np.sqrt(3))
+        got = scale.private_depth_median(x, 2.0, depth, prior, n_candidates=200, n_directions=60, rng=seed)
+        want = private_depth_median(data, 2.0, depth, prior=prior, n_candidates=200, n_directions=60, rng=seed)
         assert np.array_equal(got, want)
     u = random_directions(40, 2, rng=1)
     grid = public_grid(-1.5, 1.5, 15, 2)

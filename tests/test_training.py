@@ -166,7 +166,7 @@ def test_private_sufficient_statistics_noise_has_stated_std():
     gram, moment = _sufficient_statistics(Xa, np.clip(y, -1, 1))
     noise = []
     for seed in range(300):
-        g, m, scale, mech = private_sufficient_statistics(X, y, epsilon=2.0, delta=1e-5, rng=seed)
+        g, m, scale, mech = private_sufficient_statistics(X, y, epsilon=2.0, delta=1e-5, rng=seed, x_bound=1.0, y_bound=1.0)
         assert mech == "gaussian"
         assert np.allclose(g, g.T)
         noise.append(np.concatenate([(g - gram)[np.triu_indices(3)], m - moment]))
@@ -186,7 +186,7 @@ def test_private_sufficient_statistics_pure_dp_uses_l2_laplace():
     gram, moment = _sufficient_statistics(Xa, np.clip(y, -1, 1))
     norms = []
     for seed in range(400):
-        g, m, scale, mech = private_sufficient_statistics(X, y, epsilon=0.5, delta=0.0, rng=seed)
+        g, m, scale, mech = private_sufficient_statistics(X, y, epsilon=0.5, delta=0.0, rng=seed, x_bound=1.0, y_bound=1.0)
         norms.append(np.linalg.norm(np.concatenate([(g - gram)[np.triu_indices(3)], m - moment])))
     assert mech == "l2-laplace"
     assert scale == pytest.approx(ssp_sensitivity(1.0, 1.0, True) / 0.5)
@@ -211,7 +211,9 @@ def test_ridge_attributes_and_noise_scale():
     expected = 1.2 ** 0 * math.sqrt(1.44 + 1) * math.sqrt(1.44 + 1 + 0.81) * dp_accounting.get_sigma_gaussian(0.8, 1e-7)
     assert model.noise_scale_ == pytest.approx(expected, rel=1e-8)
     assert model.sensitivity_ == pytest.approx(ssp_sensitivity(1.2, 0.9, True))
-    assert model.privacy_ == (0.8, 1e-7)
+    assert model.privacy_.add_remove == (0.8, 1e-7) and model.privacy_.relation == "add/remove"
+    assert model.privacy_.replace_one == pytest.approx((1.6, (1 + math.exp(0.8)) * 1e-7))
+    assert "x_bound = 1.2" in model.privacy_.public and "chapter 7" in str(model.privacy_)
     assert model.mechanism_ == "gaussian"
     assert DPRidgeRegression.neighbouring == "add/remove"
     assert model.coef_.shape == (3,) and isinstance(model.intercept_, float)
@@ -230,13 +232,13 @@ def test_ridge_is_accurate_for_moderate_epsilon_and_large_n():
     rng = np.random.default_rng(0)
     X = rng.uniform(-0.5, 0.5, size=(20000, 2))
     y = X @ [1.0, -1.0] + 0.05 * rng.normal(size=20000)
-    model = DPRidgeRegression(epsilon=1.0, rng=1).fit(X, y)
+    model = DPRidgeRegression(epsilon=1.0, rng=1, x_bound=1.0, y_bound=1.0).fit(X, y)
     assert np.allclose(model.coef_, [1.0, -1.0], atol=0.05)
 
 
 def test_ridge_predictions_within_bounds_and_inputs_clipped():
     X, y = _regression_data()
-    model = DPRidgeRegression(epsilon=0.01, y_bound=0.5, rng=0).fit(X, y * 100)
+    model = DPRidgeRegression(epsilon=0.01, y_bound=0.5, rng=0, x_bound=1.0).fit(X, y * 100)
     pred = model.predict(np.vstack([X, X * 1e6]))
     assert np.all(np.abs(pred) <= 0.5)
     far = model.predict(np.array([[1e6, 0.0, 0.0]]))
@@ -246,11 +248,11 @@ def test_ridge_predictions_within_bounds_and_inputs_clipped():
 
 def test_ridge_deterministic_seed_and_permutation_invariant():
     X, y = _regression_data()
-    a = DPRidgeRegression(rng=5).fit(X, y)
-    b = DPRidgeRegression(rng=5).fit(X, y)
-    c = DPRidgeRegression(rng=6).fit(X, y)
+    a = DPRidgeRegression(rng=5, x_bound=1.0, y_bound=1.0).fit(X, y)
+    b = DPRidgeRegression(rng=5, x_bound=1.0, y_bound=1.0).fit(X, y)
+    c = DPRidgeRegression(rng=6, x_bound=1.0, y_bound=1.0).fit(X, y)
     perm = np.random.default_rng(0).permutation(len(y))
-    d = DPRidgeRegression(rng=5).fit(X[perm], y[perm])
+    d = DPRidgeRegression(rng=5, x_bound=1.0, y_bound=1.0).fit(X[perm], y[perm])
     assert np.array_equal(a.coef_, b.coef_)
     assert not np.allclose(a.coef_, c.coef_)
     assert np.allclose(a.coef_, d.coef_, atol=1e-10) and a.intercept_ == pytest.approx(d.intercept_, abs=1e-10)
@@ -260,12 +262,12 @@ def test_ridge_noisy_system_always_solvable():
     """Tiny epsilon makes the noisy Gram matrix indefinite; the PSD projection plus l2 keeps it solvable."""
     X, y = _regression_data(n=5)
     for seed in range(20):
-        model = DPRidgeRegression(epsilon=1e-3, l2=1e-3, rng=seed).fit(X, y)
+        model = DPRidgeRegression(epsilon=1e-3, l2=1e-3, rng=seed, x_bound=1.0, y_bound=1.0).fit(X, y)
         assert np.all(np.isfinite(model.coef_)) and math.isfinite(model.intercept_)
 
 
 def test_ridge_pure_dp_and_one_sample():
-    model = DPRidgeRegression(epsilon=2.0, delta=0.0, rng=0).fit([[0.3, 0.1]], [0.2])
+    model = DPRidgeRegression(epsilon=2.0, delta=0.0, rng=0, x_bound=1.0, y_bound=1.0).fit([[0.3, 0.1]], [0.2])
     assert model.mechanism_ == "l2-laplace"
     assert model.noise_scale_ == pytest.approx(ssp_sensitivity(1.0, 1.0, True) / 2.0)
     assert np.all(np.isfinite(model.predict([[0.0, 0.0]])))
@@ -276,12 +278,12 @@ def test_ridge_extreme_epsilon_and_huge_n():
     X = rng.uniform(-1, 1, size=(200000, 2)) * 0.5
     y = X[:, 0]
     for eps in (1e-3, 1e3):
-        pred = DPRidgeRegression(epsilon=eps, rng=1).fit(X, y).predict(X[:10])
+        pred = DPRidgeRegression(epsilon=eps, rng=1, x_bound=1.0, y_bound=1.0).fit(X, y).predict(X[:10])
         assert np.all(np.isfinite(pred))
 
 
 def test_ridge_clone_and_params():
-    model = DPRidgeRegression(epsilon=0.3, l2=5.0, rng=7)
+    model = DPRidgeRegression(epsilon=0.3, l2=5.0, rng=7, x_bound=1.0, y_bound=1.0)
     twin = clone(model)
     assert twin.get_params() == model.get_params()
     X, y = _regression_data()
@@ -295,26 +297,26 @@ def test_ridge_clone_and_params():
 def test_ridge_rejects_bad_parameters(params, match):
     X, y = _regression_data(n=20)
     with pytest.raises(ValueError, match=match):
-        DPRidgeRegression(**params).fit(X, y)
+        DPRidgeRegression(**{"x_bound": 1.0, "y_bound": 1.0, **params}).fit(X, y)
 
 
 def test_ridge_rejects_bad_data_and_unfitted_use():
     X, y = _regression_data(n=20)
     with pytest.raises(NotFittedError, match="fit"):
-        DPRidgeRegression().predict(X)
+        DPRidgeRegression(x_bound=1.0, y_bound=1.0).predict(X)
     Xn = X.copy()
     Xn[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        DPRidgeRegression().fit(Xn, y)
+        DPRidgeRegression(x_bound=1.0, y_bound=1.0).fit(Xn, y)
     with pytest.raises(ValueError, match="NaN"):
-        DPRidgeRegression().fit(X, np.where(np.arange(20) == 3, np.nan, y))
+        DPRidgeRegression(x_bound=1.0, y_bound=1.0).fit(X, np.where(np.arange(20) == 3, np.nan, y))
     with pytest.raises(ValueError, match="different numbers"):
-        DPRidgeRegression().fit(X, y[:-1])
+        DPRidgeRegression(x_bound=1.0, y_bound=1.0).fit(X, y[:-1])
     with pytest.raises(ValueError, match="two-dimensional"):
-        DPRidgeRegression().fit(X[:, 0], y)
+        DPRidgeRegression(x_bound=1.0, y_bound=1.0).fit(X[:, 0], y)
     with pytest.raises(TypeError, match="fit_intercept"):
-        DPRidgeRegression(fit_intercept="yes").fit(X, y)
-    model = DPRidgeRegression(rng=0).fit(X, y)
+        DPRidgeRegression(fit_intercept="yes", x_bound=1.0, y_bound=1.0).fit(X, y)
+    model = DPRidgeRegression(rng=0, x_bound=1.0, y_bound=1.0).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         model.predict(X[:, :2])
 
@@ -362,7 +364,7 @@ def test_logistic_minimiser_moves_at_most_sensitivity_under_add_remove(k):
 @pytest.mark.parametrize("k", [2, 3])
 def test_logistic_solver_matches_sklearn(k):
     X, y = _classification_data(n=200, d=3, k=k)
-    ours = DPLogisticRegression(epsilon=1e12, l2=2.0, fit_intercept=False, rng=0, classes=list(range(k))).fit(X, y)
+    ours = DPLogisticRegression(epsilon=1e12, l2=2.0, fit_intercept=False, rng=0, classes=list(range(k)), x_bound=1.0).fit(X, y)
     Xc = _design(X, 1.0, False)  # the rows our estimator sees (clipped to x_bound=1)
     ref = LogisticRegression(C=1 / 2.0, fit_intercept=False, tol=1e-12, max_iter=10000).fit(Xc, y)
     if k == 2:
@@ -375,7 +377,7 @@ def test_logistic_noise_has_stated_std():
     """300 seeds x 4 coefficients = 1200 draws around a fixed minimiser; sample variance has
     relative SE sqrt(2/1200)=0.041, we allow 5 SE."""
     X, y = _classification_data(n=100)
-    fits = [DPLogisticRegression(epsilon=1.5, delta=1e-5, l2=3.0, rng=s, classes=[0, 1]).fit(X, y) for s in range(300)]
+    fits = [DPLogisticRegression(epsilon=1.5, delta=1e-5, l2=3.0, rng=s, classes=[0, 1], x_bound=1.0).fit(X, y) for s in range(300)]
     theta = np.array([np.append(f.coef_, f.intercept_) for f in fits])
     noise = (theta - theta.mean(axis=0)).ravel()
     scale = fits[0].noise_scale_
@@ -387,13 +389,13 @@ def test_logistic_noise_has_stated_std():
 def test_logistic_probabilities_valid_and_labels_kept():
     X, y = _classification_data(n=150, k=3)
     labels = np.array(["cat", "dog", "emu"])[y]
-    model = DPLogisticRegression(epsilon=0.5, rng=0, classes=["cat", "dog", "emu"]).fit(X, labels)
+    model = DPLogisticRegression(epsilon=0.5, rng=0, classes=["cat", "dog", "emu"], x_bound=1.0).fit(X, labels)
     proba = model.predict_proba(np.vstack([X, X * 1e8]))
     assert proba.shape == (300, 3)
     assert np.all((proba >= 0) & (proba <= 1)) and np.allclose(proba.sum(axis=1), 1)
     assert set(model.predict(X)) <= {"cat", "dog", "emu"}
     assert model.coef_.shape == (3, 3) and model.intercept_.shape == (3,)
-    binary = DPLogisticRegression(epsilon=0.5, rng=0, classes=[False, True]).fit(X, y == 1)
+    binary = DPLogisticRegression(epsilon=0.5, rng=0, classes=[False, True], x_bound=1.0).fit(X, y == 1)
     pb = binary.predict_proba(X)
     assert pb.shape == (150, 2) and np.allclose(pb.sum(axis=1), 1)
     assert binary.coef_.shape == (1, 3) and list(binary.classes_) == [False, True]
@@ -401,46 +403,46 @@ def test_logistic_probabilities_valid_and_labels_kept():
 
 def test_logistic_public_classes_and_label_errors():
     X, y = _classification_data(n=50)
-    model = DPLogisticRegression(classes=[0, 1, 2], rng=0).fit(X, y)  # class 2 absent from y: still fine
+    model = DPLogisticRegression(classes=[0, 1, 2], rng=0, x_bound=1.0).fit(X, y)  # class 2 absent from y: still fine
     assert list(model.classes_) == [0, 1, 2] and model.predict_proba(X).shape == (50, 3)
-    model = DPLogisticRegression(classes=[0, 1], rng=0).fit(X, np.zeros(50))  # one class present: fine
+    model = DPLogisticRegression(classes=[0, 1], rng=0, x_bound=1.0).fit(X, np.zeros(50))  # one class present: fine
     assert list(model.classes_) == [0, 1]
-    for estimator in (DPLogisticRegression(), DPSGDClassifier(steps=5)):
+    for estimator in (DPLogisticRegression(x_bound=1.0), DPSGDClassifier(steps=5, x_bound=1.0)):
         with pytest.raises(ValueError, match="public label set"):      # the label set is never read from y
             estimator.fit(X, y)
     with pytest.raises(ValueError, match="outside the public label set"):
-        DPLogisticRegression(classes=[0, 1]).fit(X, y + 1)
+        DPLogisticRegression(classes=[0, 1], x_bound=1.0).fit(X, y + 1)
     with pytest.raises(ValueError, match="distinct"):
-        DPLogisticRegression(classes=[1, 1]).fit(X, y)
+        DPLogisticRegression(classes=[1, 1], x_bound=1.0).fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
-        DPLogisticRegression(classes=[0, 1]).fit(X, np.where(np.arange(50) == 0, np.nan, y.astype(float)))
+        DPLogisticRegression(classes=[0, 1], x_bound=1.0).fit(X, np.where(np.arange(50) == 0, np.nan, y.astype(float)))
     with pytest.raises(TypeError, match="classes"):
-        DPLogisticRegression(classes="01").fit(X, y)
+        DPLogisticRegression(classes="01", x_bound=1.0).fit(X, y)
     # the message for labels outside the label set quotes no data value and no count
-    a = pytest.raises(ValueError, DPLogisticRegression(classes=[0, 1]).fit, X, np.where(np.arange(50) < 3, 7, y))
-    b = pytest.raises(ValueError, DPLogisticRegression(classes=[0, 1]).fit, X, np.where(np.arange(50) < 9, 5, y))
+    a = pytest.raises(ValueError, DPLogisticRegression(classes=[0, 1], x_bound=1.0).fit, X, np.where(np.arange(50) < 3, 7, y))
+    b = pytest.raises(ValueError, DPLogisticRegression(classes=[0, 1], x_bound=1.0).fit, X, np.where(np.arange(50) < 9, 5, y))
     assert str(a.value) == str(b.value)
 
 
 def test_logistic_determinism_permutation_clone_and_errors():
     X, y = _classification_data(n=80)
-    a = DPLogisticRegression(rng=3, classes=[0, 1]).fit(X, y)
+    a = DPLogisticRegression(rng=3, classes=[0, 1], x_bound=1.0).fit(X, y)
     perm = np.random.default_rng(1).permutation(80)
-    b = DPLogisticRegression(rng=3, classes=[0, 1]).fit(X[perm], y[perm])
+    b = DPLogisticRegression(rng=3, classes=[0, 1], x_bound=1.0).fit(X[perm], y[perm])
     assert np.allclose(a.coef_, b.coef_, atol=1e-8)
     assert np.array_equal(clone(a).fit(X, y).coef_, a.coef_)
     assert DPLogisticRegression.neighbouring == "add/remove"
-    assert a.privacy_ == (1.0, 1e-6)
-    pure = DPLogisticRegression(delta=0.0, epsilon=2.0, rng=0, classes=[0, 1]).fit(X, y)
+    assert a.privacy_.add_remove == (1.0, 1e-6) and a.privacy_.epsilon == 1.0
+    pure = DPLogisticRegression(delta=0.0, epsilon=2.0, rng=0, classes=[0, 1], x_bound=1.0).fit(X, y)
     assert pure.mechanism_ == "l2-laplace" and pure.noise_scale_ == pytest.approx(pure.sensitivity_ / 2.0)
     with pytest.raises(NotFittedError):
-        DPLogisticRegression().predict_proba(X)
+        DPLogisticRegression(x_bound=1.0).predict_proba(X)
     with pytest.raises(ValueError, match="epsilon"):
-        DPLogisticRegression(epsilon=0, classes=[0, 1]).fit(X, y)
+        DPLogisticRegression(epsilon=0, classes=[0, 1], x_bound=1.0).fit(X, y)
     with pytest.raises(ValueError, match="different numbers"):
-        DPLogisticRegression(classes=[0, 1]).fit(X, y[:-1])
+        DPLogisticRegression(classes=[0, 1], x_bound=1.0).fit(X, y[:-1])
     with pytest.raises(ValueError, match="l2"):
-        DPLogisticRegression(l2=0, classes=[0, 1]).fit(X, y)
+        DPLogisticRegression(l2=0, classes=[0, 1], x_bound=1.0).fit(X, y)
 
 
 # ---------------------------------------------------------------------------
@@ -495,10 +497,10 @@ def test_dp_sgd_noise_multiplier_round_trip():
 
 def test_dp_sgd_estimator_calibrates_to_a_budget():
     X, y = _regression_data(n=100)
-    model = DPSGDRegressor(epsilon=3.0, sampling_rate=0.05, steps=40, rng=0).fit(X, y)
+    model = DPSGDRegressor(epsilon=3.0, sampling_rate=0.05, steps=40, rng=0, x_bound=1.0, y_bound=1.0).fit(X, y)
     assert model.noise_multiplier_ == dp_sgd_noise_multiplier(3.0, 0.05, 40, 1e-6)
     assert model.epsilon_ <= 3.0 and model.epsilon_ == pytest.approx(3.0, rel=0.01)
-    assert DPSGDRegressor(noise_multiplier=2.0, steps=3, rng=0).fit(X, y).noise_multiplier_ == 2.0
+    assert DPSGDRegressor(noise_multiplier=2.0, steps=3, rng=0, x_bound=1.0, y_bound=1.0).fit(X, y).noise_multiplier_ == 2.0
 
 
 @pytest.mark.parametrize("args, match", [
@@ -521,7 +523,7 @@ def test_dp_sgd_per_example_clipping_is_exact():
     X = np.array([[1.0, 0.0], [0.0, 0.5], [0.6, 0.8]])
     y = np.array([1.0, -1.0, 0.5])
     model = DPSGDRegressor(noise_multiplier=0.0, clip_norm=0.4, sampling_rate=1.0, steps=1, learning_rate=0.3,
-                           fit_intercept=False, y_bound=10.0, rng=0).fit(X, y)
+                           fit_intercept=False, y_bound=10.0, rng=0, x_bound=1.0).fit(X, y)
     grads = (0.0 - y)[:, None] * X              # theta_0 = 0
     norms = np.linalg.norm(grads, axis=1)
     clipped = grads * np.minimum(1, 0.4 / norms)[:, None]
@@ -535,7 +537,7 @@ def test_dp_sgd_noise_has_stated_std():
     X = np.zeros((50, 2))
     y = np.ones(50)
     draws = [DPSGDRegressor(noise_multiplier=1.7, clip_norm=0.5, sampling_rate=0.2, steps=1, learning_rate=2.0,
-                            fit_intercept=False, rng=s).fit(X, y).coef_ for s in range(600)]
+                            fit_intercept=False, rng=s, x_bound=1.0, y_bound=1.0).fit(X, y).coef_ for s in range(600)]
     draws = np.ravel(draws)
     expected_std = 2.0 * 1.7 * 0.5 / (0.2 * 50)
     assert abs(draws.var() / expected_std**2 - 1) < 5 * math.sqrt(2 / draws.size)
@@ -544,7 +546,7 @@ def test_dp_sgd_noise_has_stated_std():
 def test_dp_sgd_without_noise_converges_to_ridge_solution():
     X, y = _regression_data(n=200, d=2)
     model = DPSGDRegressor(noise_multiplier=0.0, clip_norm=1e6, sampling_rate=1.0, steps=3000, learning_rate=0.5,
-                           l2=0.1, y_bound=10.0, fit_intercept=True, rng=0).fit(X, y)
+                           l2=0.1, y_bound=10.0, fit_intercept=True, rng=0, x_bound=1.0).fit(X, y)
     Xa = _design(X, 1.0, True)
     exact = np.linalg.solve(Xa.T @ Xa / 200 + 0.1 * np.eye(3), Xa.T @ y / 200)
     assert np.allclose(np.append(model.coef_, model.intercept_), exact, atol=1e-6)
@@ -552,23 +554,25 @@ def test_dp_sgd_without_noise_converges_to_ridge_solution():
 
 def test_dp_sgd_regressor_privacy_bookkeeping_and_bounds():
     X, y = _regression_data(n=400)
-    model = DPSGDRegressor(noise_multiplier=1.2, sampling_rate=0.05, steps=100, y_bound=0.7, rng=0).fit(X, y)
+    model = DPSGDRegressor(noise_multiplier=1.2, sampling_rate=0.05, steps=100, y_bound=0.7, rng=0, x_bound=1.0).fit(X, y)
     assert model.epsilon_ == pytest.approx(dp_sgd_epsilon(1.2, 0.05, 100, 1e-6))
-    assert model.privacy_ == (model.epsilon_, 1e-6)
+    assert model.privacy_.replace_one[0] == pytest.approx(2 * model.epsilon_)   # b = q n: replace-one only
+    assert model.privacy_.relation == "replace-one" and model.privacy_.add_remove is None
     assert model.expected_batch_size_ == pytest.approx(20.0)
     assert np.all(np.abs(model.predict(X * 1e3)) <= 0.7)
-    fixed = DPSGDRegressor(steps=10, expected_batch_size=25.0, rng=0).fit(X, y)
+    fixed = DPSGDRegressor(steps=10, expected_batch_size=25.0, rng=0, x_bound=1.0, y_bound=1.0).fit(X, y)
     assert fixed.expected_batch_size_ == 25.0
-    pld = DPSGDRegressor(steps=20, noise_multiplier=2.0, sampling_rate=0.1, accountant="pld", rng=0).fit(X, y)
+    assert fixed.privacy_.add_remove == (fixed.epsilon_, 1e-6) and fixed.privacy_.relation == "add/remove"
+    pld = DPSGDRegressor(steps=20, noise_multiplier=2.0, sampling_rate=0.1, accountant="pld", rng=0, x_bound=1.0, y_bound=1.0).fit(X, y)
     assert pld.epsilon_ == pytest.approx(dp_sgd_epsilon(2.0, 0.1, 20, 1e-6, "pld"))
     assert DPSGDRegressor.neighbouring == "add/remove"
 
 
 def test_dp_sgd_deterministic_and_clone():
     X, y = _regression_data(n=200)
-    a = DPSGDRegressor(steps=50, rng=4).fit(X, y)
+    a = DPSGDRegressor(steps=50, rng=4, x_bound=1.0, y_bound=1.0).fit(X, y)
     b = clone(a).fit(X, y)
-    c = DPSGDRegressor(steps=50, rng=5).fit(X, y)
+    c = DPSGDRegressor(steps=50, rng=5, x_bound=1.0, y_bound=1.0).fit(X, y)
     assert np.array_equal(a.coef_, b.coef_) and not np.allclose(a.coef_, c.coef_)
 
 
@@ -593,17 +597,38 @@ def test_dp_sgd_classifier_probabilities_and_accuracy(k):
 def test_dp_sgd_rejects_bad_parameters(params, match):
     X, y = _classification_data(n=30)
     with pytest.raises(ValueError, match=match):
-        DPSGDClassifier(**{"steps": 5, "classes": [0, 1], **params}).fit(X, y)
+        DPSGDClassifier(**{"steps": 5, "classes": [0, 1], "x_bound": 1.0, **params}).fit(X, y)
 
 
 def test_dp_sgd_unfitted_and_shape_errors():
     X, y = _regression_data(n=30)
     with pytest.raises(NotFittedError):
-        DPSGDRegressor().predict(X)
+        DPSGDRegressor(x_bound=1.0, y_bound=1.0).predict(X)
     with pytest.raises(NotFittedError):
-        DPSGDClassifier().predict(X)
+        DPSGDClassifier(x_bound=1.0).predict(X)
     with pytest.raises(ValueError, match="different numbers"):
-        DPSGDRegressor(steps=5).fit(X, y[:3])
-    model = DPSGDRegressor(steps=5, rng=0).fit(X, y)
+        DPSGDRegressor(steps=5, x_bound=1.0, y_bound=1.0).fit(X, y[:3])
+    model = DPSGDRegressor(steps=5, rng=0, x_bound=1.0, y_bound=1.0).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         model.predict(X[:, :1])
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: DPRidgeRegression(), "x_bound"), (lambda: DPRidgeRegression(x_bound=1.0), "y_bound"),
+    (lambda: DPLogisticRegression(), "x_bound"), (lambda: DPSGDRegressor(x_bound=2.0), "y_bound"),
+    (lambda: DPSGDClassifier(), "x_bound"),
+    (lambda: private_sufficient_statistics(np.ones((3, 1)), np.ones(3), x_bound=1.0), "y_bound"),
+])
+def test_public_bounds_are_required_with_advice(make, name):
+    """No silent default for a public bound: the refusal names it and says how to choose it (issue 19, section 2)."""
+    with pytest.raises(TypeError, match=rf"needs the public {name}: pass {name}=.*units.*before seeing the data"):
+        make()
+
+
+def test_dp_sgd_with_a_size_dependent_step_is_replace_one_only():
+    """expected_batch_size=None divides by the data's own size: add/remove is not covered, and the account says so."""
+    X, y = _regression_data(n=200)
+    model = DPSGDRegressor(epsilon=1.0, steps=20, x_bound=1.0, y_bound=1.0, rng=0).fit(X, y)
+    assert model.privacy_.add_remove is None and model.privacy_.relation == "replace-one"
+    assert model.privacy_.replace_one[0] == pytest.approx(2 * model.epsilon_)
+    assert any("expected_batch_size" in note for note in model.privacy_.notes)

@@ -194,11 +194,13 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
 
     Refusals. Every check except the domain check uses public inputs
     (alpha, delta, the budgets, bound, bins, rng, n, the test
-    predictions and the lengths). The data domain is finite real y and
-    training predictions: privacy is claimed for data inside it, and
-    two neighbours inside it are never treated differently. A NaN, inf
-    or non-numeric entry there (outside the domain) raises ValueError
-    (TypeError for the last) without quoting any value or count.
+    predictions and the lengths). The data domain is finite real y:
+    privacy is claimed for data inside it, and two neighbours inside it
+    are never treated differently. A NaN, inf or non-numeric entry there
+    (outside the domain) raises ValueError (TypeError for the last)
+    without quoting any value or count. The training predictions are
+    values derived from private records, so they are never refused:
+    NaN is read as 0 and values beyond +-1e100 are clipped.
 
     Parameters
     ----------
@@ -206,7 +208,7 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
         Private responses of the training points, finite; N >= 1
         unless a public ``n`` is given (then N = 0 releases too).
     pred_train : array-like of shape (N,)
-        mu_n at the same points, finite.
+        mu_n at the same points (NaN read as 0, clipped to +-1e100).
     pred_test : array-like of shape (k,)
         mu_n at the test points, finite (k >= 0).
     bound : float
@@ -223,7 +225,9 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
     bins : int
         Number of edges of the private quantile, >= 1.
     rng : None, int or numpy.random.Generator
-        Source of randomness (the Gumbel noise).
+        Source of randomness (the Gumbel noise). A known seed makes the
+        release reproducible by anyone, hence not private: use rng=None
+        (fresh OS entropy) for a real release.
     n : int, optional
         Public number of training points used for alpha0 and the
         feasibility check; defaults to len(y).
@@ -285,9 +289,13 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
                          "needed (or pass a public n)")
     if not np.isfinite(pred_test).all():
         raise ValueError("pred_test contains NaN or infinite values")
-    if not (np.isfinite(y).all() and np.isfinite(pred_train).all()):
-        raise ValueError("y and pred_train must be finite (no NaN or inf); "
-                         "outside that domain no privacy is claimed")
+    if not np.isfinite(y).all():
+        raise ValueError("y must be finite (no NaN or inf); outside that "
+                         "domain no privacy is claimed")
+    # model outputs on private records are private too: never refuse them,
+    # read NaN as 0 and clip to +-1e100 (public constants), as the package
+    pred_train = np.clip(np.nan_to_num(pred_train, nan=0.0, posinf=1e100,
+                                       neginf=-1e100), -1e100, 1e100)
     alpha1 = math.exp(-epsilon1) * (alpha - delta)
     if not alpha1 > 0:
         raise ValueError("DPCP is infeasible: alpha1 = exp(-epsilon1) "

@@ -16,11 +16,11 @@ submissions (:mod:`dpcp_tutorial.grading`).
 
 from ._common import ExerciseResult  # noqa: F401
 from .ch01 import check_aps_prediction_set, check_conformal_quantile  # noqa: F401
-from .ch02 import check_private_mean  # noqa: F401
+from .ch02 import check_private_mean, check_randomized_response  # noqa: F401
 from .ch03 import check_algorithm1_loss, check_stable_probabilities  # noqa: F401
-from .ch04 import check_pps_level, check_pps_round_up  # noqa: F401
+from .ch04 import check_pps_level, check_pps_round_up, check_private_split_assembly  # noqa: F401
 from .ch05 import check_differential_cp_quantile  # noqa: F401
-from .ch06 import check_dpcp_levels  # noqa: F401
+from .ch06 import check_dpcp_assembly, check_dpcp_levels  # noqa: F401
 from .ch07 import check_clip_gradients, check_ssp_sensitivity  # noqa: F401
 from .ch08 import check_bounded_interval, check_smallest_n  # noqa: F401
 from .ch09 import check_integrated_dual_depth, check_spatial_depth  # noqa: F401

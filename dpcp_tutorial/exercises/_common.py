@@ -1,58 +1,72 @@
-"""The shared harness every exercise checker goes through.
+"""The checker protocol every exercise checker follows.
 
-A checker is written as a function of a :class:`CheckContext` and decorated
-with :func:`checker`; the decorator turns it into the public
-``check_<name>(fn, *, time_limit=10.0, quiet=False) -> ExerciseResult``.
-Inside, the checker calls the reader's function only through
-:meth:`CheckContext.call` (or :meth:`~CheckContext.repeat`,
-:meth:`~CheckContext.call_raises`), which
+A checker is
 
-* runs the call in a daemon worker thread and waits at most ``time_limit``
-  seconds for it;
-* turns ``None``, any exception (``NotImplementedError`` and ``SystemExit``
-  included), a value of the wrong type, shape or dtype, NaN, and a call that
-  runs past the time limit into a failed check with a specific message and
-  ends the check;
-* converts the output to plain Python / NumPy types (``float``, ``int``,
-  a base-class ``float64``/``bool`` ndarray, a tuple of those), so that the
-  checker's comparisons never run code of the reader's objects.
+* a **set of cases**: plain-data inputs made by a function ``cases(rng) -> list[Case]`` from a random
+  generator. In a notebook the generator is seeded from a public constant, so every reader sees the same
+  *public* cases; a graded run (``secret=...``, or the batch grader's ``--secret``) seeds it from the
+  instructor's secret, which the package does not contain, so the graded cases are of the same kinds
+  (ties, floating-point traps, small n, ...) but with values nobody can read off the package;
+* a **body** ``body(ctx, case)`` that asks for calls of the reader's function(s) through ``ctx.call`` /
+  ``ctx.map`` / ``ctx.call_raises`` and compares the returned plain data with the expected answer. The
+  comparison runs only in the checking process: the reader's function receives copies of the inputs and
+  its outputs come back converted to plain data (:mod:`._runtime`), so it never sees an expected value, and
+  in a batch run it executes in a separate process;
+* a **verdict per case**: each case passes, or fails with a message that names the mistake (and, in a
+  notebook only, a detail with the values involved). Every case is run, and the result counts the cases
+  passed out of the total.
 
-Any exception inside the checker itself also becomes a failed check, and a
-check that never got a valid answer from the reader's function fails: a
-checker can neither crash nor pass by accident.
+``@checker(...)`` turns a body into the public ``check_<name>(fn, *, time_limit=10.0, quiet=False,
+secret=None) -> ExerciseResult``; an exercise that asks for several functions gets one positional parameter
+per function (``check_x(f1, f2, ..., *, time_limit=..., quiet=..., secret=...)``) and is one exercise with
+one result. ``None``, any exception (``NotImplementedError`` and ``SystemExit`` included), a value of the
+wrong type, shape or dtype, NaN, and a call that runs past the time limit fail the case with a specific
+message; a checker can neither crash nor pass by accident: an error inside a body fails the case, and a
+case without a valid call fails.
 
-Why a thread: it works for lambdas and closures defined in a notebook (no
-pickling), inside a Jupyter kernel and on every operating system. A Python
-thread cannot be killed, so on a time-out the harness asks the interpreter to
-raise an exception inside the worker (``PyThreadState_SetAsyncExc``), which
-stops a call that loops in Python code; a call blocked inside compiled code
-keeps running in the background until it returns (the thread is a daemon, so
-it never keeps the interpreter alive) and the feedback says so. The batch
-grader (:mod:`dpcp_tutorial.grading`) adds a hard limit on top: each
-submission runs in its own process, which is killed when it overruns.
+Graded feedback (``secret`` given) never prints an expected value or a case's parameters: it says which
+kind of case failed and what the mistake is, so that feedback cannot be turned into hard-coded answers.
 """
 
 from __future__ import annotations
 
-import abc
-import ctypes
 import functools
+import hashlib
+import hmac
 import inspect
-import math
-import numbers
-import threading
-import time
+import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ._runtime import (  # noqa: F401 - the specs are part of this module's API
+    Call,
+    Reply,
+    Rng,
+    anything,
+    array,
+    binary_array,
+    describe,
+    describe_exception,
+    execute,
+    integer,
+    number,
+    plain_copy,
+    sequence,
+    short,
+)
+
 __all__ = [
     "DEFAULT_TIME_LIMIT",
+    "SECRET_ENVIRONMENT_VARIABLE",
+    "Case",
     "CheckContext",
     "ExerciseResult",
+    "Rng",
     "anything",
     "array",
+    "binary_array",
     "checker",
     "integer",
     "number",
@@ -62,31 +76,90 @@ __all__ = [
 DEFAULT_TIME_LIMIT = 10.0
 """Seconds one call of the reader's function may take."""
 
-_MAX_MESSAGE = 300
+SECRET_ENVIRONMENT_VARIABLE = "DPCP_GRADING_SECRET"
+"""Where ``secret=True`` (and the batch grader, without ``--secret``) reads the instructor's secret."""
+
+_PUBLIC_KEY = b"dpcp_tutorial public exercise cases"
+
+# backwards-compatible private names used by older code and tests
+_describe = describe
+_describe_exception = describe_exception
+_short = short
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Cases and results
+
+
+class Case:
+    """One case of a checker: what it tests (``kind``), its parameters for display, and its plain data.
+
+    ``kind`` is shown in every feedback and must not contain values drawn from the generator (a graded case
+    has a secret's values); ``params`` (e.g. ``"n=9, alpha=0.7"``) is shown only in a notebook. The data are
+    available as attributes: ``Case("ties", "n=6", scores=s, alpha=0.4).scores``.
+    """
+
+    def __init__(self, kind: str, params: str = "", **data: Any):
+        self.kind, self.params, self.data = str(kind), str(params), data
+
+    def __getattr__(self, name: str) -> Any:
+        data = self.__dict__.get("data", {})
+        if name in data:
+            return data[name]
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return f"Case({self.kind!r}, {self.params!r})"
+
+
+@dataclass
+class CaseVerdict:
+    """The outcome of one case: ``passed``, and the messages (graded-safe) and details (notebook only)."""
+
+    index: int
+    kind: str
+    params: str
+    passed: bool
+    messages: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    functions: list[str] = field(default_factory=list)   # the functions this case called
 
 
 @dataclass
 class ExerciseResult:
-    """Outcome of a checker: ``passed`` plus the feedback lines printed to the reader.
+    """Outcome of a checker: ``passed``, the number of cases passed out of the total, and the feedback lines.
 
-    ``bool(result)`` is ``result.passed``, so ``assert check_x(fn)`` works.
+    ``bool(result)`` is ``result.passed``, so ``assert check_x(fn)`` works. ``score(points)`` is the share
+    of ``points`` earned (cases passed / total).
     """
 
     name: str
     passed: bool = True
     feedback: list[str] = field(default_factory=list)
+    cases_passed: int = 0
+    cases_total: int = 0
+    verdicts: list[CaseVerdict] = field(default_factory=list)
+    graded: bool = False
+    not_graded: str = ""   # non-empty: the reason the submission cannot be graded (e.g. uses the package's code)
 
     def fail(self, message: str) -> None:
-        """Record a failed case with a specific hint."""
+        """Record a problem that concerns the whole check (not one case)."""
         self.passed = False
         self.feedback.append(message)
 
+    def score(self, points: float) -> float:
+        """``points`` times the share of cases passed (0 when nothing could be graded)."""
+        if self.not_graded or not self.cases_total:
+            return 0.0
+        return float(points) * self.cases_passed / self.cases_total
+
     def report(self) -> "ExerciseResult":
         """Print the feedback (or a success line) and return ``self``."""
+        counted = f" ({self.cases_passed} of {self.cases_total} cases)" if self.cases_total else ""
         if self.passed:
-            print(f"{self.name}: all checks passed.")
+            print(f"{self.name}: all checks passed{counted}.")
         else:
-            print(f"{self.name}: {len(self.feedback)} problem(s) found:")
+            print(f"{self.name}: {len(self.feedback)} problem(s) found{counted}:")
             for line in self.feedback:
                 print(f"  - {line}")
         return self
@@ -94,261 +167,38 @@ class ExerciseResult:
     def __bool__(self) -> bool:
         return self.passed
 
+    def __repr__(self) -> str:
+        return (f"ExerciseResult({self.name!r}, passed={self.passed}, cases_passed={self.cases_passed}, "
+                f"cases_total={self.cases_total})")
+
     def _repr_pretty_(self, printer, cycle) -> None:  # keep notebook output to the printed report
-        printer.text(f"ExerciseResult(passed={self.passed})")
+        printer.text(f"ExerciseResult(passed={self.passed}, cases={self.cases_passed}/{self.cases_total})")
 
 
-class _Stop(Exception):
-    """Ends a check after a failure was recorded (internal to the harness)."""
+class _CaseOver(Exception):
+    """Ends the current case after a failure was recorded (internal)."""
 
 
-class _CallAbandoned(BaseException):
-    """Raised inside a worker thread that ran past its time limit."""
+_Stop = _CaseOver   # the name older checker bodies knew
 
 
-class _BadOutput(Exception):
-    """The reader's output has the wrong type, shape, dtype or contains NaN."""
-
-
-def _short(text: str, limit: int = _MAX_MESSAGE) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _describe(value: Any) -> str:
-    """A short description of a value of unknown type (never runs code of the value's own class)."""
-    if value is None:
-        return "None"
-    if isinstance(value, bool):
-        return f"the bool {value}"
-    if type(value) is str:
-        return f"the string {_short(repr(value), 40)}"
-    if type(value) is np.ndarray:
-        return f"an array of shape {value.shape} and dtype {value.dtype}"
-    if type(value) in (list, tuple):
-        return f"a {type(value).__name__} of length {len(value)}"
-    if type(value) in (int, float) or (isinstance(value, (np.integer, np.floating))
-                                       and type(value).__module__ == "numpy"):
-        return f"the number {value!r}"
-    return f"a {type(value).__name__}"
-
-
-def _describe_exception(exc: BaseException) -> str:
-    try:
-        text = str(exc)
-    except Exception:  # a hostile __str__
-        text = ""
-    name = type(exc).__name__
-    return f"{name}: {_short(text)}" if text else name
+class _CheckOver(Exception):
+    """Ends the whole check: the remaining cases are not run (after a call that could not be stopped)."""
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Output specifications: each converts the reader's value to plain types or raises _BadOutput with the reason.
+# Where calls go: in the notebook, to the reader's functions in this process; in a batch run, to a runner
+# process (dpcp_tutorial.grading) -- both answer a Call with a Reply.
 
 
-class _Spec(abc.ABC):
-    """What the reader's function must return."""
+class LocalExecutor:
+    """Runs calls on functions of this process, each in a worker thread with a time limit."""
 
-    @abc.abstractmethod
-    def convert(self, value: Any) -> Any:
-        """Return ``value`` as plain Python/NumPy types, or raise :class:`_BadOutput` saying what is wrong."""
+    def __init__(self, functions: dict[str, Callable], time_limit: float):
+        self.functions, self.time_limit = dict(functions), float(time_limit)
 
-
-class _Anything(_Spec):
-    def convert(self, value):
-        return value
-
-
-class _Number(_Spec):
-    def __init__(self, allow_inf: bool, integral: bool):
-        self.allow_inf, self.integral = allow_inf, integral
-
-    def convert(self, value):
-        kind = "an integer" if self.integral else "a number"
-        if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
-            value = value[()]
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
-            if isinstance(value, (np.ndarray, list, tuple)):
-                raise _BadOutput(f"expected {kind}, got {_describe(value)}; return one value, not a collection")
-            raise _BadOutput(f"expected {kind}, got {_describe(value)}")
-        if self.integral:
-            if isinstance(value, (numbers.Integral, np.integer)):
-                return int(value)
-            number = float(value)
-            if not number.is_integer():
-                raise _BadOutput(f"expected an integer, got the non-integer {number!r}")
-            return int(number)
-        number = float(value)
-        if math.isnan(number):
-            raise _BadOutput("your function returned NaN")
-        if not self.allow_inf and number in (np.inf, -np.inf):
-            raise _BadOutput(f"your function returned {number}; a finite number is expected here")
-        return number
-
-
-class _Array(_Spec):
-    def __init__(self, shape, dtype, allow_inf, nan_hint, what):
-        self.shape = None if shape is None else tuple(shape)
-        self.dtype = np.dtype(dtype)
-        self.allow_inf, self.nan_hint, self.what = allow_inf, nan_hint, what
-
-    def _expected(self) -> str:
-        kind = "a boolean array" if self.dtype == bool else "an array"
-        shape = f" of shape {self.shape}" if self.shape is not None else ""
-        what = f" ({self.what})" if self.what else ""
-        return f"{kind}{shape}{what}"
-
-    def convert(self, value):
-        if not isinstance(value, np.ndarray):
-            hint = ""
-            if isinstance(value, (list, tuple)):
-                hint = "; convert it with np.asarray(...)" if self.dtype != bool else \
-                    "; convert it with np.asarray(..., dtype=bool)"
-            raise _BadOutput(f"expected {self._expected()}, got {_describe(value)}{hint}")
-        kind = value.dtype.kind
-        if self.dtype == bool:
-            if kind != "b":
-                raise _BadOutput(f"expected {self._expected()}, got dtype {value.dtype}; return True/False entries "
-                                 "(e.g. the result of a comparison)")
-            out = np.array(value, dtype=bool)
-        else:
-            if kind not in "iuf":
-                raise _BadOutput(f"expected {self._expected()} of numbers, got dtype {value.dtype}")
-            out = np.array(value, dtype=np.float64)
-        if self.shape is not None and out.shape != self.shape:
-            raise _BadOutput(f"expected {self._expected()}, got shape {out.shape}")
-        if out.dtype != bool:
-            if np.isnan(out).any():
-                raise _BadOutput(self.nan_hint or "your output contains NaN")
-            if not self.allow_inf and np.isinf(out).any():
-                raise _BadOutput("your output contains infinite values; finite numbers are expected here")
-        return out
-
-
-class _Sequence(_Spec):
-    def __init__(self, specs, names):
-        self.specs, self.names = tuple(specs), names
-
-    def convert(self, value):
-        label = self.names or f"a tuple of {len(self.specs)} values"
-        if not isinstance(value, (tuple, list)) or len(value) != len(self.specs):
-            raise _BadOutput(f"return {label}, got {_describe(value)}")
-        out = []
-        for position, (spec, item) in enumerate(zip(self.specs, value)):
-            try:
-                out.append(spec.convert(item))
-            except _BadOutput as exc:
-                raise _BadOutput(f"item {position} of {label}: {exc}") from None
-        return tuple(out)
-
-
-def anything() -> _Spec:
-    """Accept any value unchanged (the checker must then be careful with it)."""
-    return _Anything()
-
-
-def number(*, allow_inf: bool = False) -> _Spec:
-    """A real number (Python or NumPy scalar, or a 0-d array), returned as ``float``; NaN and bools fail."""
-    return _Number(allow_inf, integral=False)
-
-
-def integer() -> _Spec:
-    """An integer (Python, NumPy or an integer-valued float), returned as ``int``."""
-    return _Number(False, integral=True)
-
-
-def array(shape=None, *, dtype=float, allow_inf: bool = False, nan_hint: str | None = None,
-          what: str | None = None) -> _Spec:
-    """A NumPy array of the given ``shape``; returned as a new base-class ``float64`` (or ``bool``) array.
-
-    Lists are refused (the feedback says to use ``np.asarray``); integer arrays are accepted where floats are
-    asked for; ``nan_hint`` replaces the generic message when the array contains NaN.
-    """
-    return _Array(shape, dtype, allow_inf, nan_hint, what)
-
-
-def sequence(*specs: _Spec, names: str | None = None) -> _Spec:
-    """A tuple (or list) with exactly one item per spec, each converted; ``names`` e.g. ``"(X, X_prime, theta)"``."""
-    return _Sequence(specs, names)
-
-
-def _convert_in_worker(spec: _Spec, value: Any) -> tuple[str, Any]:
-    """``("converted", plain value)`` or ``("bad", message)``; runs in the worker thread, under the time limit."""
-    try:
-        return ("converted", spec.convert(value))
-    except _BadOutput as exc:
-        return ("bad", _short(exc))
-    except Exception as exc:  # noqa: BLE001 - a hostile __float__, __array__, __len__ ...
-        return ("bad", f"your output could not be read ({_describe_exception(exc)}); it is {_describe(value)}")
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Running a call with a time limit.
-
-
-@dataclass
-class _Outcome:
-    status: str            # "ok", "raised", "timeout"
-    value: Any = None
-    error: BaseException | None = None
-    text: str = ""          # description of ``error``, made in the worker thread
-    stopped: bool = True   # for timeouts: did the worker stop?
-
-
-def _interrupt(thread: threading.Thread) -> bool:
-    """Ask ``thread`` to raise :class:`_CallAbandoned`; return whether it ended within a quarter of a second."""
-    try:
-        set_async = ctypes.pythonapi.PyThreadState_SetAsyncExc
-        changed = set_async(ctypes.c_ulong(thread.ident), ctypes.py_object(_CallAbandoned))
-        if changed > 1:  # must not happen; undo rather than hit another thread
-            set_async(ctypes.c_ulong(thread.ident), None)
-    except (AttributeError, TypeError, ValueError):  # not CPython
-        pass
-    thread.join(0.25)
-    return not thread.is_alive()
-
-
-def _run_timed(job: Callable[[dict], Any], limit: float) -> _Outcome:
-    """Run ``job(clock)`` in a daemon thread; time out when one call has run ``limit`` seconds.
-
-    ``clock["started"]`` is when the current call began; a job that makes many calls resets it before each.
-    """
-    box: dict[str, Any] = {}
-    clock = {"started": time.monotonic()}
-
-    def target() -> None:
-        try:
-            with np.errstate(all="ignore"):  # the checker diagnoses NaN and overflow itself
-                box["value"] = job(clock)
-            box["status"] = "ok"
-        except _CallAbandoned:
-            box["status"] = "abandoned"
-        except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt of the reader's code too
-            box["error"] = exc
-            try:  # the text is made here, under the time limit: a hostile __str__ cannot hang the checker
-                box["text"] = _describe_exception(exc)
-            except BaseException:  # noqa: BLE001
-                box["text"] = type(exc).__name__
-            box["status"] = "raised"
-
-    worker = threading.Thread(target=target, name="dpcp-exercise-call", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            left = clock["started"] + limit - time.monotonic()
-            if left <= 0:
-                break
-            worker.join(min(left, 0.5))
-    except BaseException:  # e.g. the reader interrupts the kernel while waiting: stop the worker, re-raise
-        _interrupt(worker)
-        raise
-    if worker.is_alive():
-        return _Outcome("timeout", stopped=_interrupt(worker))
-    if box.get("status") == "ok":
-        return _Outcome("ok", value=box["value"])
-    if box.get("status") == "raised":
-        return _Outcome("raised", error=box["error"], text=box["text"])
-    return _Outcome("timeout", stopped=True)
+    def run(self, call: Call) -> Reply:
+        return execute(self.functions, call, self.time_limit)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -356,170 +206,330 @@ def _run_timed(job: Callable[[dict], Any], limit: float) -> _Outcome:
 
 
 class CheckContext:
-    """What a checker body uses to call the reader's function and record feedback.
+    """What a checker body uses to call the reader's function(s) and record the verdict of the current case.
 
-    Attributes: ``result`` (the :class:`ExerciseResult`), ``time_limit`` (seconds per call), ``calls`` (the
-    number of calls that produced a valid value).
+    Attributes: ``graded`` (feedback must not show expected values), ``time_limit`` (seconds per call),
+    ``calls`` (valid calls in the current case), ``case`` (the current :class:`Case`), ``last`` (the
+    :class:`Reply` of the last call).
     """
 
-    def __init__(self, fn: Callable, result: ExerciseResult, time_limit: float):
-        self._fn, self.result, self.time_limit, self.calls = fn, result, float(time_limit), 0
+    def __init__(self, executor, functions: Sequence[str], time_limit: float, graded: bool = False):
+        self._executor = executor
+        self.functions = tuple(functions)
+        self.time_limit = float(time_limit)
+        self.graded = bool(graded)
+        self.case: Case | None = None
+        self.calls = 0
+        self.last: Reply | None = None
+        self._messages: list[str] = []
+        self._details: list[str] = []
+        self._used: list[str] = []
+        self.result: ExerciseResult | None = None   # kept for older bodies; use fail()/stop()
 
-    def fail(self, message: str) -> None:
-        """Record a failed case (the check goes on; ``break``/``return`` to end it)."""
-        self.result.fail(message)
+    # recording -------------------------------------------------------------------------------------------
+    def fail(self, message: str, detail: str | None = None) -> None:
+        """Record that the current case fails; ``message`` names the mistake without expected values,
+        ``detail`` (shown only in a notebook) may show them. The case goes on."""
+        self._messages.append(short(message, 500))
+        if detail:
+            self._details.append(short(detail, 500))
 
-    def stop(self, message: str):
-        """Record a failed case and end the check."""
-        self.result.fail(message)
-        raise _Stop
+    def stop(self, message: str, detail: str | None = None):
+        """Record that the current case fails and end it."""
+        self.fail(message, detail)
+        raise _CaseOver
 
-    def _prefix(self, case: str | None) -> str:
-        return f"{case}: " if case else ""
+    # calling ---------------------------------------------------------------------------------------------
+    def _which(self, function: str | None) -> str:
+        if function is None:
+            if len(self.functions) != 1:
+                raise ValueError("this exercise has several functions: say which one to call")
+            return self.functions[0]
+        if function not in self.functions:
+            raise ValueError(f"{function!r} is not a function of this exercise")
+        return function
 
-    def _timeout_message(self, case, what: str, stopped: bool) -> str:
-        tail = ("the check gave up and stopped it" if stopped else
-                "the check gave up, but the call goes on running in the background (compiled code cannot be "
-                "interrupted): restart the kernel if your notebook becomes slow")
-        return (f"{self._prefix(case)}{what} took longer than {self.time_limit:g} s; {tail}. Look for a loop that "
-                "never ends or work that grows too fast with the input size")
+    def _name(self, function: str) -> str:
+        return "your function" if len(self.functions) == 1 else f"your {function}"
 
-    def _raised_message(self, case, outcome: _Outcome) -> str:
-        if isinstance(outcome.error, NotImplementedError):
-            return (f"{self._prefix(case)}your function raised NotImplementedError: replace the stub with your "
-                    "implementation")
-        return f"{self._prefix(case)}your function raised {outcome.text}"
+    def _run(self, call: Call, *, rng_state: bool, inputs: bool) -> Reply:
+        if call.function not in self._used:
+            self._used.append(call.function)
+        reply = self._executor.run(call)
+        self.last = reply
+        who = self._name(call.function)
+        where = f" (call {reply.index + 1} of {call.count})" if call.count > 1 else ""
+        if reply.status == "missing":
+            self.stop(f"not submitted: no function named {call.function}")
+        if reply.status == "timeout":
+            tail = ("the check gave up and stopped it" if reply.stopped else
+                    "the check gave up, but the call goes on running in the background (compiled code cannot be "
+                    "interrupted): restart the kernel if your notebook becomes slow")
+            self.fail(f"{'one call of ' + who if call.count > 1 else who} took longer than {self.time_limit:g} s; "
+                      f"{tail}. Look for a loop that never ends or work that grows too fast with the input size")
+            raise _CheckOver
+        if reply.status == "raised":
+            if "NotImplementedError" in reply.exception:
+                self.stop(f"{who} raised NotImplementedError{where}: replace the stub with your implementation")
+            self.stop(f"{who} raised {reply.message}{where}")
+        if reply.status == "none":
+            self.stop(f"{who} returned None{where}: did you forget a `return` statement?")
+        if reply.status == "bad":
+            self.stop(f"{who}{where}: {reply.message}")
+        if inputs and reply.inputs_modified:
+            self.stop(f"{who} modified its input arrays in place; work on a copy and return a new array")
+        if rng_state and reply.global_state_changed:
+            self.stop(f"{who} changed numpy's global random state (np.random.seed or np.random.* draws); draw "
+                      "every random number from the rng argument, so that a seed reproduces the release and "
+                      "nothing else in the program is affected")
+        self.calls += call.count
+        return reply
 
-    def call(self, *args: Any, returns: _Spec | None = None, case: str | None = None, **kwargs: Any) -> Any:
-        """Call the reader's function once with a time limit and return its output converted by ``returns``.
+    def call(self, *args: Any, returns=None, function: str | None = None, kwargs: dict | None = None,
+             repeat: int = 1, rng_state: bool = False, inputs: bool = False, case: str | None = None) -> Any:
+        """Call a reader's function once (or ``repeat`` times with the same arguments) and return its output.
 
-        On ``None``, an exception, a time-out or an output ``returns`` refuses, record a specific failure and
-        end the check.
+        Arguments are plain data; ``Rng(seed)`` stands for ``numpy.random.default_rng(seed)``, one Generator
+        shared by the repeated calls. With ``repeat > 1`` a list of outputs is returned. ``rng_state=True``
+        fails the case when the call changes numpy's global random state, ``inputs=True`` when it modifies
+        its inputs. On ``None``, an exception, a time-out or an output ``returns`` refuses, the case fails
+        with a specific message and ends. (``case`` is accepted for older bodies and ignored.)
         """
-        spec = returns or _Anything()
+        call = Call(self._which(function), tuple(args), dict(kwargs or {}), returns or anything(), int(repeat))
+        reply = self._run(call, rng_state=rng_state, inputs=inputs)
+        return reply.values if repeat > 1 else reply.values[0]
 
-        def job(clock):
-            value = self._fn(*args, **kwargs)
-            if value is None:
-                return None
-            return _convert_in_worker(spec, value)
+    def map(self, arg_tuples: Sequence[tuple], *, kwargs_list: Sequence[dict] | None = None, returns=None,
+            function: str | None = None, rng_state: bool = False, inputs: bool = False) -> list:
+        """Call a reader's function once per tuple of positional arguments (and dict of keyword arguments,
+        ``kwargs_list``); ``Rng`` markers with the same seed are one Generator across the calls."""
+        call = Call(self._which(function), (), {}, returns or anything(), 1, [tuple(a) for a in arg_tuples],
+                    None if kwargs_list is None else [dict(k) for k in kwargs_list])
+        return self._run(call, rng_state=rng_state, inputs=inputs).values
 
-        outcome = _run_timed(job, self.time_limit)
-        if outcome.status == "timeout":
-            self.stop(self._timeout_message(case, "your function", outcome.stopped))
-        if outcome.status == "raised":
-            self.stop(self._raised_message(case, outcome))
-        packed = outcome.value
-        if packed is None:
-            self.stop(f"{self._prefix(case)}your function returned None: did you forget a `return` statement?")
-        if packed[0] == "bad":
-            self.stop(f"{self._prefix(case)}{packed[1]}")
-        self.calls += 1
-        return packed[1]
+    def call_raises(self, error: type[BaseException], *args: Any, function: str | None = None,
+                    kwargs: dict | None = None, case: str | None = None, message: str | None = None) -> None:
+        """Require a reader's function to raise ``error`` (e.g. ``ValueError`` for infeasible input).
 
-    def repeat(self, count: int, make_args: Callable[[], tuple], *, returns: _Spec | None = None,
-               case: str | None = None) -> list:
-        """Call the reader's function ``count`` times (arguments from ``make_args()``) in one worker thread.
-
-        The time limit applies to each call. Returns the converted outputs.
+        Returning a value, raising something else, or timing out fails the case (``message`` replaces the
+        default text for a returned value).
         """
-        spec = returns or _Anything()
-        fn = self._fn
-
-        def job(clock):
-            out = []
-            for _ in range(count):
-                clock["started"] = time.monotonic()
-                value = fn(*make_args())
-                if value is None:
-                    return ("none", len(out))
-                packed = _convert_in_worker(spec, value)
-                if packed[0] == "bad":
-                    return ("bad", packed[1], len(out))
-                out.append(packed[1])
-            return ("ok", out)
-
-        outcome = _run_timed(job, self.time_limit)
-        if outcome.status == "timeout":
-            self.stop(self._timeout_message(case, "one call of your function", outcome.stopped))
-        if outcome.status == "raised":
-            self.stop(self._raised_message(case, outcome))
-        packed = outcome.value
-        if packed[0] == "none":
-            self.stop(f"{self._prefix(case)}your function returned None (call {packed[1] + 1} of {count}): did you "
-                      "forget a `return` statement?")
-        if packed[0] == "bad":
-            self.stop(f"{self._prefix(case)}call {packed[2] + 1} of {count}: {packed[1]}")
-        self.calls += count
-        return packed[1]
-
-    def call_raises(self, error: type[BaseException], *args: Any, case: str | None = None,
-                    message: str | None = None, **kwargs: Any) -> None:
-        """Require the reader's function to raise ``error`` (e.g. ``ValueError`` for infeasible input).
-
-        Returning a value, raising something else, or timing out records a failure (``message`` replaces the
-        default text for a returned value) and ends the check.
-        """
-        outcome = _run_timed(lambda clock: _describe(self._fn(*args, **kwargs)), self.time_limit)
-        if outcome.status == "timeout":
-            self.stop(self._timeout_message(case, "your function", outcome.stopped))
-        if outcome.status == "raised":
-            if isinstance(outcome.error, error):
+        name = self._which(function)
+        call = Call(name, tuple(args), dict(kwargs or {}), anything())
+        if name not in self._used:
+            self._used.append(name)
+        reply = self._executor.run(call)
+        self.last = reply
+        who = self._name(name)
+        if reply.status == "missing":
+            self.stop(f"not submitted: no function named {name}")
+        if reply.status == "timeout":
+            self.fail(f"{who} took longer than {self.time_limit:g} s")
+            raise _CheckOver
+        if reply.status == "raised":
+            if error.__name__ in reply.exception:
                 self.calls += 1
                 return
-            if isinstance(outcome.error, NotImplementedError):
-                self.stop(self._raised_message(case, outcome))
-            self.stop(f"{self._prefix(case)}raise {error.__name__} here, not {outcome.text}")
-        self.stop(f"{self._prefix(case)}" + (message or f"this input must make your function raise "
-                                                          f"{error.__name__}, but it returned {outcome.value}"))
+            if "NotImplementedError" in reply.exception:
+                self.stop(f"{who} raised NotImplementedError: replace the stub with your implementation")
+            self.stop(f"raise {error.__name__} here, not {reply.message}")
+        self.calls += 1   # the function answered; the case fails below
+        self.stop(message or f"this input must make {who} raise {error.__name__}, but it returned a value")
+
+    # the driver ------------------------------------------------------------------------------------------
+    def _begin(self, case: Case) -> None:
+        self.case, self.calls, self.last = case, 0, None
+        self._messages, self._details, self._used = [], [], []
 
 
-# --------------------------------------------------------------------------------------------------------------
-# The decorator.
+def _verdict(index: int, case: Case, ctx: CheckContext) -> CaseVerdict:
+    passed = not ctx._messages and ctx.calls > 0
+    messages = list(ctx._messages) or ([] if passed else ["no call of your function could be checked"])
+    return CaseVerdict(index, case.kind, case.params, passed, messages, list(ctx._details), list(ctx._used))
 
 
-def checker(*, function: str, exercise: str) -> Callable[[Callable[[CheckContext], None]], Callable]:
-    """Make a public checker ``check_x(fn, *, time_limit=DEFAULT_TIME_LIMIT, quiet=False)`` from a body.
+def _case_line(verdict: CaseVerdict, total: int, graded: bool, single: bool) -> str:
+    text = "; ".join(dict.fromkeys(verdict.messages))
+    if not graded and verdict.details:
+        text += " (" + "; ".join(dict.fromkeys(verdict.details)) + ")"
+    if single:
+        return text
+    label = verdict.kind
+    if not graded and verdict.params:
+        label = f"{label}; {verdict.params}" if label else verdict.params
+    return f"case {verdict.index + 1} of {total} ({label}): {text}" if label else \
+        f"case {verdict.index + 1} of {total}: {text}"
+
+
+def case_rng(name: str, secret: str | bytes | None) -> np.random.Generator:
+    """The generator a checker's cases are drawn from: public (``secret=None``) or from the instructor's secret."""
+    key = _PUBLIC_KEY if secret is None else (secret.encode("utf-8") if isinstance(secret, str) else bytes(secret))
+    digest = hmac.new(key, name.encode("utf-8"), hashlib.sha256).digest()
+    return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+
+
+def resolve_secret(secret) -> str | None:
+    """``None`` (public cases), a string, or ``True`` (read :data:`SECRET_ENVIRONMENT_VARIABLE`)."""
+    if secret is None or secret is False:
+        return None
+    if secret is True:
+        value = os.environ.get(SECRET_ENVIRONMENT_VARIABLE)
+        if not value:
+            raise ValueError(f"secret=True reads the instructor's secret from the environment variable "
+                             f"{SECRET_ENVIRONMENT_VARIABLE}, which is not set")
+        return value
+    if isinstance(secret, (str, bytes)) and len(secret) > 0:
+        return secret.decode("utf-8") if isinstance(secret, bytes) else secret
+    raise ValueError("secret must be None, True (read it from the environment) or a non-empty string")
+
+
+@dataclass
+class CheckerSpec:
+    """Everything the batch grader needs to know about a checker besides calling it."""
+
+    name: str
+    exercise: str
+    functions: tuple[str, ...]
+    body: Callable
+    make_cases: Callable | None
+    implements: tuple[str, ...]
+
+    def cases(self, secret: str | None = None) -> list[Case]:
+        if self.make_cases is None:
+            return [Case("")]
+        cases = list(self.make_cases(case_rng(self.name, secret)))
+        if not cases or not all(isinstance(c, Case) for c in cases):
+            raise TypeError(f"{self.name}: cases() must return a non-empty list of Case")
+        return cases
+
+    def run(self, executor, *, time_limit: float, secret: str | None = None,
+            only: Callable[[Case], bool] | None = None) -> ExerciseResult:
+        """Run every case (or those ``only`` selects) through ``executor``; return the counted result."""
+        graded = secret is not None
+        result = ExerciseResult(self.name, graded=graded)
+        cases = self.cases(secret)
+        if only is not None:
+            cases = [c for c in cases if only(c)]
+        single = self.make_cases is None
+        ctx = CheckContext(executor, self.functions, time_limit, graded)
+        ctx.result = result
+        abandoned = False
+        for index, case in enumerate(cases):
+            ctx._begin(case)
+            if abandoned:
+                verdict = CaseVerdict(index, case.kind, case.params, False,
+                                      ["not run: an earlier call took longer than the time limit"])
+                result.verdicts.append(verdict)
+                continue
+            try:
+                if single:
+                    self.body(ctx)
+                else:
+                    self.body(ctx, case)
+            except _CaseOver:
+                pass
+            except _CheckOver:
+                abandoned = True
+            except Exception as exc:  # noqa: BLE001 - a checker must never crash on a reader's output
+                ctx.fail(f"the checker could not evaluate your function's output ({describe_exception(exc)}); "
+                         "check that it returns what the exercise asks for")
+            result.verdicts.append(_verdict(index, case, ctx))
+        result.cases_total = len(result.verdicts)
+        result.cases_passed = sum(v.passed for v in result.verdicts)
+        result.passed = result.cases_passed == result.cases_total and result.cases_total > 0
+        result.feedback = [_case_line(v, result.cases_total, graded, single) for v in result.verdicts if not v.passed]
+        return result
+
+
+def _package_origin(fn: Any) -> str | None:
+    """The qualified name of ``fn`` when it is one of this package's own functions (not the reader's)."""
+    module = getattr(fn, "__module__", None) or ""
+    target = getattr(fn, "func", fn)            # functools.partial
+    module = module or getattr(target, "__module__", "") or ""
+    if not module and isinstance(target, functools.partial):
+        module = getattr(target.func, "__module__", "") or ""
+    if isinstance(module, str) and (module == "dpcp_tutorial" or module.startswith("dpcp_tutorial.")):
+        return f"{module}.{getattr(target, '__qualname__', getattr(target, '__name__', '?'))}"
+    return None
+
+
+REGISTRY: dict[str, Callable] = {}
+"""Every public checker, by name (filled by :func:`checker`)."""
+
+
+def checker(*, exercise: str, function: str | None = None, functions: Sequence[str] | None = None,
+            cases: Callable[[np.random.Generator], list] | None = None,
+            implements: Sequence[str] = ()) -> Callable[[Callable], Callable]:
+    """Make a public checker from a body.
 
     Parameters
     ----------
-    function : str
-        The name the exercise asks the reader to give the function (e.g. ``"my_quantile"``); the batch grader
-        (:mod:`dpcp_tutorial.grading`) grades a submission's function of that name with this checker.
     exercise : str
         The label of the exercise in the chapter (e.g. ``"ex-01-code-quantile"``).
+    function, functions : str or sequence of str
+        The name(s) the exercise asks the reader to give the function(s) (e.g. ``"my_quantile"``); the batch
+        grader (:mod:`dpcp_tutorial.grading`) grades a submission's functions of those names with this checker.
+        With several names the public checker takes one function per name, in this order.
+    cases : callable
+        ``cases(rng) -> list[Case]``; the body is then called as ``body(ctx, case)`` once per case. Without
+        it (older checkers) the body is ``body(ctx)`` and the whole check is one case.
+    implements : sequence of str
+        Dotted names of the package's own implementations of what the exercise asks for (e.g.
+        ``"dpcp_tutorial.conformal.conformal_quantile"``); a submission that uses them is not graded.
     """
+    names = tuple(functions) if functions is not None else ((function,) if function else ())
+    if not names or len(set(names)) != len(names) or not all(n.isidentifier() for n in names):
+        raise ValueError("give the exercise's function name(s) as distinct identifiers")
 
-    def decorate(body: Callable[[CheckContext], None]) -> Callable:
+    def decorate(body: Callable) -> Callable:
         name = body.__name__
+        spec = CheckerSpec(name, exercise, names, body, cases, tuple(implements))
 
-        @functools.wraps(body)
-        def check(fn: Callable, *, time_limit: float = DEFAULT_TIME_LIMIT, quiet: bool = False) -> ExerciseResult:
+        def check(*fns: Callable, time_limit: float = DEFAULT_TIME_LIMIT, quiet: bool = False,
+                  secret=None) -> ExerciseResult:
             result = ExerciseResult(name)
-            if not callable(fn):
-                result.fail(f"pass your function itself (e.g. {name}({function})), not {_describe(fn)}")
-            elif not (isinstance(time_limit, (int, float)) and time_limit > 0):
+            if not (isinstance(time_limit, (int, float)) and not isinstance(time_limit, bool) and time_limit > 0):
                 raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+            secret_value = resolve_secret(secret)
+            if len(fns) != len(names):
+                wanted = ", ".join(names)
+                raise TypeError(f"{name}() takes {len(names)} function(s) ({wanted}), got {len(fns)}")
+            problems = []
+            for given, wanted in zip(fns, names):
+                if not callable(given):
+                    problems.append(f"pass your function itself (e.g. {name}({', '.join(names)})), not "
+                                    f"{describe(given)}")
+                elif _package_origin(given):
+                    problems.append(f"{wanted}: you passed the package's own {_package_origin(given)}; the "
+                                    "exercise asks for your implementation")
+            if problems:
+                result.graded = secret_value is not None
+                for problem in problems:
+                    result.fail(problem)
+                result.cases_total = len(spec.cases(secret_value))
+                if any("package's own" in p for p in problems):
+                    result.not_graded = "uses the package's implementation"
             else:
-                ctx = CheckContext(fn, result, time_limit)
-                try:
-                    body(ctx)
-                except _Stop:
-                    pass
-                except Exception as exc:  # noqa: BLE001 - a checker must never crash on a reader's output
-                    result.fail(f"the checker could not evaluate your function's output ({_describe_exception(exc)})"
-                                f"; check that it returns what the exercise asks for")
-                if result.passed and ctx.calls == 0:
-                    result.fail("no case could be checked")
+                executor = LocalExecutor(dict(zip(names, fns)), time_limit)
+                result = spec.run(executor, time_limit=time_limit, secret=secret_value)
             return result if quiet else result.report()
 
-        del check.__wrapped__  # the public signature is check's, not the body's
-        check.__signature__ = inspect.signature(check)
-        check.function = function
+        params = [inspect.Parameter("fn" if len(names) == 1 else n, inspect.Parameter.POSITIONAL_ONLY)
+                  for n in names]
+        params += [inspect.Parameter("time_limit", inspect.Parameter.KEYWORD_ONLY, default=DEFAULT_TIME_LIMIT),
+                   inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, default=False),
+                   inspect.Parameter("secret", inspect.Parameter.KEYWORD_ONLY, default=None)]
+        check.__signature__ = inspect.Signature(params, return_annotation=ExerciseResult)
+        check.__name__ = check.__qualname__ = name
+        check.__doc__ = body.__doc__
+        check.__module__ = body.__module__
+        check.function = names[0] if len(names) == 1 else ", ".join(names)
+        check.functions = names
         check.exercise = exercise
+        check.implements = tuple(implements)
+        check.spec = spec
         check.is_exercise_checker = True
+        REGISTRY[name] = check
         return check
 
     return decorate
-
-

@@ -46,7 +46,7 @@ def _diagnose_loss(scores, edges, alpha0, got) -> str:
 
 @checker(function="loss", exercise="ex-03-loss")
 def check_algorithm1_loss(ctx) -> None:
-    """Check a reader's ``fn(scores, edges, alpha0) -> array`` against the losses of Algorithm 1 (chapter 3).
+    """Check a reader's ``loss(scores, edges, alpha0) -> array`` against the losses of Algorithm 1 (chapter 3).
 
     One loss per edge; hidden cases include scores exactly on edges, ties, scores
     at 0 and 1, and unsorted input.
@@ -68,7 +68,7 @@ def check_algorithm1_loss(ctx) -> None:
 
 @checker(function="probabilities", exercise="ex-03-stable")
 def check_stable_probabilities(ctx) -> None:
-    """Check a reader's ``fn(losses, epsilon, sensitivity) -> probabilities`` (chapter 3).
+    """Check a reader's ``probabilities(losses, epsilon, sensitivity) -> probabilities`` (chapter 3).
 
     The output must be the exponential mechanism's probabilities, one per
     candidate, and never NaN: the hidden cases include losses of size

@@ -35,7 +35,7 @@ def _variants(scores, alpha, eps, delta) -> dict[str, float]:
 
 @checker(function="my_dcp_quantile", exercise="ex-05-code")
 def check_differential_cp_quantile(ctx) -> None:
-    """Check a reader's ``fn(scores, alpha, epsilon, delta) -> float`` against the Differential-CP quantile.
+    """Check a reader's ``my_dcp_quantile(scores, alpha, epsilon, delta) -> float`` against the Differential-CP quantile.
 
     ``math.inf`` is expected when the rank exceeds n (chapter 5); four hidden cases.
     """

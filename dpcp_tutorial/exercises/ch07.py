@@ -36,7 +36,7 @@ def _diagnose_sensitivity(x_bound: float, y_bound: float, fit_intercept: bool, g
 
 @checker(function="my_ssp_sensitivity", exercise="ex-07-ssp-code")
 def check_ssp_sensitivity(ctx) -> None:
-    """Check a reader's ``fn(x_bound, y_bound, fit_intercept) -> float`` (chapter 7).
+    """Check a reader's ``my_ssp_sensitivity(x_bound, y_bound, fit_intercept) -> float`` (chapter 7).
 
     The value is compared with the add/remove L2 sensitivity of the released
     sufficient statistics (:func:`dpcp_tutorial.ssp_sensitivity`) on five
@@ -58,7 +58,7 @@ def _reference_clip(G: np.ndarray, clip_norm: float) -> np.ndarray:
 
 @checker(function="clip_gradients", exercise="ex-07-clip")
 def check_clip_gradients(ctx) -> None:
-    """Check a reader's per-example clipping ``fn(G, clip_norm) -> array`` (DP-SGD, chapter 7).
+    """Check a reader's per-example clipping ``clip_gradients(G, clip_norm) -> array`` (DP-SGD, chapter 7).
 
     Hidden cases include rows inside and outside the ball, a zero row, a single
     row and several clipping norms; the input array must not be modified.
@@ -70,7 +70,7 @@ def check_clip_gradients(ctx) -> None:
     nan_hint = "your output contains NaN: a zero gradient has norm 0; guard the division and leave zero rows at zero"
     for grads, clip_norm in cases:
         original = grads.copy()
-        got = ctx.call(grads, clip_norm, returns=array(original.shape, nan_hint=nan_hint,
+        got = ctx.call(grads, clip_norm, inputs=True, returns=array(original.shape, nan_hint=nan_hint,
                                                        what="one clipped gradient per row"), case=f"C={clip_norm}")
         if not np.array_equal(grads, original):
             ctx.fail("your function modified the input array in place; return a new array")

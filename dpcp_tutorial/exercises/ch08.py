@@ -14,7 +14,7 @@ __all__ = ["check_bounded_interval", "check_smallest_n"]
 
 @checker(function="my_interval", exercise="ex-08-code-interval")
 def check_bounded_interval(ctx) -> None:
-    """Check a reader's ``fn(y_pred, qhat, bound) -> array (n, 2)`` (chapter 8).
+    """Check a reader's ``my_interval(y_pred, qhat, bound) -> array (n, 2)`` (chapter 8).
 
     The intervals (lower and upper ends per prediction) must be those that a
     threshold on scores normalised by the public bound gives, for three
@@ -46,7 +46,7 @@ def _smallest_n(alpha, eps1, eps2, delta) -> int:
 
 @checker(function="smallest_n", exercise="ex-08-code-n")
 def check_smallest_n(ctx) -> None:
-    """Check a reader's ``fn(alpha, epsilon1, epsilon2, delta) -> int``: the smallest n for which DPCP is feasible.
+    """Check a reader's ``smallest_n(alpha, epsilon1, epsilon2, delta) -> int``: the smallest n for which DPCP is feasible.
 
     Feasible means that Algorithm 1's level alpha0 is strictly positive (chapter 6); four hidden cases.
     """

@@ -34,7 +34,7 @@ def _spatial_cases():
 
 @checker(function="my_spatial_depth", exercise="ex-09-spatial")
 def check_spatial_depth(ctx) -> None:
-    """Check a reader's ``fn(points, data) -> array`` of sample spatial depths (chapter 9).
+    """Check a reader's ``my_spatial_depth(points, data) -> array`` of sample spatial depths (chapter 9).
 
     One depth per query point; hidden cases include queries equal to (repeated)
     data points and d = 5.
@@ -84,7 +84,7 @@ def _idd_cases():
 
 @checker(function="my_idd", exercise="ex-09-idd")
 def check_integrated_dual_depth(ctx) -> None:
-    """Check a reader's ``fn(points, data, directions) -> array`` of Monte Carlo integrated dual depths (chapter 9).
+    """Check a reader's ``my_idd(points, data, directions) -> array`` of Monte Carlo integrated dual depths (chapter 9).
 
     One depth per query point; hidden cases include queries tied with data points.
     """

@@ -12,7 +12,7 @@ __all__ = ["check_spatial_worst_case", "check_langevin_step"]
 
 @checker(function="worst_case", exercise="ex-10-worst-case")
 def check_spatial_worst_case(ctx) -> None:
-    """Check a reader's ``fn(n, d) -> (data, other, x)`` (chapter 10).
+    """Check a reader's ``worst_case(n, d) -> (data, other, x)`` (chapter 10).
 
     For three (n, d) pairs from d = 1 to d = 50: ``data`` and ``other`` must be
     finite ``(n, d)`` arrays that are neighbours (replace-one), ``x`` a finite
@@ -35,7 +35,7 @@ def check_spatial_worst_case(ctx) -> None:
 
 @checker(function="langevin_step", exercise="ex-10-langevin")
 def check_langevin_step(ctx) -> None:
-    """Check a reader's ``fn(theta, depth_gradient, beta, prior_mean, prior_scale, step_size, noise)`` (chapter 10).
+    """Check a reader's ``langevin_step(theta, depth_gradient, beta, prior_mean, prior_scale, step_size, noise)`` (chapter 10).
 
     The output is compared with one unadjusted Langevin step of the chapter's
     algorithm for the Gaussian prior, in d = 1, 3 and 20.

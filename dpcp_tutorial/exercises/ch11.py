@@ -45,7 +45,7 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 @checker(function="interval_log_probabilities", exercise="ex-11-exact-1d")
 def check_interval_log_probabilities(ctx) -> None:
-    """Check a reader's ``fn(data, epsilon, lower, upper) -> array of n+1 log-probabilities`` (chapter 11).
+    """Check a reader's ``interval_log_probabilities(data, epsilon, lower, upper) -> array of n+1 log-probabilities`` (chapter 11).
 
     The output is compared with the exact law of the one-dimensional continuous
     exponential mechanism of the exercise over the n+1 intervals. Hidden cases

@@ -46,7 +46,7 @@ def _diagnose_depth(points, data, directions, got) -> str:
 
 @checker(function="my_halfspace_depth", exercise="ex-12-hdk")
 def check_halfspace_depth_directions(ctx) -> None:
-    """Check a reader's ``fn(points, data, directions) -> depths`` (chapter 12).
+    """Check a reader's ``my_halfspace_depth(points, data, directions) -> depths`` (chapter 12).
 
     The expected value is :func:`dpcp_tutorial.halfspace_depth` with
     ``method="directions"``, one depth per point. Hidden cases include lattice
@@ -86,7 +86,7 @@ def whitened_spatial_depth(points, data) -> np.ndarray:
 
 @checker(function="make_pair", exercise="ex-12-counterexample")
 def check_whitening_counterexample(ctx) -> None:
-    """Check a reader's ``fn(n) -> (X, X_prime, theta)`` (chapter 12).
+    """Check a reader's ``make_pair(n) -> (X, X_prime, theta)`` (chapter 12).
 
     For ``n`` in (50, 400) the two data sets must have shape ``(n, 2)``, be finite,
     differ in exactly one row, and the whitened spatial depth

@@ -19,7 +19,7 @@ def _reference_clipped_mean(updates: np.ndarray, clip_norm: float) -> tuple[np.n
 
 @checker(function="clipped_mean", exercise="ex-13-clip")
 def check_clipped_mean(ctx) -> None:
-    """Check a reader's ``fn(updates, clip_norm) -> (clipped_mean, sensitivity)`` (chapter 13).
+    """Check a reader's ``clipped_mean(updates, clip_norm) -> (clipped_mean, sensitivity)`` (chapter 13).
 
     The mean must be that of the updates after clipping each row's Euclidean norm
     to at most C (hidden cases include a zero row), the sensitivity the
@@ -34,7 +34,7 @@ def check_clipped_mean(ctx) -> None:
         n, d = original.shape
         nan_hint = "your mean contains NaN: guard the division for zero updates (a zero row stays zero)"
         mean, sensitivity = ctx.call(
-            updates, clip_norm, returns=sequence(array((d,), nan_hint=nan_hint), number(),
+            updates, clip_norm, inputs=True, returns=sequence(array((d,), nan_hint=nan_hint), number(),
                                                  names="a pair (clipped_mean, sensitivity)"),
             case=f"n={n}, d={d}, C={clip_norm}")
         if not np.array_equal(updates, original):
@@ -71,7 +71,7 @@ def check_clipped_mean(ctx) -> None:
 
 @checker(function="tukey_safe_attackers", exercise="ex-13-safe")
 def check_tukey_safe_attackers(ctx) -> None:
-    """Check a reader's ``fn(n, d) -> int`` for exercise ex-13-safe (chapter 13).
+    """Check a reader's ``tukey_safe_attackers(n, d) -> int`` for exercise ex-13-safe (chapter 13).
 
     Seven hidden (n, d) pairs, including n divisible and not divisible by d + 1,
     d >= n, and n beyond 2**53, where floating-point arithmetic is not exact.

@@ -16,7 +16,7 @@ def _strict_counts(scores: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 @checker(function="partition_counts", exercise="ex-14-counts")
 def check_partition_counts(ctx) -> None:
-    """Check a reader's ``fn(scores, edges) -> counts`` (chapter 14).
+    """Check a reader's ``partition_counts(scores, edges) -> counts`` (chapter 14).
 
     ``counts`` must be an array of shape ``(2, L)`` for the ``L`` edges, computed
     from this partition alone, whose sum over the partitions of a data set gives
@@ -71,7 +71,7 @@ def _leaked(boundaries: np.ndarray, sizes: np.ndarray, beta: float) -> float:
 
 @checker(function="leaked_quantile", exercise="ex-14-leak")
 def check_leaked_quantile(ctx) -> None:
-    """Check a reader's ``fn(boundaries, sizes, beta) -> float`` (chapter 14).
+    """Check a reader's ``leaked_quantile(boundaries, sizes, beta) -> float`` (chapter 14).
 
     Partition ``i`` holds the scores in ``[b_i, b_{i+1})`` (the last one also 1);
     from the public partition sizes alone the function must return the smallest

@@ -13,7 +13,7 @@ __all__ = ["check_pcoqs_noise_sd", "check_pool_coverage"]
 
 @checker(function="pcoqs_noise_sd", exercise="ex-16-noise")
 def check_pcoqs_noise_sd(ctx) -> None:
-    """Check a reader's ``fn(epsilon, steps) -> float`` (chapter 16).
+    """Check a reader's ``pcoqs_noise_sd(epsilon, steps) -> float`` (chapter 16).
 
     The standard deviation of the Gaussian noise on each of the ``steps``
     range counts of P-COQS when the search is given the zCDP budget that
@@ -52,7 +52,7 @@ def _coverage(pool: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
 
 @checker(function="pool_coverage", exercise="ex-16-pool")
 def check_pool_coverage(ctx) -> None:
-    """Check a reader's ``fn(pool, thresholds) -> coverage`` (chapter 16).
+    """Check a reader's ``pool_coverage(pool, thresholds) -> coverage`` (chapter 16).
 
     For a finite pool of scores drawn with replacement, the exact coverage of
     each released threshold: one number per threshold, an array of the

@@ -93,7 +93,7 @@ def _chain(data: np.ndarray, epsilon: float, directions: np.ndarray, smoothing: 
            rng: np.random.Generator) -> np.ndarray:
     """The Langevin IDD median of the experiment (prior :math:`N(0, 25d\\,I)`, default step and steps)."""
     d = data.shape[1]
-    return private_depth_median(data, epsilon, "smoothed_idd", "langevin", GaussianPrior(scale=5.0 * np.sqrt(d)),
+    return private_depth_median(data, epsilon, "smoothed_idd", "langevin", GaussianPrior(0.0, 5.0 * np.sqrt(d)),
                                 directions=directions, smoothing=smoothing, rng=rng)
 
 

@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from ..depth import halfspace_depth, integrated_dual_depth, integrated_dual_depth_gradient, random_directions
 from ..depth import spatial_depth
-from ..median import private_depth_median
+from ..median import GaussianPrior, private_depth_median
 
 DESCRIPTION = "seconds per query of each depth and per step of the private median samplers vs n and d (chapter 12)"
 
@@ -57,6 +57,7 @@ def _work(kind: str, data: np.ndarray, args: argparse.Namespace, rng: np.random.
     if kind == "spatial":
         return lambda q: spatial_depth(_queries(q, d), data)
     u = random_directions(args.idd_directions, d, rng)
+    prior = GaussianPrior(0.0, 5.0 * np.sqrt(d))       # the authors' prior for standardised data
     if kind == "idd":
         return lambda q: integrated_dual_depth(_queries(q, d), data, directions=u)
     if kind == "smoothed_idd":
@@ -64,11 +65,11 @@ def _work(kind: str, data: np.ndarray, args: argparse.Namespace, rng: np.random.
     if kind == "smoothed_idd_gradient":
         return lambda q: integrated_dual_depth_gradient(_queries(q, d), data, directions=u, smoothing=10.0)
     if kind == "private_median_candidates":
-        return lambda q: private_depth_median(data, 1.0, depth="idd", sampler="candidates",
+        return lambda q: private_depth_median(data, 1.0, depth="idd", sampler="candidates", prior=prior,
                                               n_candidates=args.candidates * q, directions=u, rng=0)
     if kind == "private_median_langevin":
         return lambda q: private_depth_median(data, 1.0, depth="smoothed_idd", sampler="langevin", n_steps=q,
-                                              directions=u, rng=0)
+                                              prior=prior, directions=u, rng=0)
     raise ValueError(f"unknown kind {kind!r}")
 
 

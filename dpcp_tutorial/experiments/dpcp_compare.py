@@ -25,7 +25,9 @@ informative answer) and means stay finite.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import warnings
 
 import numpy as np
 from tqdm import tqdm
@@ -33,6 +35,7 @@ from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.linear_model import LogisticRegression, Ridge
 
 from .._validation import check_random_state
+from ..accounting import ReleaseWarning
 from ..conformal import lac_score, set_coverage, set_size
 from ..dpcp import DPCPClassifier, DPCPRegressor
 from ..private_split import (
@@ -165,7 +168,8 @@ def regression_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1: flo
     """
     rng = check_random_state(rng)
     n, out = len(X), {}
-    trainer = DPRidgeRegression(delta=DELTA, l2=config["l2"], y_bound=config["y_bound"])
+    trainer = DPRidgeRegression(delta=DELTA, l2=config["l2"], x_bound=config.get("x_bound", 1.0),
+                                y_bound=config["y_bound"])
     if "oracle" in methods:
         mu = Ridge(alpha=1e-3).fit(X, y).predict(X_test)
         half = float(np.quantile(np.abs(y_test - mu), 1 - ALPHA))
@@ -174,14 +178,17 @@ def regression_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1: flo
         perm = rng.permutation(n)
         train, cal = perm[: n // 2], perm[n // 2:]
         model = PrivateSplitConformalRegressor(trainer.set_params(epsilon=epsilon, rng=_seed(rng)), alpha=ALPHA,
-                                               epsilon=epsilon, bound=config["score_bound"], m=pps[0],
-                                               variant=pps[1], rng=rng)
-        model.fit(X[train], y[train]).calibrate(X[cal], y[cal])
+                                               epsilon=epsilon, bound=config["score_bound"], calibrator="pps",
+                                               m=pps[0], variant=pps[1], rng=rng)
+        with _trivial_releases_allowed():
+            model.fit(X[train], y[train]).calibrate(X[cal], y[cal])
         out["private_split"] = _interval_summary(model.predict_interval(X_test), y_test, config["response_range"])
         out["private_split"]["qhat"] = model.qhat_
     if "dpcp" in methods:
-        model = DPCPRegressor(trainer, alpha=ALPHA, epsilon=epsilon, epsilon1=epsilon1, delta=DELTA,
-                              bound=config["score_bound"], bins=bins, rng=rng, variant=dpcp_variant).fit(X, y)
+        with _trivial_releases_allowed():
+            model = DPCPRegressor(trainer, alpha=ALPHA, epsilon=epsilon, training_share=epsilon1 / epsilon,
+                                  delta=DELTA, bound=config["score_bound"], bins=bins, rng=rng,
+                                  variant=dpcp_variant).fit(X, y)
         out["dpcp"] = _interval_summary(model.predict_interval(X_test), y_test, config["response_range"])
         out["dpcp"]["qhat"] = model.qhat_
     return out
@@ -204,21 +211,31 @@ def classification_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1:
     sets = (1.0 - proba) <= threshold
     out["oracle"] = {"coverage": set_coverage(np.searchsorted(classes, y_test), sets),
                      "size": float(set_size(sets).mean())}
-    trainer = DPLogisticRegression(delta=DELTA, l2=l2, classes=classes)
+    trainer = DPLogisticRegression(delta=DELTA, l2=l2, x_bound=1.0, classes=classes)
     perm = rng.permutation(n)
     train, cal = perm[: n // 2], perm[n // 2:]
     split = PrivateSplitConformalClassifier(trainer.set_params(epsilon=epsilon, rng=_seed(rng)), alpha=ALPHA,
-                                            epsilon=epsilon, m=pps[0], variant=pps[1], rng=rng)
-    split.fit(X[train], np.searchsorted(classes, y[train])).calibrate(X[cal], np.searchsorted(classes, y[cal]))
+                                            epsilon=epsilon, calibrator="pps", m=pps[0], variant=pps[1], rng=rng)
+    with _trivial_releases_allowed():
+        split.fit(X[train], np.searchsorted(classes, y[train])).calibrate(X[cal], np.searchsorted(classes, y[cal]))
     sets = split.predict_set(X_test)
     out["private_split"] = {"coverage": set_coverage(np.searchsorted(classes, y_test), sets),
                             "size": float(set_size(sets).mean())}
-    dpcp = DPCPClassifier(trainer, alpha=ALPHA, epsilon=epsilon, epsilon1=epsilon1, delta=DELTA, bins=bins,
-                          rng=rng, variant=dpcp_variant).fit(X, y)
+    with _trivial_releases_allowed():
+        dpcp = DPCPClassifier(trainer, alpha=ALPHA, epsilon=epsilon, training_share=epsilon1 / epsilon, delta=DELTA,
+                              bins=bins, rng=rng, variant=dpcp_variant).fit(X, y)
     sets = dpcp.predict_set(X_test)
     out["dpcp"] = {"coverage": set_coverage(np.searchsorted(classes, y_test), sets),
                    "size": float(set_size(sets).mean())}
     return out
+
+
+@contextlib.contextmanager
+def _trivial_releases_allowed():
+    """Repetitions count releases at the top edge (infinite intervals) as results: no ReleaseWarning per release."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseWarning)
+        yield
 
 
 def summarise(reps: list[dict]) -> dict:

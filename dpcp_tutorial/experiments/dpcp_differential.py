@@ -37,7 +37,7 @@ def coverage_setting(n: int, epsilon: float, n_bins: int, reps: int, rng) -> dic
     widths = {"uncorrected": [], "corrected": []}
     for _ in range(reps):
         X, y = make_heteroscedastic_regression(n + 1, rng=rng)
-        model = DPRegressogram(epsilon=epsilon, n_bins=n_bins, rng=rng).fit(X[:n], y[:n])
+        model = DPRegressogram(epsilon=epsilon, n_bins=n_bins, rng=rng, low=-3.0, high=3.0, y_bound=3.0).fit(X[:n], y[:n])
         scores = np.abs(y[:n] - model.predict(X[:n]))
         test = abs(y[n] - model.predict(X[n:])[0])
         for name, corrected in (("uncorrected", False), ("corrected", True)):

@@ -10,10 +10,12 @@ binomial proportion over repetitions.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from tqdm import tqdm
 
+from ..accounting import ReleaseWarning
 from ..private_split import PrivateSplitConformalRegressor
 from ..training import DPRidgeRegression
 from .dpcp_compare import ALPHA, DELTA, SYNTHETIC, make_synthetic, pps_tuning
@@ -36,10 +38,12 @@ def coverage_setting(n: int, epsilon: float, reps: int, rng, tuning=None) -> dic
     for _ in range(reps):
         X, y = make_synthetic(2 * n + 1, rng)
         trainer = DPRidgeRegression(epsilon=epsilon, delta=DELTA, l2=SYNTHETIC["l2"], y_bound=SYNTHETIC["y_bound"],
-                                    rng=int(rng.integers(2**63)))
+                                    rng=int(rng.integers(2**63)), x_bound=1.0)
         model = PrivateSplitConformalRegressor(trainer, alpha=ALPHA, epsilon=epsilon, bound=SYNTHETIC["score_bound"],
-                                               m=m, variant=variant, rng=rng)
-        model.fit(X[:n], y[:n]).calibrate(X[n:2 * n], y[n:2 * n])
+                                               calibrator="pps", m=m, variant=variant, rng=rng)
+        with warnings.catch_warnings():           # trivial releases are counted below, not warned about
+            warnings.simplefilter("ignore", ReleaseWarning)
+            model.fit(X[:n], y[:n]).calibrate(X[n:2 * n], y[n:2 * n])
         lower, upper = model.predict_interval(X[2 * n:])[0]
         covered += lower <= y[2 * n] <= upper
         trivial += model.qhat_ >= 1.0

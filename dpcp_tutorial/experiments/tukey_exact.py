@@ -28,7 +28,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..depth import random_directions
-from ..median import depth_median_log_probabilities, private_depth_median
+from ..median import GaussianPrior, depth_median_log_probabilities, private_depth_median
 from ..tukey_exact import private_tukey_median_2d, total_variation_on_cells, tukey_depth_regions
 
 DESCRIPTION = "exact private Tukey median in 2D: accuracy vs n and epsilon, TV of grid and Langevin (chapter 15)"
@@ -130,8 +130,9 @@ def langevin_distance(data: np.ndarray, epsilon: float, box_half: float, draws: 
     reg = tukey_depth_regions(data, box) if regions is None else regions
     prob = reg.level_probabilities(epsilon)
     rng = np.random.default_rng(seed)
-    out = np.array([private_depth_median(data, epsilon, "smoothed_idd", sampler="langevin", directions=directions,
-                                         rng=rng) for _ in tqdm(range(draws), desc="Langevin", leave=False,
+    prior = GaussianPrior(0.0, 5.0 * np.sqrt(data.shape[1]))      # the authors' prior on standardised data
+    out = np.array([private_depth_median(data, epsilon, "smoothed_idd", sampler="langevin", prior=prior,
+                                         directions=directions, rng=rng) for _ in tqdm(range(draws), desc="Langevin", leave=False,
                                                                 disable=not progress)])
     inside = np.all(np.abs(out) <= box_half, axis=1)
     idx = np.full(draws, len(prob))
