@@ -25,7 +25,7 @@ def test_pcoqs_noise_sd_checker(capsys):
         return math.sqrt(steps / (2 * epsilon ** 2))
 
     for wrong, phrase in [(rho_is_epsilon, "convert"), (no_split, "split over the steps"),
-                          (variance, "not a variance"), (rho_is_epsilon_squared, "times the one")]:
+                          (variance, "not a variance"), (rho_is_epsilon_squared, "differs from the one")]:
         assert not check_pcoqs_noise_sd(wrong)
         assert phrase in capsys.readouterr().out
 
