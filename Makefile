@@ -6,6 +6,8 @@
 # For instructors:
 #   make student  build the student edition (no solutions; committed outputs, not
 #                 re-executed) into _build_student/html and _build_student/notebooks
+#   make nbgrader an nbgrader course generated from the chapters into _build_nbgrader/course
+#                 (installs the [course] extra, nbgrader, when it is missing)
 # Helpers for authors:
 #   make notebooks           re-execute every chapter in place (commit the outputs)
 #   make execute NB=book/x.ipynb     re-execute one chapter in place
@@ -24,7 +26,7 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: book test test-stages pytest-all unit nbval build-book check-pages pages student check-student \
-        student-check chromium screenshots notebooks execute chapter bench clean
+        student-check chromium screenshots notebooks execute chapter bench clean nbgrader
 
 # `$(call timed,NAME,COMMAND)` runs COMMAND and appends its wall time to $(STAGES)
 STAGES := _build/stage-times.txt
@@ -110,5 +112,9 @@ chapter: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
+nbgrader: $(STAMP)
+	$(BIN)/python -c "import nbgrader" 2>/dev/null || $(BIN)/python -m pip install --quiet -e ".[course]"
+	$(BIN)/python tools/make_nbgrader.py --out _build_nbgrader
+
 clean:
-	rm -rf _build _build_chapter _build_student .pytest_cache
+	rm -rf _build _build_chapter _build_student _build_nbgrader .pytest_cache

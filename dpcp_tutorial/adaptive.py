@@ -221,7 +221,14 @@ def adaptive_privacy_account(mean_privacy, scale_privacy, calibration_epsilon: f
       (:func:`~dpcp_tutorial.private_quantile_privacy_loss` with ``public_n=False``),
       which exceeds :math:`\\varepsilon_c` near feasibility (1.023 at :math:`n = 206`,
       :math:`\\alpha = 0.1`, 1000 bins), or not covered when the smaller neighbour is
-      infeasible.
+      infeasible (it raises where the other releases). *Proof of the bound:*
+      the release is :math:`P(e_j) \\propto \\exp(-\\varepsilon_c\\max(\\alpha_0 a_j, (1-\\alpha_0)b_j))`
+      with counts :math:`a_j, b_j \\le n`; adding a record raises one of :math:`a_j, b_j`
+      by at most 1 and moves the level from :math:`\\alpha_0(n)` to :math:`\\alpha_0(n+1)`,
+      so every exponent moves within an interval :math:`[L, U]` whose width is the
+      bound (the argument of :func:`~dpcp_tutorial.pps_privacy_loss` with
+      ``public_n=False``), and the normalising constants move within the same
+      interval. tests/test_adaptive.py checks it against the exact laws.
 
     ``disjoint=True`` (three disjoint parts; each record's part decided by a
     per-record rule -- its own coin or public key --, independently of the
@@ -560,7 +567,9 @@ class DPSGDQuantileRegressor(RegressorMixin, _DPSGDBase):
     noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, delta, l2 : see DPSGDRegressor
         As in :class:`~dpcp_tutorial.DPSGDRegressor`.
     x_bound, fit_intercept, rng, expected_batch_size, accountant, epsilon : see DPSGDRegressor
-        As in :class:`~dpcp_tutorial.DPSGDRegressor` (``x_bound`` is required).
+        As in :class:`~dpcp_tutorial.DPSGDRegressor` (``x_bound`` is required;
+        ``rng``: a known seed makes the released model reproducible by anyone
+        who knows it, hence not private; use ``rng=None`` for a real release).
 
     Attributes
     ----------

@@ -236,7 +236,9 @@ def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bo
     """Differential-CP prediction sets (chapter 5; not private).
 
     As :func:`differential_cp_interval` for a classifier with ``predict_proba``;
-    the score is LAC (:math:`1-\\hat p_y`) or APS.
+    the score is LAC (:math:`1-\\hat p_y`) or APS. ``rng`` seeds the trainer: a
+    known seed makes its output reproducible by anyone, so use ``rng=None``
+    for a model that is released.
 
     Returns
     -------
@@ -322,6 +324,9 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
     bins : int or array-like
         Edges of Algorithm 1 (:func:`dpcp_tutorial.quantile_edges`).
     rng : None, int or numpy.random.Generator
+        The mechanism's randomness. A known seed makes the release
+        reproducible by anyone who knows it, hence not private: use
+        ``rng=None`` (fresh OS entropy) for a real release.
     n : int, optional
         Public record count for :math:`\\alpha_0` and the feasibility check. With
         ``n=None`` the number of scores is used and is **public** (the
@@ -710,7 +715,11 @@ class DPCPClassifier(_DPCPBase):
 def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
                   training_share: float | None = 0.3, delta: float = 1e-6, bound=REQUIRED, bins=1000,
                   n: int | None = None, variant: str = "tight", rng: RandomLike = None) -> np.ndarray:
-    """DPCP intervals for ``X_test`` in one call (chapter 6); see :class:`DPCPRegressor` (``bound`` is required)."""
+    """DPCP intervals for ``X_test`` in one call (chapter 6); see :class:`DPCPRegressor` (``bound`` is required).
+
+    ``rng``: a known seed makes the release reproducible by anyone who knows
+    it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
+    """
     model = DPCPRegressor(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,
                           bound=bound, bins=bins, n=n, variant=variant, rng=rng)
     return model.fit(X, y).predict_interval(X_test)
@@ -719,7 +728,11 @@ def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.
 def dpcp_set(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
              training_share: float | None = 0.3, delta: float = 1e-6, score: str = "lac", bins=1000, classes=None,
              n: int | None = None, variant: str = "tight", rng: RandomLike = None) -> np.ndarray:
-    """DPCP prediction sets for ``X_test`` in one call (chapter 6); see :class:`DPCPClassifier` (``classes`` is required)."""
+    """DPCP prediction sets for ``X_test`` in one call (chapter 6); see :class:`DPCPClassifier` (``classes`` is required).
+
+    ``rng``: a known seed makes the release reproducible by anyone who knows
+    it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
+    """
     model = DPCPClassifier(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,
                            score=score, bins=bins, classes=classes, n=n, variant=variant, rng=rng)
     return model.fit(X, y).predict_set(X_test)
@@ -770,7 +783,8 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
     privacy_ : PrivacyAccount
         :math:`(\\varepsilon, 0)` under add/remove (primary) and :math:`2\\varepsilon`
         under replace-one (a replaced record can move one unit of count and
-        :math:`C` of sum out of one bin and into another).
+        :math:`C` of sum out of one bin and into another). ``epsilon`` is the
+        total of what ``fit`` computes (:mod:`dpcp_tutorial.accounting`).
     """
 
     neighbouring = "add/remove"

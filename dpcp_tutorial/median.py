@@ -164,7 +164,12 @@ class GaussianPrior:
         return mean.copy()
 
     def sample(self, size: int, d: int, rng: RandomLike = None) -> np.ndarray:
-        """``size`` i.i.d. draws, shape ``(size, d)``."""
+        """``size`` i.i.d. draws, shape ``(size, d)``.
+
+        Inside :func:`private_depth_median` these are the mechanism's public
+        candidates: a known seed makes them (and the release) reproducible by
+        anyone, so a real release passes ``rng=None``.
+        """
         size = check_positive_int(size, "size")
         d = check_positive_int(d, "d")
         if size * d > 10 ** 8:
@@ -351,7 +356,10 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
     data : array-like of shape (n, d)
         The private sample, ``n >= 2`` (``n`` is treated as public).
     epsilon : float
-        Privacy budget (replace-one neighbours).
+        The total privacy budget of the release, under replace-one neighbours
+        with ``n`` public (the rule for ``epsilon``:
+        :mod:`dpcp_tutorial.accounting`); the candidate sampler is exactly
+        :math:`\\varepsilon`-DP.
     depth : {"halfspace", "spatial", "idd", "smoothed_idd"}
         The utility. ``sampler="langevin"`` needs ``"smoothed_idd"``.
     sampler : {"candidates", "langevin"}
@@ -563,6 +571,11 @@ def depth_median(data, depth: str = "spatial", *, candidates=None, directions=No
       for ``d <= 2``, public directions otherwise).
     * ``"smoothed_idd"``: maximises :math:`IDD_s` by L-BFGS from ``start``
       (default: the coordinate-wise median).
+
+    ``rng`` only draws the random directions; the result is not private, so
+    the seed protects nothing (``rng=None`` or a seed, as for any
+    computation; for a private median use :func:`private_depth_median` with
+    ``rng=None`` for a real release).
 
     Returns
     -------

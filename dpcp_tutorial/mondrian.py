@@ -111,6 +111,9 @@ def noisy_class_counts(counts, epsilon: float, rng: RandomLike = None) -> np.nda
     :math:`Z = G_1 - G_2` with :math:`G = \\lfloor E/\\varepsilon \\rfloor`,
     :math:`E \\sim \\mathrm{Exp}(1)`, so :math:`P(G \\ge g) = e^{-\\varepsilon g}` (geometric).
 
+    ``rng``: a known seed makes the release reproducible by anyone who knows
+    it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
+
     Returns
     -------
     ndarray of float64

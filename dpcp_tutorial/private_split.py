@@ -1,12 +1,25 @@
-"""Private split conformal prediction, after Angelopoulos et al. (chapter 4).
+"""Private split conformal prediction (chapter 4).
 
 The model is fitted on one part of the data and a private quantile of the
 scores is released from a *disjoint* calibration part of size :math:`n`, so the
-two releases compose in parallel: an :math:`\\varepsilon`-DP model and an
-:math:`\\varepsilon`-DP quantile together cost :math:`\\varepsilon`.
+two releases compose in parallel: under add/remove an :math:`\\varepsilon`-DP model
+and an :math:`\\varepsilon`-DP quantile together cost :math:`\\varepsilon` (the rules,
+both relations: :mod:`dpcp_tutorial.accounting`).
 
-The quantile follows the authors' reference implementation
-(``aangelopoulos/private_prediction_sets``):
+The estimators :class:`PrivateSplitConformalRegressor` and
+:class:`PrivateSplitConformalClassifier` release, by default
+(``calibrator="quantile"``), chapter 3's tight private quantile
+(:func:`~dpcp_tutorial.private_quantile`) of the held-out scores; its
+finite-sample coverage theorem carries over because, given the training part,
+the calibration and test scores are exchangeable and the mechanism's noise is
+independent of them. With a public ``n`` the scores are first subsampled or
+padded to exactly ``n`` (:func:`_subsample_or_pad`), which keeps that proof at
+every part size and makes the calibration :math:`\\varepsilon`-DP under both
+relations.
+
+``calibrator="pps"`` is Angelopoulos et al.'s mechanism, after the authors'
+reference implementation (``aangelopoulos/private_prediction_sets``), kept to
+reproduce their results:
 
 1. a grid of :math:`m` edges :math:`e_k = k/(m-1)`, :math:`k = 0, \\dots, m-1`
    (both 0 and 1 included);
@@ -84,6 +97,8 @@ __all__ = [
 
 _GAMMA_CLIP = 1e-12     # the reference clips gamma to [1e-12, 1 - 1e-12]
 _M_SCAN = (4.0, 6.0, 50)  # the reference scans 50 log-spaced integers from 1e4 to 1e6
+_M_WIDE = (1.0, 6.0, 61)  # the analytic rule's default scan: 61 log-spaced integers from 10 to 1e6
+_M_RULES = {"auto": "analytic", "reference": "reference"}
 
 
 def _check_m(m) -> int:
@@ -343,27 +358,39 @@ def pps_quantile_probabilities(scores, alpha: float, epsilon: float, m: int, gam
 
 
 def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, variant: str = "tight",
-                 rule: str = "reference", rng: RandomLike = None) -> tuple[int, float]:
+                 rule: str = "analytic", rng: RandomLike = None) -> tuple[int, float]:
     """Data-independent choice of the grid size :math:`m` and of :math:`\\gamma` (chapter 4).
 
-    ``rule="reference"`` follows the reference implementation: simulate one
-    set of :math:`n` uniform scores, run the private quantile once for every
-    candidate :math:`m` (with the optimal :math:`\\gamma`), and keep the :math:`m`
-    whose sampled threshold is smallest. It is random (seed ``rng``) and, with a
+    ``rule="analytic"`` (default, the package's ``m="auto"``) is deterministic:
+    it minimises :math:`\\tilde q(m) + 1/(2(m-1))`, the corrected level plus the
+    mean rounding of a score whose position between two edges is uniform
+    (exact for uniform scores, in score units), over the candidates. Since
+    :math:`m` enters :math:`\\tilde q` as :math:`\\frac{2}{\\varepsilon n}\\log m` while the
+    resolution is :math:`1/(m-1)`, the minimiser is close to :math:`m = \\varepsilon n/4`.
+    The default candidates are 61 log-spaced integers from 10 to :math:`10^6`;
+    the cost is one vectorised evaluation of :math:`\\tilde q` (microseconds).
+
+    ``rng`` is used by the reference rule only (the simulated scores and
+    releases); the analytic rule is deterministic.
+
+    ``rule="reference"`` follows the authors' reference implementation
+    (``m="reference"``, kept to reproduce their results): simulate one set of
+    :math:`n` uniform scores, run the private quantile once for every candidate
+    (default: their 50 log-spaced integers from :math:`10^4` to :math:`10^6`) and keep
+    the :math:`m` whose sampled threshold is smallest. It is random (seed
+    ``rng``), slow (50 releases, about 2 s at :math:`n = 10^4`) and, with a
     single simulated sample, noisy: the winner can be a coarse grid whose edges
-    happen to fall just below the sample's quantile.
+    happen to fall just below the sample's quantile. In the settings of
+    ``python -m benchmarks private_split`` (uniform scores, exact laws) its
+    expected threshold is above the analytic rule's, by about 0.01 when
+    :math:`n\\varepsilon \\le 1000`, where its grids of at least :math:`10^4` edges pay
+    :math:`\\frac{2}{\\varepsilon n}\\log m` for a resolution nobody needs.
 
-    ``rule="analytic"`` [derived] is deterministic: it minimises
-    :math:`\\tilde q(m) + 1/(2(m-1))`, the corrected level plus the mean rounding of a
-    score whose position between two edges is uniform (exact for uniform
-    scores, in score units). Since :math:`m` enters :math:`\\tilde q` as
-    :math:`\\frac{2}{\\varepsilon n}\\log m`, the minimiser is close to :math:`m = \\varepsilon n/4`.
-
-    Neither rule looks at the data, so both cost no privacy. The default
-    candidates are 50 log-spaced integers from :math:`10^4` to :math:`10^6` (the
-    reference scan); :math:`m` enters :math:`\\tilde q` only through :math:`\\log m`
-    while the resolution is :math:`1/(m-1)`, so for small :math:`n\\varepsilon` a wider
-    scan (down to :math:`m = 10`) can do much better.
+    *Neither rule reads the data*: the arguments are the public size ``n``,
+    ``alpha``, ``epsilon``, the candidates, the variant and (for the
+    reference rule) the seed; the simulated scores of the reference rule are
+    drawn from ``rng``. So the choice costs no privacy, and it is the same for
+    every data set of the public size ``n``.
 
     Returns
     -------
@@ -377,17 +404,20 @@ def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, variant:
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
     if rule not in ("reference", "analytic"):
-        raise ValueError(f"rule={rule!r} is not supported; choose 'reference' or 'analytic'")
+        raise ValueError(f"rule={rule!r} is not supported; choose 'analytic' or 'reference'")
+    _check_variant(variant)
     rng = check_random_state(rng)
     if candidates is None:
-        low, high, count = _M_SCAN
-        candidates = np.logspace(low, high, count).astype(int)
+        low, high, count = _M_SCAN if rule == "reference" else _M_WIDE
+        candidates = np.unique(np.logspace(low, high, count).astype(int))
     candidates = [_check_m(c) for c in np.atleast_1d(candidates)]
     if not candidates:
         raise ValueError("candidates is empty; give at least one grid size m (or None for the default grid)")
     gamma = pps_optimal_gamma(n, alpha, epsilon)
     if rule == "analytic":
-        cost = [pps_corrected_level(n, alpha, epsilon, m, gamma) + 0.5 / (m - 1) for m in candidates]
+        m = np.asarray(candidates, dtype=float)   # pps_corrected_level, vectorised over the candidates
+        cost = (n + 1) * (1 - alpha) / (n * (1 - gamma * alpha)) + 2.0 / (epsilon * n) * np.log(m / (gamma * alpha)) \
+            + 0.5 / (m - 1)
         return candidates[int(np.argmin(cost))], gamma
     simulated = rng.uniform(size=n)
     best_m, best_s = max(int(1 / alpha), 2), 1.0
@@ -396,6 +426,16 @@ def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, variant:
         if s < best_s:
             best_m, best_s = m, s
     return best_m, gamma
+
+
+def _resolve_m(m, n: int, alpha: float, epsilon: float, variant: str, rng: np.random.Generator) -> int:
+    """``m`` as an integer: ``"auto"`` is the analytic rule, ``"reference"`` the authors' random scan."""
+    if isinstance(m, str):
+        if m not in _M_RULES:
+            raise ValueError(f"m={m!r}: pass an integer >= 2, 'auto' (the analytic choice) or 'reference' (the "
+                             "authors' random scan, for reproduction)")
+        return pps_choose_m(n, alpha, epsilon, variant=variant, rule=_M_RULES[m], rng=rng)[0]
+    return _check_m(m)
 
 
 def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="auto",
@@ -416,8 +456,10 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
         Miscoverage level.
     epsilon : float
         Privacy budget of this release.
-    m : int or "auto"
-        Number of grid edges; ``"auto"`` runs :func:`pps_choose_m` (data-independent).
+    m : int, "auto" or "reference"
+        Number of grid edges; ``"auto"``: :func:`pps_choose_m`'s deterministic
+        analytic rule, ``"reference"``: the authors' random scan (slow; for
+        reproduction). Neither reads the scores.
     gamma : float or "auto"
         Split of :math:`\\alpha`; ``"auto"`` is :func:`pps_optimal_gamma`.
     variant : {"tight", "reference"}
@@ -429,6 +471,8 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
     n : int, optional
         Public calibration size used in :math:`\\tilde q` (default: ``len(scores)``).
     rng : None, int or numpy.random.Generator
+        A known seed makes the release reproducible by anyone who knows it,
+        hence not private: use ``rng=None`` (fresh OS entropy) for a real release.
 
     Returns
     -------
@@ -443,10 +487,7 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
     epsilon = check_epsilon(epsilon)
     scores_arr = check_scores_or_histogram(scores)
     n_public = scores_arr.size if n is None else check_positive_int(n, "n")
-    if isinstance(m, str):
-        if m != "auto":
-            raise ValueError(f"m={m!r}: pass an integer >= 2 or 'auto'")
-        m, _ = pps_choose_m(n_public, alpha, epsilon, variant=variant, rng=rng)
+    m = _resolve_m(m, n_public, alpha, epsilon, variant, rng)
     edges, logits, _ = _pps_law(scores_arr, alpha, epsilon, m, gamma, variant, n_public)
     if logits is None:
         return 1.0
@@ -562,8 +603,8 @@ def _check_calibrator(calibrator) -> str:
 
 def _check_m_setting(m):
     if isinstance(m, str):
-        if m != "auto":
-            raise ValueError(f"m={m!r}: pass an integer >= 2 or 'auto'")
+        if m not in _M_RULES:
+            raise ValueError(f"m={m!r}: pass an integer >= 2, 'auto' or 'reference'")
         return m
     return _check_m(m)
 
@@ -605,14 +646,15 @@ def _quantile_losses(alpha: float, size: int, epsilon: float, bins, public_n: bo
         "epsilon under both relations",)
 
 
-def _pps_losses(alpha, size, epsilon, m, gamma, variant, public_n: bool, m_auto: bool):
+def _pps_losses(alpha, size, epsilon, m, gamma, variant, public_n: bool, m_setting, rng):
     replace = (pps_privacy_loss(size, alpha, epsilon, m, gamma, variant), 0.0)
     if public_n:
         return replace, replace, ()
-    if m_auto:
-        return None, replace, ("add/remove: not covered: with n=None and m='auto' the grid is chosen from the "
-                               "calibration size, so neighbours of sizes N and N + 1 can use different grids; pass "
-                               "a public n= (or an integer m)",)
+    if m_setting == "reference" or (m_setting == "auto" and any(
+            _resolve_m("auto", k, alpha, epsilon, variant, rng) != m for k in (size - 1, size + 1) if k >= 1)):
+        return None, replace, (f"add/remove: not covered: with n=None and m={m_setting!r} the grid is chosen from "
+                               "the calibration size, and neighbours of sizes N - 1, N, N + 1 can use different "
+                               "grids; pass a public n= (or an integer m)",)
     losses = [pps_privacy_loss(k, alpha, epsilon, m, gamma, variant, relation="add/remove", public_n=False)
               for k in (size - 1, size) if k >= 1]
     worst = max(losses) if size >= 2 else math.inf
@@ -655,14 +697,13 @@ def _release_threshold(owner, scores: np.ndarray, *, calibrator: str, alpha: flo
         ar, ro, notes = _quantile_losses(alpha, size, epsilon, bins, public_n)
         label = f"private quantile (tight, M = {edges.size} edges)"
     else:
-        m_auto = isinstance(m, str)
-        m_used = pps_choose_m(size, alpha, epsilon, variant=variant, rng=rng)[0] if m_auto else m
+        m_used = _resolve_m(m, size, alpha, epsilon, variant, rng)
         owner.m_ = m_used
         owner.gamma_ = _resolve_gamma(gamma, size, alpha, epsilon)
         owner.qtilde_ = pps_corrected_level(size, alpha, epsilon, m_used, owner.gamma_)
         qhat = pps_private_quantile(scores, alpha, epsilon, m=m_used, gamma=owner.gamma_, variant=variant,
                                     n=size, rng=rng)
-        ar, ro, notes = _pps_losses(alpha, size, epsilon, m_used, gamma, variant, public_n, m_auto)
+        ar, ro, notes = _pps_losses(alpha, size, epsilon, m_used, gamma, variant, public_n, m, rng)
         label = f"private split quantile (Angelopoulos et al., {variant}, m = {m_used})"
     owner.n_ = size
     return qhat, Spend(label, ar, ro, part="calibration"), notes

@@ -988,6 +988,8 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         ``expected_batch_size``), replace-one by group privacy. With
         ``expected_batch_size=None`` the step divides by the data's own size:
         add/remove is then not covered and the primary relation is replace-one.
+        The rule for ``epsilon`` (the total of what ``fit`` computes from the
+        data) is in :mod:`dpcp_tutorial.accounting`.
     noise_multiplier_ : float
         The noise multiplier used.
     expected_batch_size_ : float
@@ -1039,7 +1041,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
     Parameters
     ----------
     noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, delta, l2, x_bound, fit_intercept, rng
-        As in :class:`DPSGDRegressor`.
+        As in :class:`DPSGDRegressor` (``x_bound`` is required; a known seed
+        makes the released model reproducible by anyone who knows it, hence
+        not private: use ``rng=None`` for a real release).
     expected_batch_size : float or None
     accountant : {"rdp", "pld"}
     epsilon : float or None

@@ -1,11 +1,11 @@
 """Adaptive private regression intervals (dpcp_tutorial.adaptive, chapter 17)."""
 
-import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -17,6 +17,8 @@ from dpcp_tutorial.adaptive import (
     normalized_interval,
     normalized_score,
 )
+from _audit import max_add_one_log_ratio
+from dpcp_tutorial.accounting import ReleaseWarning
 from dpcp_tutorial.quantile import (
     private_quantile_level,
     private_quantile_privacy_loss,
@@ -135,12 +137,8 @@ def test_recomputed_level_bound_is_an_exact_upper_bound_of_the_released_law():
             bound = _recomputed(alpha, n + 1, eps, bins)
         except ValueError:
             continue
-        worst = 0.0
-        for data in itertools.combinations_with_replacement(edges, n):
-            _, p = private_quantile_probabilities(np.array(data), alpha, eps, bins, log=True)
-            for extra in edges:
-                _, q = private_quantile_probabilities(np.array(data + (extra,)), alpha, eps, bins, log=True)
-                worst = max(worst, float(np.max(np.abs(p - q))))
+        worst = max_add_one_log_ratio(lambda d: private_quantile_probabilities(d, alpha, eps, bins, log=True)[1],
+                                      edges, n)
         assert worst <= bound + 1e-9
 
 
@@ -438,3 +436,91 @@ def test_account_reads_a_bare_dp_sgd_trainer():
     est.fit(X[:1000], y[:1000]).calibrate(X[1000:], y[1000:])
     eps_q = est.lower_estimator_.privacy_.epsilon
     assert est.privacy_.add_remove[0] == pytest.approx(max(2 * eps_q, _recomputed(0.1, 2000, 2.0, 200)))
+
+
+# --------------------------------------------------------------------------- issue 19, section 6: neighbours alike
+
+
+class _PublicModel(RegressorMixin, BaseEstimator):
+    """A public, already fitted model: ``predict`` returns a fixed function of x (no training data)."""
+
+    def __init__(self, fn=None):
+        self.fn = fn
+        self.fitted_ = True
+
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return self.fn(np.asarray(X, dtype=float))
+
+
+def _release_both(make, X, y, i):
+    """Calibrate on D and on D minus record i; both must release (no error, no warning) and return qhat."""
+    out = []
+    for keep in (np.ones(len(y), bool), np.arange(len(y)) != i):
+        est = make()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")                      # an overflow warning would be a release too
+            warnings.simplefilter("ignore", ReleaseWarning)     # (a trivial release is allowed, on both sides)
+            est.calibrate(X[keep], y[keep])
+        assert 0.0 <= est.qhat_ <= 1.0 and np.isfinite(est.privacy_.replace_one[0])
+        out.append(est)
+    return out
+
+
+def test_a_huge_log_scale_on_one_record_does_not_raise():
+    """Under a public log-scale model, one record at x = 300 has scale e^300 (beyond the 1e100 domain of data):
+    the scale is a model output, clipped to the public cap, so the data set and its neighbour both release."""
+    X, y = make_heteroscedastic_regression(600, rng=30)
+    X[7, 0] = 300.0
+    make = lambda: PrivateNormalizedConformalRegressor(
+        _PublicModel(lambda Z: np.zeros(len(Z))), _PublicModel(lambda Z: Z[:, 0]), alpha=0.1, epsilon=2.0,
+        y_bound=Y_BOUND, sigma_min=0.05, score_bound=5.0, bins=100, scale_target="log", n=600, prefit=True, rng=0)
+    with_record, without = _release_both(make, X, y, 7)
+    assert np.isfinite(with_record.predict_scale(X[7:8])).all()
+
+
+def test_tiny_public_bounds_never_give_nan_scores():
+    """sigma_min = score_bound = 1e-200 and a response equal to its prediction: |y - mu| / (K sigma) would be 0/0
+    if K sigma underflowed; the score is computed so that it cannot fail."""
+    X, y = make_heteroscedastic_regression(400, rng=31)
+    y[5] = 0.0                                                  # equal to the public model's prediction
+    make = lambda: PrivateNormalizedConformalRegressor(
+        _PublicModel(lambda Z: np.zeros(len(Z))), _PublicModel(lambda Z: np.zeros(len(Z))), alpha=0.1, epsilon=2.0,
+        y_bound=Y_BOUND, sigma_min=1e-200, score_bound=1e-200, bins=100, n=400, prefit=True, rng=0)
+    _release_both(make, X, y, 5)
+    s = normalized_score([0.0, 1.0], [0.0, 0.0], [1e-200, 1e-200], 1e-200)
+    assert s.tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("output", [1e300, -1e300, np.inf, np.nan])
+def test_cqr_extreme_model_outputs_warn_on_neither_neighbour(output):
+    """A quantile model's output on one private record (1e300, inf, NaN) made `lower - y` overflow and warn for
+    that data set only; outputs are clipped to +-1e100 first, so both neighbours release silently."""
+    X, y = make_heteroscedastic_regression(500, rng=32)
+    X[3, 0] = 99.0
+
+    def extreme(shift):
+        return lambda Z: np.where(Z[:, 0] == 99.0, output, shift)
+
+    make = lambda: PrivateConformalizedQuantileRegressor(
+        _PublicModel(extreme(-2.0)), _PublicModel(extreme(2.0)), alpha=0.1, epsilon=2.0, score_bound=1e-300,
+        bins=100, n=500, prefit=True, rng=0)
+    _release_both(make, X, y, 3)
+
+
+@pytest.mark.parametrize("bad", ["2-D y", "1-D X"])
+def test_shape_errors_quote_no_record_count(bad):
+    X, y = make_heteroscedastic_regression(300, rng=33)
+    est = PrivateNormalizedConformalRegressor(_PublicModel(lambda Z: np.zeros(len(Z))), None, y_bound=Y_BOUND,
+                                              bins=100, prefit=True)
+    args = (X, y[:, None]) if bad == "2-D y" else (X[:, 0], y)
+    with pytest.raises(ValueError) as err:
+        est.calibrate(*args)
+    assert "300" not in str(err.value)
+    cqr = PrivateConformalizedQuantileRegressor(_PublicModel(lambda Z: Z[:, 0] - 1), _PublicModel(lambda Z: Z[:, 0] + 1),
+                                                score_bound=2.0, prefit=True)
+    with pytest.raises(ValueError) as err:
+        cqr.calibrate(*args)
+    assert "300" not in str(err.value)

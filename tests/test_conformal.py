@@ -321,3 +321,18 @@ def test_full_conformal_bad_grid():
         full_conformal_interval(DummyRegressor(), np.zeros((5, 1)), np.zeros(5), [0.0], 0.2, [1.0, 0.0])
     with pytest.raises(ValueError, match="features"):
         full_conformal_interval(DummyRegressor(), np.zeros((5, 1)), np.zeros(5), [0.0, 1.0], 0.2, [0.0, 1.0])
+
+
+def test_score_errors_quote_no_label_or_count():
+    """Issue 19, section 6: the scores of private records are computed in private paths (scale.model_scores,
+    the private split classifier); a bad label must not be printed, nor the number of records."""
+    from dpcp_tutorial import aps_score, lac_score
+
+    proba = np.full((313, 2), 0.5)
+    labels = np.zeros(313, dtype=int)
+    labels[4] = 7345
+    for score in (lac_score, aps_score):
+        for y in (labels, labels[:-1], labels[:, None]):
+            with pytest.raises(ValueError) as err:
+                score(proba, y)
+            assert "7345" not in str(err.value) and "313" not in str(err.value) and "312" not in str(err.value)

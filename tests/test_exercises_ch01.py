@@ -77,3 +77,32 @@ def test_aps_checker(capsys):
     assert "one class too many" in capsys.readouterr().out
     assert not check_aps_prediction_set(lac_instead)
     assert "LAC" in capsys.readouterr().out
+
+
+def zero_based_slip(scores, alpha):
+    n = len(scores)
+    k = math.ceil(round((n + 1) * (1 - alpha), 9))
+    return math.inf if k > n else float(np.sort(scores)[min(k, n - 1)])     # sorted[k] instead of sorted[k - 1]
+
+
+def aps_strict(proba, qhat):
+    order = np.argsort(-proba, axis=1, kind="stable")
+    cum = np.cumsum(np.take_along_axis(proba, order, axis=1), axis=1)
+    out = np.zeros(proba.shape, dtype=bool)
+    np.put_along_axis(out, order, cum < qhat, axis=1)
+    return out
+
+
+def test_zero_based_slip_is_not_called_a_floating_point_problem():
+    result = check_conformal_quantile(zero_based_slip, quiet=True)
+    assert not result and result.cases_passed < result.cases_total
+    typical = [line for line in result.feedback if "a typical case" in line]
+    assert typical and "Python indexes from 0" in typical[0] and "floating point" not in typical[0]
+
+
+def test_aps_with_strict_inequality_fails_where_a_mass_equals_qhat():
+    result = check_aps_prediction_set(aps_strict, quiet=True)
+    assert not result
+    assert any("cumulative mass exactly equal" in line and "<=" in line for line in result.feedback)
+    graded = check_aps_prediction_set(aps_strict, quiet=True, secret="a course secret")
+    assert not graded and not any("row " in line for line in graded.feedback)

@@ -33,7 +33,7 @@ def test_worst_case_checker(capsys):
     assert check_spatial_worst_case(worst_case)
     assert "all checks passed" in capsys.readouterr().out
     assert not check_spatial_worst_case(one_over_n)
-    assert "not by 2/n" in capsys.readouterr().out
+    assert "does not change by 2/n" in capsys.readouterr().out
     assert not check_spatial_worst_case(two_rows)
     assert "exactly one" in capsys.readouterr().out
     assert not check_spatial_worst_case(lambda n, d: (np.zeros((n, d)), np.zeros((n, d))))

@@ -28,7 +28,7 @@ def test_pcoqs_noise_sd_checker(capsys):
         return math.sqrt(steps) / epsilon          # rho = epsilon^2 / 2
 
     for wrong, phrase in [(rho_is_epsilon, "convert"), (no_split, "split over the steps"),
-                          (variance, "not a variance"), (rho_is_epsilon_squared, "times the one"),
+                          (variance, "not a variance"), (rho_is_epsilon_squared, "differs from the one"),
                           (loose_conversion, "tanh")]:
         assert not check_pcoqs_noise_sd(wrong)
         assert phrase in capsys.readouterr().out

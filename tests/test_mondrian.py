@@ -221,3 +221,16 @@ def test_account_counts_and_per_class_thresholds(problem):
     assert acc.add_remove == (pytest.approx(mondrian_privacy_loss(1.5)), 0.0)
     assert acc.replace_one == (pytest.approx(mondrian_privacy_loss(1.5, "replace-one")), 0.0)
     assert [p.part for p in acc.parts] == ["all", "class 0", "class 1", "class 2"]
+
+
+@pytest.mark.parametrize("bad", ["2-D y", "1-D X", "label outside"])
+def test_shape_and_label_errors_quote_no_record_count_or_label(problem, bad):
+    """Issue 19, section 6: refusals of the calibration data quote no private count or label."""
+    model, _, _ = problem
+    X_cal, y_cal = _make(317, np.random.default_rng(9))
+    args = {"2-D y": (X_cal, y_cal[:, None]), "1-D X": (X_cal[:, 0], y_cal),
+            "label outside": (X_cal, np.where(np.arange(317) == 5, 7345, y_cal))}[bad]
+    est = MondrianPrivateConformalClassifier(model, classes=[0, 1, 2], prefit=True, rng=0)
+    with pytest.raises(ValueError) as err:
+        est.calibrate(*args)
+    assert "317" not in str(err.value) and "7345" not in str(err.value)

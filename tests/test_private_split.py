@@ -1,6 +1,5 @@
 """Tests of private split conformal prediction (Angelopoulos et al.; chapter 4)."""
 
-import itertools
 import math
 import warnings
 
@@ -30,6 +29,7 @@ from dpcp_tutorial import (
     private_quantile_privacy_loss,
     set_coverage,
 )
+from _audit import max_add_one_log_ratio
 from dpcp_tutorial.accounting import ReleaseWarning
 
 ALPHA = 0.1
@@ -107,10 +107,10 @@ def test_optimal_gamma_is_clipped_below_one():
 
 def test_m_search_is_data_independent_seeded_and_close_to_the_reference():
     n, epsilon = 5000, 8.0
-    m1, g1 = pps_choose_m(n, ALPHA, epsilon, rng=3)
+    m1, g1 = pps_choose_m(n, ALPHA, epsilon, rule="reference", rng=3)
     assert m1 in SCAN and g1 == pps_optimal_gamma(n, ALPHA, epsilon)
-    assert pps_choose_m(n, ALPHA, epsilon, candidates=SCAN[::5], rng=4) == pps_choose_m(
-        n, ALPHA, epsilon, candidates=SCAN[::5], rng=4)
+    assert pps_choose_m(n, ALPHA, epsilon, candidates=SCAN[::5], rule="reference", rng=4) == pps_choose_m(
+        n, ALPHA, epsilon, candidates=SCAN[::5], rule="reference", rng=4)
     # m enters only through log m: over the whole scan qtilde moves by 2/(eps n) log(100)
     tolerance = 2 / (epsilon * n) * math.log(100)
     assert abs(pps_corrected_level(n, ALPHA, epsilon, m1, g1) - 0.90124) <= tolerance
@@ -379,7 +379,7 @@ def test_regressor_attributes_and_determinism():
     ia = a.fit(X[:1000], y[:1000]).calibrate(X[1000:], y[1000:]).predict_interval(X[:5])
     ib = b.fit(X[:1000], y[:1000]).calibrate(X[1000:], y[1000:]).predict_interval(X[:5])
     np.testing.assert_array_equal(ia, ib)
-    assert a.m_ in SCAN and a.gamma_ == pps_optimal_gamma(1000, ALPHA, 1.0)
+    assert a.m_ == pps_choose_m(1000, ALPHA, 1.0)[0] and a.gamma_ == pps_optimal_gamma(1000, ALPHA, 1.0)
     assert a.qtilde_ == pps_corrected_level(1000, ALPHA, 1.0, a.m_, a.gamma_)
     np.testing.assert_allclose(ia[:, 1] - ia[:, 0], 2 * 5.0 * a.qhat_)
 
@@ -503,16 +503,39 @@ def test_n_none_reports_the_recomputed_level_bound():
     assert est.privacy_.replace_one == (1.0, 0.0) and any("n=None" in note for note in est.privacy_.notes)
 
 
-def test_pps_with_n_none_and_auto_grid_is_not_covered_under_add_remove():
+def test_pps_with_n_none_reports_the_recomputed_bound_or_not_covered():
     X1, y1, X2, y2 = _split_data(1500)
     est = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, calibrator="pps",
                                          m=500, rng=0).fit(X1, y1).calibrate(X2, y2)
-    assert est.privacy_.add_remove[0] == pytest.approx(max(
-        pps_privacy_loss(k, ALPHA, 1.0, 500, relation="add/remove", public_n=False) for k in (999, 1000)))
+    recomputed = lambda m: max(pps_privacy_loss(k, ALPHA, 1.0, m, relation="add/remove", public_n=False)
+                               for k in (999, 1000))
+    assert est.privacy_.add_remove[0] == pytest.approx(recomputed(500))
+    # m="auto" is deterministic: the same grid at N - 1, N, N + 1 here, so the same bound applies
     auto = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, calibrator="pps",
                                           m="auto", rng=0).fit(X1, y1).calibrate(X2, y2)
-    assert auto.privacy_.add_remove is None and auto.privacy_.relation == "replace-one"
-    assert any("m='auto'" in note for note in auto.privacy_.notes)
+    assert all(pps_choose_m(k, ALPHA, 1.0)[0] == auto.m_ for k in (999, 1000, 1001))
+    assert auto.privacy_.add_remove[0] == pytest.approx(recomputed(auto.m_))
+    # the authors' random scan can choose another grid for a neighbour: not covered
+    scan = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, calibrator="pps",
+                                          m="reference", rng=0).fit(X1, y1).calibrate(X2, y2)
+    assert scan.privacy_.add_remove is None and scan.privacy_.relation == "replace-one"
+    assert any("m='reference'" in note for note in scan.privacy_.notes)
+
+
+@pytest.mark.parametrize("m", ["auto", "reference"])
+def test_grid_choice_never_reads_the_data(m):
+    """The grid size depends on the public n, alpha, epsilon and the seed only: calibration sets of the same size
+    with other values (extreme ones included) get the same m_, and pps_choose_m takes no data argument."""
+    assert "scores" not in pps_choose_m.__code__.co_varnames[:pps_choose_m.__code__.co_argcount]
+    X1, y1, X2, y2 = _split_data(1500)
+    chosen = set()
+    for y_cal in (y2, -y2, np.zeros_like(y2), 1e6 * np.sign(y2)):
+        est = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, calibrator="pps", m=m,
+                                             n=1000, rng=5).fit(X1, y1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReleaseWarning)
+            chosen.add(est.calibrate(X2, y_cal).m_)
+    assert len(chosen) == 1
 
 
 def test_top_edge_release_warns_and_the_warning_reads_only_the_release():
@@ -574,11 +597,6 @@ def test_recomputed_level_bound_of_pps_is_an_exact_upper_bound():
     for n in (7, 8, 9):
         bound = pps_privacy_loss(n, alpha, eps, m, relation="add/remove", public_n=False)
         assert np.isfinite(bound)
-        worst = 0.0
-        for data in itertools.combinations_with_replacement(grid, n):
-            _, p = pps_quantile_probabilities(np.array(data), alpha, eps, m, log=True)
-            for extra in grid:
-                _, q = pps_quantile_probabilities(np.array(data + (extra,)), alpha, eps, m, log=True)
-                worst = max(worst, float(np.max(np.abs(p - q))))
+        worst = max_add_one_log_ratio(lambda d: pps_quantile_probabilities(d, alpha, eps, m, log=True)[1], grid, n)
         assert worst <= bound + 1e-9
         assert worst >= 0.5 * bound          # and not vacuous

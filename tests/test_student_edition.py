@@ -125,9 +125,19 @@ def test_stripped_pages_have_no_solution_and_no_instructor_links():
     for path in PAGES:
         if path.stem in {p.split("/")[-1] for p in student_edition.INSTRUCTOR_ONLY}:
             continue
-        text = student_edition._unlink_instructor_pages(student_edition.strip_solutions(path.read_text("utf-8")))
+        text = student_edition.student_page(path.name, path.read_text("utf-8"))
         assert not _leaks(text), (path.name, _leaks(text)[:5])
         assert "<for_instructors>" not in text and "{doc}`for_instructors`" not in text, path.name
+        for phrase in student_edition.INSTRUCTOR_PHRASES:
+            assert phrase not in text.lower(), f"{path.name} promises {phrase!r} to students"
+
+
+def test_the_student_edition_says_how_students_run_the_chapters():
+    page = (ROOT / "book" / "how_to_use.md").read_text(encoding="utf-8")
+    student = student_edition.student_page("how_to_use.md", page)
+    if "## Running the chapters" in page:
+        assert "your instructor hands out the chapters' notebooks" in student
+    assert not any(p in student.lower() for p in student_edition.INSTRUCTOR_PHRASES)
 
 
 def _text_of(path: pathlib.Path) -> str:
@@ -163,6 +173,11 @@ def test_student_html_and_notebooks_have_no_solution(edition):
     leaks = {str(p.relative_to(edition)): _leaks(_text_of(p)) for p in files + notebooks}
     leaks = {k: v for k, v in leaks.items() if v}
     assert not leaks, f"solutions in the student edition: {dict(list(leaks.items())[:5])}"
+    promises = {str(p.relative_to(edition)): [x for x in student_edition.INSTRUCTOR_PHRASES
+                                              if x in _text_of(p).lower()]
+                for p in files if p.suffix == ".html"}
+    promises = {k: v for k, v in promises.items() if v}
+    assert not promises, f"the student edition promises what it removed: {promises}"
     for nb in notebooks:
         assert not any(_is_solution_cell(c) for c in json.loads(nb.read_text("utf-8"))["cells"]), nb.name
 

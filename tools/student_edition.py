@@ -65,6 +65,30 @@ def setup(app):
 '''
 
 
+#: what the student edition says instead of the instructor edition's "Running the chapters" (which points to
+#: launch buttons the edition removes and to cloning the repository, which holds the instructor edition)
+STUDENT_RUNNING = """* **The notebooks:** your instructor hands out the chapters' notebooks and the book's package. Install the
+  package into a Python environment as your instructor says (for instance `pip install` the file you were
+  given), open a notebook in Jupyter and run it from the top; every exercise's checker runs in the notebook
+  (`from dpcp_tutorial.exercises import check_...`) on the public cases and explains what is wrong.
+* **From your own code:** `import dpcp_tutorial` in that environment.
+"""
+
+#: phrases the student edition must not contain (tests/test_student_edition.py)
+INSTRUCTOR_PHRASES = ("launch button", "rocket icon", "clone the repository")
+
+
+def student_page(name: str, text: str) -> str:
+    """A page's text for the student edition: solutions stripped, instructor pages unlinked, and no promise of
+    launch buttons or of the instructor repository."""
+    text = _unlink_instructor_pages(strip_solutions(text))
+    # the bullet list that opens the section "Running the chapters" (bullets and their indented continuations)
+    bullets = re.compile(r"(^## Running the chapters[ \t]*\n\n)((?:\* .*\n(?:  .*\n)*)+)", re.M)
+    text = bullets.sub(lambda m: m.group(1) + STUDENT_RUNNING, text)
+    kept = [line for line in text.split("\n") if not any(p in line.lower() for p in INSTRUCTOR_PHRASES)]
+    return "\n".join(kept)
+
+
 def strip_solutions(text: str) -> str:
     """Remove every ``{solution}`` block from MyST text (and the blank lines it leaves)."""
     text = SOLUTION_BLOCK.sub("", text)
@@ -107,7 +131,7 @@ def strip_notebook(nb: dict) -> dict:
             continue
         if cell["cell_type"] == "markdown":
             src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-            cell["source"] = _unlink_instructor_pages(strip_solutions(src))
+            cell["source"] = student_page("", src)
         cells.append(cell)
     nb["cells"] = cells
     return nb
@@ -158,8 +182,7 @@ def prepare(out: pathlib.Path) -> pathlib.Path:
             nb = strip_notebook(json.loads(path.read_text(encoding="utf-8")))
             target.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         elif path.suffix == ".md":
-            target.write_text(_unlink_instructor_pages(strip_solutions(path.read_text(encoding="utf-8"))),
-                              encoding="utf-8")
+            target.write_text(student_page(path.name, path.read_text(encoding="utf-8")), encoding="utf-8")
         else:
             shutil.copy2(path, target)
     return src

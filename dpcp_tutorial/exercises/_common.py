@@ -100,13 +100,17 @@ class Case:
     """
 
     def __init__(self, kind: str, params: str = "", **data: Any):
-        self.kind, self.params, self.data = str(kind), str(params), data
+        self.kind, self.params, self._values = str(kind), str(params), data
 
     def __getattr__(self, name: str) -> Any:
-        data = self.__dict__.get("data", {})
-        if name in data:
-            return data[name]
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
         raise AttributeError(name)
+
+    def has(self, name: str) -> bool:
+        """Whether the case has the data item ``name``."""
+        return name in self._values
 
     def __repr__(self) -> str:
         return f"Case({self.kind!r}, {self.params!r})"

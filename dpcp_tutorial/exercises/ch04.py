@@ -14,44 +14,50 @@ from ._common import Case, Rng, array, checker, integer, number
 __all__ = ["check_pps_round_up", "check_pps_level", "check_private_split_assembly"]
 
 
-def _diagnose_round_up(scores: np.ndarray, m: int, got: np.ndarray) -> str:
+def _diagnose_round_up(scores: np.ndarray, m: int, got: np.ndarray) -> tuple[str, str]:
     edges = pps_grid(m)
     expected = pps_round_up(scores, m)
     index = np.clip(np.searchsorted(edges, scores, side="left"), 0, m - 1)
     nearest = edges[np.argmin(np.abs(scores[:, None] - edges[None, :]), axis=1)]
     down = edges[np.maximum(np.searchsorted(edges, scores, side="right") - 1, 0)]
-    if got.shape == expected.shape:
-        if np.array_equal(got, edges[index]):
-            return ("a score exactly on an edge must move to the *next* edge (the smallest edge strictly above "
-                    "it); you kept it in place")
-        if np.array_equal(got, nearest):
-            return "you round to the nearest edge; round *up*, to the smallest edge strictly above the score"
-        if np.array_equal(got, down):
-            return "you round down; the method rounds up, which can only make the set larger (conservative)"
-        if np.any(got > 1):
-            return "the rounded score must be capped at 1 (the top edge)"
-        if not np.all(np.isin(got, edges)):
-            return f"outputs must be grid edges k/(m-1), k = 0..m-1 (m={m} edges, both 0 and 1 included)"
-    bad = int(np.flatnonzero(got != expected)[0]) if got.shape == expected.shape else 0
-    return (f"for m={m}, score {scores[bad]!r} should round to {expected[bad]!r}"
-            + (f", got {got[bad]!r}" if got.shape == expected.shape else f"; got an array of shape {got.shape}"))
+    bad = int(np.flatnonzero(got != expected)[0])
+    detail = f"for m={m}, score {scores[bad]!r} should round to {expected[bad]!r}, got {got[bad]!r}"
+    if np.array_equal(got, edges[index]):
+        return ("a score exactly on an edge must move to the *next* edge (the smallest edge strictly above it); "
+                "you kept it in place", detail)
+    if np.array_equal(got, nearest):
+        return "you round to the nearest edge; round *up*, to the smallest edge strictly above the score", detail
+    if np.array_equal(got, down):
+        return "you round down; the method rounds up, which can only make the set larger (conservative)", detail
+    if np.any(got > 1):
+        return "the rounded score must be capped at 1 (the top edge)", detail
+    if not np.all(np.isin(got, edges)):
+        return "outputs must be grid edges k/(m-1), k = 0..m-1 (m edges, both 0 and 1 included)", detail
+    return "some scores are rounded to the wrong edge", detail
 
 
-@checker(function="my_round_up", exercise="ex-04-code")
-def check_pps_round_up(ctx) -> None:
+def _round_up_cases(rng: np.random.Generator) -> list[Case]:
+    m = int(rng.choice([5, 9, 11]))
+    return [
+        Case("interior scores", "m=11, N=200", scores=rng.uniform(size=200), m=11),
+        Case("scores exactly on the edges, 0 and 1", f"m={m}", scores=rng.permutation(np.arange(m) / (m - 1)), m=m),
+        Case("two edges only", "m=2", scores=np.array([0.0, 1.0, 0.999999, float(rng.uniform())]), m=2),
+        Case("a fine grid", "m=10001", scores=rng.uniform(size=1000), m=10_001),
+    ]
+
+
+@checker(function="my_round_up", exercise="ex-04-code", cases=_round_up_cases,
+         implements=("dpcp_tutorial.private_split.pps_round_up", "dpcp_tutorial.private_split._round_up_index"))
+def check_pps_round_up(ctx, case) -> None:
     """Check a reader's ``my_round_up(scores, m) -> array`` rounding scores up to the grid ``k/(m-1)`` (chapter 4).
 
-    Hidden cases: interior scores, scores exactly on edges, 0 and 1, small and large ``m``.
+    Expected: the smallest grid edge strictly above each score, capped at 1. Cases: interior scores, scores
+    exactly on edges, 0 and 1, two edges and a fine grid.
     """
-    rng = np.random.default_rng(4)
-    cases = [(rng.uniform(size=200), 11), (np.array([0.0, 0.25, 0.5, 0.75, 1.0]), 5),
-             (np.array([0.0, 1.0, 0.999999]), 2), (rng.uniform(size=1000), 10_001)]
-    for scores, m in cases:
-        got = ctx.call(scores.copy(), m, returns=array(scores.shape, what="one rounded score per score"),
-                       case=f"m={m}")
-        if not np.array_equal(got, pps_round_up(scores, m)):
-            ctx.fail(_diagnose_round_up(scores, m, got))
-            break
+    got = ctx.call(case.scores, case.m, returns=array(case.scores.shape, what="one rounded score per score"),
+                   inputs=True)
+    if not np.array_equal(got, pps_round_up(case.scores, case.m)):
+        ctx.fail(*_diagnose_round_up(case.scores, case.m, got))
 
 
 def _level_variants(n, alpha, eps, m, gamma) -> dict[str, float]:
@@ -66,23 +72,37 @@ def _level_variants(n, alpha, eps, m, gamma) -> dict[str, float]:
         + log_term / 2,
         "you capped qtilde at 1 - 1e-12; return the raw value (>= 1 means the trivial set)":
             min((n + 1) * (1 - alpha) / (n * (1 - gamma * alpha)) + log_term, 1 - 1e-12),
+        "the finite-sample part uses n/(n+1) instead of (n+1)/n":
+            n * (1 - alpha) / ((n + 1) * (1 - gamma * alpha)) + log_term,
     }
 
 
-@checker(function="my_qtilde", exercise="ex-04-code")
-def check_pps_level(ctx) -> None:
-    """Check a reader's ``my_qtilde(n, alpha, epsilon, m, gamma) -> float`` against the corrected level of chapter 4."""
-    cases = [(5000, 0.1, 8.0, 33932, 5.554e-4), (1000, 0.1, 1.0, 30888, 0.0221), (100, 0.1, 1.0, 10**4, 0.2),
-             (200, 0.05, 2.0, 500, 0.3)]
-    for n, alpha, eps, m, gamma in cases:
-        case = f"n={n}, alpha={alpha}, eps={eps}, m={m}, gamma={gamma}"
-        got = ctx.call(n, alpha, eps, m, gamma, returns=number(allow_inf=True), case=case)
-        expected = pps_corrected_level(n, alpha, eps, m, gamma)
-        if not math.isclose(got, expected, rel_tol=1e-9):
-            hint = next((msg for msg, value in _level_variants(n, alpha, eps, m, gamma).items()
-                         if math.isclose(got, value, rel_tol=1e-9)), f"expected {expected:.6f}, got {got:.6f}")
-            ctx.fail(f"{case}: {hint}")
-            break
+def _level_cases(rng: np.random.Generator) -> list[Case]:
+    n = int(rng.integers(150, 400))
+    return [
+        Case("a large n and epsilon", "n=5000, eps=8", args=(5000, 0.1, 8.0, 33932, 5.554e-4)),
+        Case("a typical case", "n=1000, eps=1", args=(1000, 0.1, 1.0, 30888, 0.0221)),
+        Case("small n: the corrected level exceeds 1", "n=100, eps=1", args=(100, 0.1, 1.0, 10**4, 0.2)),
+        Case("another level", f"n={n}, alpha=0.05", args=(n, 0.05, 2.0, 500, 0.3)),
+        Case("small n where (n+1)/n matters", "n=20", args=(20, 0.2, 50.0, 10, 0.05)),
+    ]
+
+
+@checker(function="my_qtilde", exercise="ex-04-code", cases=_level_cases,
+         implements=("dpcp_tutorial.private_split.pps_corrected_level",))
+def check_pps_level(ctx, case) -> None:
+    """Check a reader's ``my_qtilde(n, alpha, epsilon, m, gamma) -> float``: the corrected level of chapter 4.
+
+    Expected: :math:`\\tilde q = (n+1)(1-\\alpha)/(n(1-\\gamma\\alpha)) + 2\\log(m/(\\gamma\\alpha))/(\\varepsilon n)`,
+    uncapped. Five cases, one where the level exceeds 1 and one at small n.
+    """
+    got = ctx.call(*case.args, returns=number(allow_inf=True))
+    expected = pps_corrected_level(*case.args)
+    if not math.isclose(got, expected, rel_tol=1e-9):
+        hint = next((msg for msg, value in _level_variants(*case.args).items()
+                     if math.isclose(got, value, rel_tol=1e-9) and not math.isclose(value, expected, rel_tol=1e-9)),
+                    "your level differs from the corrected level of the chapter")
+        ctx.fail(hint, f"expected {expected:.6f}, got {got:.6f}")
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..conformal import conformal_quantile
 from ..dpcp import differential_cp_quantile
-from ._common import checker, number
+from ._common import Case, checker, number
 
 __all__ = ["check_differential_cp_quantile"]
 
@@ -33,21 +33,37 @@ def _variants(scores, alpha, eps, delta) -> dict[str, float]:
     }
 
 
-@checker(function="my_dcp_quantile", exercise="ex-05-code")
-def check_differential_cp_quantile(ctx) -> None:
-    """Check a reader's ``my_dcp_quantile(scores, alpha, epsilon, delta) -> float`` against the Differential-CP quantile.
+def _dcp_cases(rng: np.random.Generator) -> list[Case]:
+    n_small = int(rng.integers(30, 60))
+    return [
+        Case("a typical case", "n=500, alpha=0.1, eps=0.5", scores=rng.exponential(size=500), alpha=0.1, eps=0.5,
+             delta=1e-5),
+        Case("many scores", "n=2000, eps=1, delta=1e-3", scores=rng.exponential(size=2000), alpha=0.1, eps=1.0,
+             delta=1e-3),
+        Case("delta = 0", "n=100, alpha=0.2, eps=0.25", scores=rng.exponential(size=100), alpha=0.2, eps=0.25,
+             delta=0.0),
+        Case("too few scores: the rank exceeds n", f"n={n_small}, eps=2", scores=rng.exponential(size=n_small),
+             alpha=0.1, eps=2.0, delta=1e-6),
+        Case("ties", "n=200, eps=0.5", scores=rng.integers(0, 6, size=200).astype(float), alpha=0.2, eps=0.5,
+             delta=1e-6),
+    ]
 
-    ``math.inf`` is expected when the rank exceeds n (chapter 5); four hidden cases.
+
+@checker(function="my_dcp_quantile", exercise="ex-05-code", cases=_dcp_cases,
+         implements=("dpcp_tutorial.dpcp.differential_cp_quantile", "dpcp_tutorial.dpcp.differential_cp_level",
+                     "dpcp_tutorial.conformal.conformal_quantile"))
+def check_differential_cp_quantile(ctx, case) -> None:
+    """Check a reader's ``my_dcp_quantile(scores, alpha, epsilon, delta) -> float``: the Differential-CP quantile.
+
+    Expected: the conformal quantile of chapter 1 at the shifted level
+    :math:`\\alpha_1 = e^{-\\varepsilon}(\\alpha - \\delta)`, ``math.inf`` when the rank exceeds n (chapter 5).
+    Cases include ties, delta = 0 and too few scores.
     """
-    rng = np.random.default_rng(5)
-    cases = [(rng.exponential(size=500), 0.1, 0.5, 1e-5), (rng.exponential(size=2000), 0.1, 1.0, 1e-3),
-             (rng.exponential(size=100), 0.2, 0.25, 0.0), (rng.exponential(size=50), 0.1, 2.0, 1e-6)]
-    for scores, alpha, eps, delta in cases:
-        case = f"n={scores.size}, alpha={alpha}, eps={eps}, delta={delta}"
-        got = ctx.call(scores.copy(), alpha, eps, delta, returns=number(allow_inf=True), case=case)
-        expected = differential_cp_quantile(scores, alpha, eps, delta)
-        if got != expected:
-            hint = next((msg for msg, value in _variants(scores, alpha, eps, delta).items()
-                         if value == got and value != expected), f"expected {expected!r}, got {got!r}")
-            ctx.fail(f"{case}: {hint}")
-            break
+    scores, alpha, eps, delta = case.scores, case.alpha, case.eps, case.delta
+    got = ctx.call(scores, alpha, eps, delta, returns=number(allow_inf=True), inputs=True)
+    expected = differential_cp_quantile(scores, alpha, eps, delta)
+    if got != expected:
+        hint = next((msg for msg, value in _variants(scores, alpha, eps, delta).items()
+                     if value == got and value != expected), "your quantile differs from the Differential-CP "
+                                                             "quantile at level alpha1")
+        ctx.fail(hint, f"expected {expected!r}, got {got!r}")

@@ -7,12 +7,12 @@ import math
 import numpy as np
 
 from ..training import ssp_sensitivity
-from ._common import array, checker, number
+from ._common import Case, array, checker, number
 
 __all__ = ["check_ssp_sensitivity", "check_clip_gradients"]
 
 
-def _diagnose_sensitivity(x_bound: float, y_bound: float, fit_intercept: bool, got: float) -> str:
+def _diagnose_sensitivity(x_bound: float, y_bound: float, fit_intercept: bool, got: float) -> tuple[str, str]:
     """Name the typical mistake that produces ``got``."""
     b = math.sqrt(x_bound**2 + 1) if fit_intercept else x_bound
     expected = b * math.sqrt(b**2 + y_bound**2)
@@ -27,28 +27,34 @@ def _diagnose_sensitivity(x_bound: float, y_bound: float, fit_intercept: bool, g
         "concatenation is not the sum of the parts' norms": b**2 + b * y_bound,
         "you returned the squared sensitivity; take the square root": expected**2,
     }
+    detail = f"x_bound={x_bound}, y_bound={y_bound}, fit_intercept={fit_intercept}: expected {expected:.6g}, got {got!r}"
     for message, value in candidates.items():
         if math.isclose(got, value, rel_tol=1e-9) and not math.isclose(value, expected, rel_tol=1e-9):
-            return f"x_bound={x_bound}, y_bound={y_bound}, fit_intercept={fit_intercept}: {message}"
-    return (f"x_bound={x_bound}, y_bound={y_bound}, fit_intercept={fit_intercept}: expected {expected:.6g}, "
-            f"got {got!r}")
+            return message, detail
+    return "your sensitivity differs from the add/remove L2 sensitivity of the released statistics", detail
 
 
-@checker(function="my_ssp_sensitivity", exercise="ex-07-ssp-code")
-def check_ssp_sensitivity(ctx) -> None:
+def _ssp_cases(rng: np.random.Generator) -> list[Case]:
+    x, y = float(rng.choice([0.3, 0.5, 2.0])), float(rng.choice([0.5, 4.0, 7.0]))
+    return [Case(f"{kind}", "", args=args) for kind, args in [
+        ("unit bounds with an intercept", (1.0, 1.0, True)), ("unit bounds without an intercept", (1.0, 1.0, False)),
+        ("unequal bounds with an intercept", (2.0, 0.5, True)), ("unequal bounds without an intercept", (x, y, False)),
+        ("large bounds with an intercept", (5.0, 5.0, True))]]
+
+
+@checker(function="my_ssp_sensitivity", exercise="ex-07-ssp-code", cases=_ssp_cases,
+         implements=("dpcp_tutorial.training.ssp_sensitivity",))
+def check_ssp_sensitivity(ctx, case) -> None:
     """Check a reader's ``my_ssp_sensitivity(x_bound, y_bound, fit_intercept) -> float`` (chapter 7).
 
     The value is compared with the add/remove L2 sensitivity of the released
     sufficient statistics (:func:`dpcp_tutorial.ssp_sensitivity`) on five
     combinations of bounds, with and without an intercept.
     """
-    cases = [(1.0, 1.0, True), (1.0, 1.0, False), (2.0, 0.5, True), (0.3, 4.0, False), (5.0, 5.0, True)]
-    for x_bound, y_bound, fit_intercept in cases:
-        got = ctx.call(x_bound, y_bound, fit_intercept, returns=number(),
-                       case=f"x_bound={x_bound}, y_bound={y_bound}, fit_intercept={fit_intercept}")
-        if not math.isclose(got, ssp_sensitivity(x_bound, y_bound, fit_intercept), rel_tol=1e-9):
-            ctx.fail(_diagnose_sensitivity(x_bound, y_bound, fit_intercept, got))
-            break
+    x_bound, y_bound, fit_intercept = case.args
+    got = ctx.call(x_bound, y_bound, fit_intercept, returns=number())
+    if not math.isclose(got, ssp_sensitivity(x_bound, y_bound, fit_intercept), rel_tol=1e-9):
+        ctx.fail(*_diagnose_sensitivity(x_bound, y_bound, fit_intercept, got))
 
 
 def _reference_clip(G: np.ndarray, clip_norm: float) -> np.ndarray:
@@ -56,41 +62,46 @@ def _reference_clip(G: np.ndarray, clip_norm: float) -> np.ndarray:
     return G * np.minimum(1.0, clip_norm / np.maximum(norms, np.finfo(float).tiny))[:, None]
 
 
-@checker(function="clip_gradients", exercise="ex-07-clip")
-def check_clip_gradients(ctx) -> None:
-    """Check a reader's per-example clipping ``clip_gradients(G, clip_norm) -> array`` (DP-SGD, chapter 7).
-
-    Hidden cases include rows inside and outside the ball, a zero row, a single
-    row and several clipping norms; the input array must not be modified.
-    """
-    rng = np.random.default_rng(77)
+def _clip_cases(rng: np.random.Generator) -> list[Case]:
     G = rng.normal(size=(8, 3)) * np.array([0.1, 0.5, 1.0, 2.0, 5.0, 0.01, 3.0, 0.7])[:, None]
     G[5] = 0.0
-    cases = [(G, 1.0), (G, 0.25), (rng.normal(size=(1, 4)) * 10, 2.0), (rng.normal(size=(50, 2)), 1.5)]
+    return [
+        Case("rows inside and outside the ball, a zero row", "C=1", G=G, clip_norm=1.0),
+        Case("a small clipping norm", "C=0.25", G=G, clip_norm=0.25),
+        Case("a single row", "C=2", G=rng.normal(size=(1, 4)) * 10, clip_norm=2.0),
+        Case("many rows", "C=1.5", G=rng.normal(size=(50, 2)), clip_norm=1.5),
+        Case("a row exactly on the sphere", "C=1", G=np.array([[0.6, 0.8], [3.0, 4.0], [0.0, 0.0]]), clip_norm=1.0),
+    ]
+
+
+@checker(function="clip_gradients", exercise="ex-07-clip", cases=_clip_cases)
+def check_clip_gradients(ctx, case) -> None:
+    """Check a reader's per-example clipping ``clip_gradients(G, clip_norm) -> array`` (DP-SGD, chapter 7).
+
+    Expected: each row scaled by :math:`\\min(1, C/\\lVert g_i\\rVert)`. Cases include rows inside and
+    outside the ball, a zero row, a row on the sphere, a single row and several clipping norms; the input
+    array must not be modified.
+    """
+    original, clip_norm = case.G, case.clip_norm
     nan_hint = "your output contains NaN: a zero gradient has norm 0; guard the division and leave zero rows at zero"
-    for grads, clip_norm in cases:
-        original = grads.copy()
-        got = ctx.call(grads, clip_norm, inputs=True, returns=array(original.shape, nan_hint=nan_hint,
-                                                       what="one clipped gradient per row"), case=f"C={clip_norm}")
-        if not np.array_equal(grads, original):
-            ctx.fail("your function modified the input array in place; return a new array")
-            break
-        expected = _reference_clip(original, clip_norm)
-        if np.allclose(got, expected, rtol=1e-9, atol=1e-12):
-            continue
-        total = np.linalg.norm(original)
-        row_norms = np.linalg.norm(original, axis=1)
-        if np.allclose(got, original * min(1.0, clip_norm / total), rtol=1e-9, atol=1e-12):
-            ctx.fail("you clipped the whole batch (its Frobenius norm) at once; DP-SGD clips each example's "
-                     "gradient separately, which is what bounds one person's contribution by C")
-        elif np.allclose(got, np.clip(original, -clip_norm, clip_norm), rtol=1e-9, atol=1e-12):
-            ctx.fail("you clipped each coordinate to [-C, C]; that bounds a row's norm only by C*sqrt(p), not by C")
-        elif np.allclose(got[row_norms > 0], original[row_norms > 0] * (clip_norm / row_norms[row_norms > 0])[:, None],
-                         rtol=1e-9, atol=1e-12):
-            ctx.fail("you normalised every row to norm C, also the small ones; rows already inside the ball must "
-                     "stay unchanged")
-        else:
-            bad = int(np.argmax(~np.isclose(got, expected, rtol=1e-9, atol=1e-12).all(axis=1)))
-            ctx.fail(f"with C={clip_norm}, row {bad} = {np.round(original[bad], 4).tolist()} should become "
-                     f"{np.round(expected[bad], 4).tolist()}, got {np.round(got[bad], 4).tolist()}")
-        break
+    got = ctx.call(original, clip_norm, inputs=True,
+                   returns=array(original.shape, nan_hint=nan_hint, what="one clipped gradient per row"))
+    expected = _reference_clip(original, clip_norm)
+    if np.allclose(got, expected, rtol=1e-9, atol=1e-12):
+        return
+    total = np.linalg.norm(original)
+    row_norms = np.linalg.norm(original, axis=1)
+    bad = int(np.argmax(~np.isclose(got, expected, rtol=1e-9, atol=1e-12).all(axis=1)))
+    detail = (f"with C={clip_norm}, row {bad} = {np.round(original[bad], 4).tolist()} should become "
+              f"{np.round(expected[bad], 4).tolist()}, got {np.round(got[bad], 4).tolist()}")
+    if np.allclose(got, original * min(1.0, clip_norm / total), rtol=1e-9, atol=1e-12):
+        ctx.fail("you clipped the whole batch (its Frobenius norm) at once; DP-SGD clips each example's gradient "
+                 "separately, which is what bounds one person's contribution by C", detail)
+    elif np.allclose(got, np.clip(original, -clip_norm, clip_norm), rtol=1e-9, atol=1e-12):
+        ctx.fail("you clipped each coordinate to [-C, C]; that bounds a row's norm only by C*sqrt(p), not by C", detail)
+    elif np.allclose(got[row_norms > 0], original[row_norms > 0] * (clip_norm / row_norms[row_norms > 0])[:, None],
+                     rtol=1e-9, atol=1e-12):
+        ctx.fail("you normalised every row to norm C, also the small ones; rows already inside the ball must stay "
+                 "unchanged", detail)
+    else:
+        ctx.fail("some rows are not clipped to norm min(norm, C)", detail)

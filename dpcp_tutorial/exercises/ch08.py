@@ -7,36 +7,45 @@ import math
 import numpy as np
 
 from ..private_split import bounded_interval
-from ._common import array, checker, integer
+from ._common import Case, array, checker, integer
 
 __all__ = ["check_bounded_interval", "check_smallest_n"]
 
 
-@checker(function="my_interval", exercise="ex-08-code-interval")
-def check_bounded_interval(ctx) -> None:
+def _interval_cases(rng: np.random.Generator) -> list[Case]:
+    y_pred = np.round(rng.normal(size=3) * 2, 2)
+    return [
+        Case("a threshold below 1", "qhat=0.2, bound=3", y_pred=y_pred, qhat=0.2, bound=3.0),
+        Case("a small bound", "qhat=0.5, bound=0.1", y_pred=y_pred, qhat=0.5, bound=0.1),
+        Case("the top edge qhat = 1", "qhat=1, bound=2", y_pred=y_pred, qhat=1.0, bound=2.0),
+        Case("many predictions", "qhat=0.35, bound=5", y_pred=rng.normal(size=100), qhat=0.35, bound=5.0),
+    ]
+
+
+@checker(function="my_interval", exercise="ex-08-code-interval", cases=_interval_cases,
+         implements=("dpcp_tutorial.private_split.bounded_interval",))
+def check_bounded_interval(ctx, case) -> None:
     """Check a reader's ``my_interval(y_pred, qhat, bound) -> array (n, 2)`` (chapter 8).
 
     The intervals (lower and upper ends per prediction) must be those that a
-    threshold on scores normalised by the public bound gives, for three
-    thresholds up to and including the top edge 1.
+    threshold on scores normalised by the public bound gives: :math:`\\hat\\mu \\pm B\\hat q`, and the whole
+    line when :math:`\\hat q = 1`. Four cases, the top edge 1 included.
     """
-    y_pred = np.array([-1.0, 0.0, 2.5])
-    for qhat, bound in [(0.2, 3.0), (0.5, 0.1), (1.0, 2.0)]:
-        expected = bounded_interval(y_pred, qhat, bound)
-        got = ctx.call(y_pred.copy(), qhat, bound, returns=array(expected.shape, allow_inf=True,
-                                                                 what="lower and upper end per prediction"),
-                       case=f"qhat={qhat}, bound={bound}")
-        if np.array_equal(got, expected):
-            continue
-        if qhat < 1 and np.allclose(got, np.column_stack([y_pred - qhat, y_pred + qhat])):
-            ctx.fail("you used qhat itself as the half-width, but qhat is a threshold on normalised scores; "
-                     "convert it back to the scale of y (DPCP write-up error D7 in the book's appendix)")
-        elif qhat == 1 and np.all(np.isfinite(got)):
-            ctx.fail("qhat = 1 is the top edge of *clipped* scores: every residual is admitted, so a finite "
-                     "interval is wrong here")
-        else:
-            ctx.fail(f"for qhat={qhat}, bound={bound} expected {expected.tolist()}, got {got.tolist()}")
-        break
+    y_pred, qhat, bound = case.y_pred, case.qhat, case.bound
+    expected = bounded_interval(y_pred, qhat, bound)
+    got = ctx.call(y_pred, qhat, bound, inputs=True,
+                   returns=array(expected.shape, allow_inf=True, what="lower and upper end per prediction"))
+    if np.array_equal(got, expected) or np.allclose(got, expected, rtol=1e-12, atol=1e-12):
+        return
+    detail = f"for qhat={qhat}, bound={bound} expected {expected[:3].tolist()}..., got {got[:3].tolist()}..."
+    if qhat < 1 and np.allclose(got, np.column_stack([y_pred - qhat, y_pred + qhat])):
+        ctx.fail("you used qhat itself as the half-width, but qhat is a threshold on normalised scores; convert it "
+                 "back to the scale of y (DPCP write-up error D7 in the book's appendix)", detail)
+    elif qhat == 1 and np.all(np.isfinite(got)):
+        ctx.fail("qhat = 1 is the top edge of *clipped* scores: every residual is admitted, so a finite interval is "
+                 "wrong here", detail)
+    else:
+        ctx.fail("your intervals differ from mu(x) -/+ bound * qhat", detail)
 
 
 def _smallest_n(alpha, eps1, eps2, delta) -> int:
@@ -44,26 +53,37 @@ def _smallest_n(alpha, eps1, eps2, delta) -> int:
     return math.floor(2.0 / (alpha1 * eps2)) + 1
 
 
-@checker(function="smallest_n", exercise="ex-08-code-n")
-def check_smallest_n(ctx) -> None:
+def _n_cases(rng: np.random.Generator) -> list[Case]:
+    eps2 = float(rng.choice([0.7, 0.9, 1.1]))
+    return [
+        Case("a small training budget", f"alpha=0.1, eps1=0.1, eps2={eps2}", args=(0.1, 0.1, eps2, 1e-5)),
+        Case("a large training budget", "alpha=0.1, eps1=4, eps2=1", args=(0.1, 4.0, 1.0, 1e-5)),
+        Case("equal budgets", "alpha=0.1, eps1=1, eps2=1", args=(0.1, 1.0, 1.0, 1e-5)),
+        Case("a large delta", "alpha=0.2, eps1=0.5, eps2=0.4, delta=1e-3", args=(0.2, 0.5, 0.4, 1e-3)),
+        Case("2/(alpha1 eps2) just below an integer", "alpha=0.5, eps1=ln 2, eps2=0.4", args=(0.5, math.log(2), 0.4, 0.0)),
+    ]
+
+
+@checker(function="smallest_n", exercise="ex-08-code-n", cases=_n_cases,
+         implements=("dpcp_tutorial.dpcp.dpcp_levels", "dpcp_tutorial.quantile.algorithm1_level"))
+def check_smallest_n(ctx, case) -> None:
     """Check a reader's ``smallest_n(alpha, epsilon1, epsilon2, delta) -> int``: the smallest n for which DPCP is feasible.
 
-    Feasible means that Algorithm 1's level alpha0 is strictly positive (chapter 6); four hidden cases.
+    Feasible means that Algorithm 1's level alpha0 is strictly positive (chapter 6): expected
+    :math:`\\lfloor 2/(\\alpha_1\\varepsilon_2)\\rfloor + 1`; five cases.
     """
-    cases = [(0.1, 0.1, 0.9, 1e-5), (0.1, 4.0, 1.0, 1e-5), (0.1, 1.0, 1.0, 1e-5), (0.2, 0.5, 0.4, 1e-3)]
-    for alpha, eps1, eps2, delta in cases:
-        case = f"alpha={alpha}, eps1={eps1:.4g}, eps2={eps2}, delta={delta}"
-        got = ctx.call(alpha, eps1, eps2, delta, returns=integer(), case=case)
-        expected = _smallest_n(alpha, eps1, eps2, delta)
-        if got == expected:
-            continue
-        if got in (_smallest_n(alpha, eps1 + eps2, eps2, delta), _smallest_n(alpha, eps1, eps1 + eps2, delta)):
-            ctx.fail(f"{case}: alpha1 uses epsilon1 (training) and the shift uses epsilon2 (quantile); "
-                     "do not mix in the total")
-        elif got == _smallest_n(alpha, eps1, eps2, 0.0):
-            ctx.fail(f"{case}: delta is missing from alpha1")
-        elif got == expected - 1:
-            ctx.fail(f"{case}: off by one: at your n, alpha0 is not yet strictly positive")
-        else:
-            ctx.fail(f"{case}: your n={got} is too {'small' if got < expected else 'large'}")
-        break
+    alpha, eps1, eps2, delta = case.args
+    got = ctx.call(alpha, eps1, eps2, delta, returns=integer())
+    expected = _smallest_n(alpha, eps1, eps2, delta)
+    if got == expected:
+        return
+    detail = f"expected n={expected}, got {got}"
+    if got in (_smallest_n(alpha, eps1 + eps2, eps2, delta), _smallest_n(alpha, eps1, eps1 + eps2, delta)):
+        ctx.fail("alpha1 uses epsilon1 (training) and the shift uses epsilon2 (quantile); do not mix in the total",
+                 detail)
+    elif got == _smallest_n(alpha, eps1, eps2, 0.0) and delta > 0:
+        ctx.fail("delta is missing from alpha1", detail)
+    elif got == expected - 1:
+        ctx.fail("off by one: at your n, alpha0 is not yet strictly positive", detail)
+    else:
+        ctx.fail(f"your n is too {'small' if got < expected else 'large'}", detail)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from ._common import array, checker
+from ._common import Case, array, checker
 
 __all__ = ["check_interval_log_probabilities"]
 
@@ -43,60 +43,63 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
                 and np.allclose(a[fin], b[fin], rtol=1e-7, atol=1e-9))
 
 
-@checker(function="interval_log_probabilities", exercise="ex-11-exact-1d")
-def check_interval_log_probabilities(ctx) -> None:
+def _interval_cases(rng: np.random.Generator) -> list[Case]:
+    return [
+        Case("three points", "n=3, epsilon=1", data=rng.permutation(np.array([0.3, -0.2, 0.1])), epsilon=1.0, lower=-1.0,
+             upper=1.0),
+        Case("heavy-tailed data, some outside [lower, upper]", "n=25, epsilon=2", data=rng.standard_cauchy(25),
+             epsilon=2.0, lower=-5.0, upper=5.0),
+        Case("ties", "n=6, epsilon=3", data=rng.permutation(np.array([0.0, 0.5, 0.5, 0.5, 1.0, -0.4])), epsilon=3.0,
+             lower=-1.0, upper=2.0),
+        Case("epsilon n large enough that exp overflows", "n=4000, epsilon=1", data=rng.standard_cauchy(4000),
+             epsilon=1.0, lower=-10.0, upper=10.0),
+        Case("a point on the bound", "n=5, epsilon=1", data=np.array([-1.0, 0.2, 0.4, 0.9, 1.0]), epsilon=1.0,
+             lower=-1.0, upper=1.0),
+    ]
+
+
+@checker(function="interval_log_probabilities", exercise="ex-11-exact-1d", cases=_interval_cases)
+def check_interval_log_probabilities(ctx, case) -> None:
     """Check a reader's ``interval_log_probabilities(data, epsilon, lower, upper) -> array of n+1 log-probabilities`` (chapter 11).
 
     The output is compared with the exact law of the one-dimensional continuous
-    exponential mechanism of the exercise over the n+1 intervals. Hidden cases
-    include unsorted data, data outside ``[lower, upper]``, ties, and
-    :math:`\\varepsilon n` large enough that a naive ``exp`` overflows.
+    exponential mechanism of the exercise over the n+1 intervals. Cases include unsorted data, data outside
+    ``[lower, upper]``, ties, a point on the bound, and :math:`\\varepsilon n` large enough that a naive
+    ``exp`` overflows.
     """
-    rng = np.random.default_rng(1111)
-    cases = [
-        (np.array([0.3, -0.2, 0.1]), 1.0, -1.0, 1.0),
-        (rng.standard_cauchy(25), 2.0, -5.0, 5.0),                 # some points outside [a, b]
-        (np.array([0.0, 0.5, 0.5, 0.5, 1.0, -0.4]), 3.0, -1.0, 2.0),  # ties
-        (rng.standard_cauchy(4000), 1.0, -10.0, 10.0),             # eps*n/4 = 1000: exp would overflow
+    data, epsilon, lower, upper = case.data, case.epsilon, case.lower, case.upper
+    if np.any((data < lower) | (data > upper)):
+        nan_hint = ("your output contains NaN and some data lie outside [lower, upper]: what does the exercise do "
+                    "with them before sorting?")
+    else:
+        nan_hint = "your output contains NaN. Work in log space so that nothing overflows, and use -inf for empty intervals"
+    got = ctx.call(data, epsilon, lower, upper, inputs=True,
+                   returns=array((data.size + 1,), allow_inf=True, nan_hint=nan_hint,
+                                 what="n+1 log-probabilities, one per interval"))
+    expected = _reference_interval_log_probabilities(data, epsilon, lower, upper)
+    if _same(got, expected):
+        return
+    d = np.asarray(data, dtype=float)
+    k = int(np.argmax(~np.isclose(np.where(np.isfinite(got), got, 0), np.where(np.isfinite(expected), expected, 0),
+                                  rtol=1e-7, atol=1e-9)))
+    detail = f"interval {k} should have log-probability {expected[k]:.6g}, got {got[k]:.6g}"
+    diagnoses = [
+        (_normalised(_interval_logits(d, epsilon, lower, upper, lengths=False)),
+         "you left out the interval lengths: with a uniform prior the mass of an interval is not exp(beta * depth) "
+         "alone"),
+        (_normalised(_interval_logits(d, epsilon, lower, upper, beta_factor=1.0)),
+         "your exponent is twice too large: check beta against the sensitivity of the halfspace depth"),
+        (_normalised(_interval_logits(d, epsilon, lower, upper, clip=False)),
+         "you did not clip the data to [lower, upper]; points outside the prior's support give negative interval "
+         "lengths"),
     ]
-    for data, epsilon, lower, upper in cases:
-        case = f"n={data.size}, epsilon={epsilon}"
-        if np.any((data < lower) | (data > upper)):
-            nan_hint = (f"your output contains NaN and some data lie outside [{lower}, {upper}]: "
-                        "what does the exercise do with them before sorting?")
-        else:
-            nan_hint = ("your output contains NaN. Work in log space so that nothing overflows, and use "
-                        "-inf for empty intervals")
-        got = ctx.call(data.copy(), epsilon, lower, upper,
-                       returns=array((data.size + 1,), allow_inf=True, nan_hint=nan_hint,
-                                     what=f"n+1 = {data.size + 1} log-probabilities, one per interval"),
-                       case=case)
-        expected = _reference_interval_log_probabilities(data, epsilon, lower, upper)
-        if _same(got, expected):
-            continue
-        d = np.asarray(data, dtype=float)
-        diagnoses = [
-            (_normalised(_interval_logits(d, epsilon, lower, upper, lengths=False)),
-             "you left out the interval lengths: with a uniform prior the mass of an interval is not "
-             "exp(beta * depth) alone"),
-            (_normalised(_interval_logits(d, epsilon, lower, upper, beta_factor=1.0)),
-             "your exponent is twice too large: check beta against the sensitivity of the halfspace depth"),
-            (_normalised(_interval_logits(d, epsilon, lower, upper, clip=False)),
-             "you did not clip the data to [lower, upper]; points outside the prior's support give negative "
-             "interval lengths"),
-        ]
-        for candidate, message in diagnoses:
-            if _same(got, candidate):
-                ctx.fail(f"{case}: {message}")
-                break
-        else:
-            if np.all(np.isfinite(got)) and not np.isclose(logsumexp(got), 0.0):
-                ctx.fail(f"{case}: your log-probabilities do not sum to 1 (logsumexp = {logsumexp(got):.4g})")
-            elif np.all(np.isfinite(got)) and not np.all(np.isfinite(expected)):
-                ctx.fail(f"{case}: tied data points make some intervals empty; they must get probability 0 "
-                         "(log-probability -inf)")
-            else:
-                k = int(np.argmax(~np.isclose(got, expected, rtol=1e-7, atol=1e-9)))
-                ctx.fail(f"{case}, [lower, upper]=[{lower}, {upper}]: interval {k} should have log-probability "
-                         f"{expected[k]:.6g}, got {got[k]:.6g}")
-        break
+    for candidate, message in diagnoses:
+        if _same(got, candidate):
+            ctx.stop(message, detail)
+    if np.all(np.isfinite(got)) and not np.isclose(logsumexp(got), 0.0):
+        ctx.fail("your log-probabilities do not sum to 1", f"logsumexp = {logsumexp(got):.4g}")
+    elif np.all(np.isfinite(got)) and not np.all(np.isfinite(expected)):
+        ctx.fail("tied data points make some intervals empty; they must get probability 0 (log-probability -inf)",
+                 detail)
+    else:
+        ctx.fail("your log-probabilities differ from the exact law", detail)

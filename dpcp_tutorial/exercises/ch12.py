@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..depth import halfspace_depth, spatial_depth
-from ._common import array, checker, sequence
+from ._common import Case, array, checker, sequence
 
 __all__ = ["check_halfspace_depth_directions", "check_whitening_counterexample", "whitened_spatial_depth"]
 
@@ -19,7 +19,7 @@ def _counts(points: np.ndarray, data: np.ndarray, directions: np.ndarray) -> tup
     return at_least, at_most
 
 
-def _diagnose_depth(points, data, directions, got) -> str:
+def _diagnose_depth(points, data, directions, got) -> tuple[str, str]:
     n = data.shape[0]
     u = directions / np.linalg.norm(directions, axis=1, keepdims=True)
     proj, t = data @ u.T, points @ u.T
@@ -37,37 +37,43 @@ def _diagnose_depth(points, data, directions, got) -> str:
         "you returned counts; divide by n to get a depth in [0, 1]": np.minimum(at_least, at_most).min(axis=1),
     }
     expected = np.minimum(at_least, at_most).min(axis=1) / n
+    bad = int(np.argmax(~np.isclose(got, expected)))
+    detail = f"at point {np.round(points[bad], 3).tolist()} expected depth {expected[bad]:.4f}, got {got[bad]:.4f}"
     for message, value in wrong.items():
         if np.allclose(got, value) and not np.allclose(value, expected):
-            return message
-    bad = int(np.argmax(~np.isclose(got, expected)))
-    return f"at point {np.round(points[bad], 3).tolist()} expected depth {expected[bad]:.4f}, got {got[bad]:.4f}"
+            return message, detail
+    return "some depths differ from the halfspace depth over the given directions", detail
 
 
-@checker(function="my_halfspace_depth", exercise="ex-12-hdk")
-def check_halfspace_depth_directions(ctx) -> None:
+def _hdk_cases(rng: np.random.Generator) -> list[Case]:
+    lattice = rng.integers(-3, 4, size=(60, 2)).astype(float)
+    return [
+        Case("random points and directions in 2D", "n=40, 5 directions", points=rng.standard_normal((7, 2)),
+             data=rng.standard_normal((40, 2)), directions=rng.standard_normal((5, 2))),
+        Case("lattice data with ties, queries at data points", "n=60", points=lattice[:10].copy(), data=lattice,
+             directions=np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])),
+        Case("unnormalised directions in d = 5", "n=80, 50 directions", points=rng.standard_normal((6, 5)),
+             data=rng.standard_normal((80, 5)), directions=3.0 * rng.standard_normal((50, 5))),
+        Case("a query outside the data's hull", "n=30", points=np.array([[100.0, 100.0]]),
+             data=rng.standard_normal((30, 2)), directions=rng.standard_normal((8, 2))),
+    ]
+
+
+@checker(function="my_halfspace_depth", exercise="ex-12-hdk", cases=_hdk_cases,
+         implements=("dpcp_tutorial.depth.halfspace_depth",))
+def check_halfspace_depth_directions(ctx, case) -> None:
     """Check a reader's ``my_halfspace_depth(points, data, directions) -> depths`` (chapter 12).
 
     The expected value is :func:`dpcp_tutorial.halfspace_depth` with
-    ``method="directions"``, one depth per point. Hidden cases include lattice
+    ``method="directions"``, one depth per point. Cases include lattice
     data with many ties, query points equal to data points, unnormalised
-    directions and d = 5.
+    directions, d = 5 and a query outside the data.
     """
-    rng = np.random.default_rng(1212)
-    lattice = rng.integers(-3, 4, size=(60, 2)).astype(float)
-    cases = [
-        (rng.standard_normal((7, 2)), rng.standard_normal((40, 2)), rng.standard_normal((5, 2))),
-        (lattice[:10].copy(), lattice, np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])),   # ties, x = data points
-        (rng.standard_normal((6, 5)), rng.standard_normal((80, 5)), 3.0 * rng.standard_normal((50, 5))),
-    ]
-    for points, data, directions in cases:
-        got = ctx.call(points.copy(), data.copy(), directions.copy(),
-                       returns=array((len(points),), what="one depth per point"),
-                       case=f"d={points.shape[1]}, {len(directions)} directions")
-        expected = halfspace_depth(points, data, method="directions", directions=directions)
-        if not np.allclose(got, expected, rtol=0, atol=1e-12):
-            ctx.fail(_diagnose_depth(points, data, directions, got))
-            break
+    points, data, directions = case.points, case.data, case.directions
+    got = ctx.call(points, data, directions, inputs=True, returns=array((len(points),), what="one depth per point"))
+    expected = halfspace_depth(points, data, method="directions", directions=directions)
+    if not np.allclose(got, expected, rtol=0, atol=1e-12):
+        ctx.fail(*_diagnose_depth(points, data, directions, got))
 
 
 def whitened_spatial_depth(points, data) -> np.ndarray:
@@ -84,35 +90,35 @@ def whitened_spatial_depth(points, data) -> np.ndarray:
     return spatial_depth(np.asarray(points, dtype=float) @ w, data @ w)
 
 
-@checker(function="make_pair", exercise="ex-12-counterexample")
-def check_whitening_counterexample(ctx) -> None:
+def _pair_cases(rng: np.random.Generator) -> list[Case]:
+    return [Case(f"n = {n}", "", n=n) for n in (50, 400, int(rng.integers(100, 200)))]
+
+
+@checker(function="make_pair", exercise="ex-12-counterexample", cases=_pair_cases)
+def check_whitening_counterexample(ctx, case) -> None:
     """Check a reader's ``make_pair(n) -> (X, X_prime, theta)`` (chapter 12).
 
-    For ``n`` in (50, 400) the two data sets must have shape ``(n, 2)``, be finite,
+    For three values of ``n`` the two data sets must have shape ``(n, 2)``, be finite,
     differ in exactly one row, and the whitened spatial depth
     (:func:`whitened_spatial_depth`) at ``theta`` must change by at least 0.25. The
     checker also confirms that the plain spatial depth moved by at most 2/n.
     """
-    for n in (50, 400):
-        x, x_prime, theta = ctx.call(n, returns=sequence(array((n, 2)), array((n, 2)), array((2,)),
-                                                         names="a tuple (X, X_prime, theta)"), case=f"n={n}")
-        theta = theta.reshape(1, 2)
-        differing = int(np.any(x != x_prime, axis=1).sum())
-        if differing != 1:
-            ctx.fail(f"n={n}: X and X_prime differ in {differing} rows; neighbours differ in exactly one row "
-                     "(same n, one record replaced)")
-            break
-        try:
-            change = float(abs(whitened_spatial_depth(theta, x)[0] - whitened_spatial_depth(theta, x_prime)[0]))
-        except ValueError as exc:
-            ctx.fail(f"n={n}: {exc}; use data that span the plane")
-            break
-        plain = float(abs(spatial_depth(theta, x)[0] - spatial_depth(theta, x_prime)[0]))
-        if plain > 2.0 / n + 1e-12:   # cannot happen; guards the checker itself
-            ctx.fail(f"n={n}: plain spatial depth moved by {plain:.4g} > 2/n, which contradicts its sensitivity")
-            break
-        if change < 0.25:
-            ctx.fail(f"n={n}: the whitened spatial depth at theta changes by only {change:.4f} (need >= 0.25). "
-                     "Which part of the whitened depth can one record change without bound, and where must "
-                     "theta be for that change to matter?")
-            break
+    n = case.n
+    x, x_prime, theta = ctx.call(n, returns=sequence(array((n, 2)), array((n, 2)), array((2,)),
+                                                     names="a tuple (X, X_prime, theta)"))
+    theta = theta.reshape(1, 2)
+    differing = int(np.any(x != x_prime, axis=1).sum())
+    if differing != 1:
+        ctx.stop("X and X_prime must differ in exactly one row (same n, one record replaced)",
+                 f"they differ in {differing} rows")
+    try:
+        change = float(abs(whitened_spatial_depth(theta, x)[0] - whitened_spatial_depth(theta, x_prime)[0]))
+    except ValueError as exc:
+        ctx.stop(f"{exc}; use data that span the plane")
+    plain = float(abs(spatial_depth(theta, x)[0] - spatial_depth(theta, x_prime)[0]))
+    if plain > 2.0 / n + 1e-12:   # cannot happen; guards the checker itself
+        ctx.stop("the plain spatial depth moved by more than 2/n, which contradicts its sensitivity")
+    if change < 0.25:
+        ctx.fail("the whitened spatial depth at theta changes by less than 0.25. Which part of the whitened depth "
+                 "can one record change without bound, and where must theta be for that change to matter?",
+                 f"it changes by {change:.4f}")

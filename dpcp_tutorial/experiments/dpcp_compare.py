@@ -21,11 +21,18 @@ in the book appendix "Errors in the source write-ups").
 Widths are reported for the intervals intersected with the public response
 range, so that an infinite interval counts as the whole range (the least
 informative answer) and means stay finite.
+
+Every method runs with the package defaults: private split CP with the tight
+private quantile (``calibrator="quantile"``, chapter 4) and DPCP with the tight
+private quantile at level :math:`\\alpha_1` (chapter 6). Angelopoulos et al.'s
+calibrator (``calibrator="pps"``) is available through the ``pps`` argument of
+the one-repetition functions, for reproduction. A release on the public bound
+(:math:`\\hat q = 1`, an infinite interval) is counted in ``"infinite"``; its
+:class:`~dpcp_tutorial.ReleaseWarning` is silenced inside these loops.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import warnings
 
@@ -37,12 +44,13 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from .._validation import check_random_state
 from ..accounting import ReleaseWarning
 from ..conformal import lac_score, set_coverage, set_size
-from ..dpcp import DPCPClassifier, DPCPRegressor
+from ..dpcp import DPCPClassifier, DPCPRegressor, dpcp_levels
 from ..private_split import (
     PrivateSplitConformalClassifier,
     PrivateSplitConformalRegressor,
     pps_choose_m,
 )
+from ..quantile import private_quantile_level
 from ..training import DPLogisticRegression, DPRidgeRegression
 
 DESCRIPTION = "DPCP vs private split CP vs the oracle across epsilon, n, the split, M; real data (chapter 6)"
@@ -50,7 +58,7 @@ DESCRIPTION = "DPCP vs private split CP vs the oracle across epsilon, n, the spl
 ALPHA = 0.1
 DELTA = 1e-6
 TRAINING_FRACTION = 0.3      # epsilon1 = 0.3 epsilon in the comparisons (a fixed choice, not tuned)
-BINS = 1000                  # the package default M of Algorithm 1
+BINS = 1000                  # the package default M of the tight private quantile
 M_CANDIDATES = np.unique(np.logspace(1, 6, 51).astype(int))   # grid sizes scanned for private split CP
 
 # --------------------------------------------------------------------------- data
@@ -113,17 +121,16 @@ def load_breast_cancer_public() -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------- one repetition
 
 def pps_tuning(n: int, epsilon: float, alpha: float = ALPHA, variant: str = "tight") -> tuple[int, str]:
-    """Data-independent ``(m, variant)`` for private split CP with ``n`` calibration points.
+    """Data-independent ``(m, variant)`` for Angelopoulos et al.'s calibrator with ``n`` calibration points.
 
     :func:`pps_choose_m` with the deterministic ``rule="analytic"`` over a scan
     widened from :math:`[10^4, 10^6]` to :math:`[10, 10^6]` (``M_CANDIDATES``), so
-    that the baseline is not handicapped by a noisy search or, where
+    that this baseline is not handicapped by a noisy search or, where
     :math:`n\\varepsilon` is small, by too fine a grid. ``variant`` is the
     exponent of :func:`pps_private_quantile` (default ``"tight"``, exactly
-    :math:`\\varepsilon`-DP at every :math:`n`; chapter 4). The committed JSON
-    results of chapters 4 and 6 were made before this default, with the
-    reference exponent where it was :math:`\\varepsilon`-DP under add/remove and
-    :math:`\\varepsilon\\min(\\tilde q, 1-\\tilde q)/2` elsewhere (their ``"strict"`` flag).
+    :math:`\\varepsilon`-DP at every :math:`n`; chapter 4). Used only when a
+    one-repetition function is asked for ``calibrator="pps"`` (pass
+    ``pps=pps_tuning(...)``); the runners use the package default.
     """
     m, _ = pps_choose_m(n, alpha, epsilon, candidates=M_CANDIDATES, variant=variant, rule="analytic")
     return m, variant
@@ -148,7 +155,30 @@ def _interval_summary(intervals, y_test, response_range) -> dict:
             "infinite": bool(np.isinf(intervals).any())}
 
 
-def regression_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1: float, config: dict, pps: tuple,
+def feasible_split(n_cal: int, epsilon: float, bins=BINS) -> bool:
+    """Whether the tight private quantile can reach level alpha on ``n_cal`` scores (public inputs only)."""
+    try:
+        private_quantile_level(ALPHA, n_cal, epsilon, bins)
+    except ValueError:
+        return False
+    return True
+
+
+def feasible_dpcp(n: int, epsilon: float, epsilon1: float, bins=BINS, variant: str = "tight") -> bool:
+    """Whether DPCP's levels exist at size ``n`` (public inputs only)."""
+    try:
+        dpcp_levels(n, ALPHA, epsilon1, epsilon - epsilon1, DELTA, bins, variant)
+    except ValueError:
+        return False
+    return True
+
+
+def _split_kwargs(pps) -> dict:
+    """Calibrator arguments of private split CP: the default tight quantile, or Angelopoulos et al.'s with ``pps``."""
+    return {} if pps is None else {"calibrator": "pps", "m": pps[0], "variant": pps[1]}
+
+
+def regression_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1: float, config: dict, pps=None,
                           bins=BINS, rng=None, methods=("oracle", "private_split", "dpcp"),
                           dpcp_variant: str = "tight") -> dict:
     """One repetition of the regression comparison on ``(X, y)`` (chapter 6).
@@ -156,52 +186,56 @@ def regression_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1: flo
     * ``oracle``: non-private ridge on all :math:`n` points, half-width the
       :math:`(1-\\alpha)` quantile of its *test* residuals (the ideal interval of
       the form :math:`\\mu(x) \\pm t`; not a method anyone can run).
-    * ``private_split``: DP ridge with :math:`\\varepsilon` on a random half,
-      Angelopoulos et al.'s quantile with :math:`\\varepsilon` on the other half
-      (parallel composition: :math:`\\varepsilon` in total).
-    * ``dpcp``: DP ridge with :math:`\\varepsilon_1` on all points, Algorithm 1 with
-      :math:`\\varepsilon_2 = \\varepsilon - \\varepsilon_1` (:class:`DPCPRegressor` with
-      ``variant=dpcp_variant``; the committed JSON results used ``"original"``).
+    * ``private_split``: DP ridge with :math:`\\varepsilon` on a random half, the
+      tight private quantile at level :math:`\\alpha` with :math:`\\varepsilon` on the
+      other half (parallel composition: :math:`\\varepsilon` in total); with
+      ``pps=(m, variant)`` from :func:`pps_tuning`, Angelopoulos et al.'s
+      calibrator instead.
+    * ``dpcp``: DP ridge with :math:`\\varepsilon_1` on all points, the private
+      quantile at level :math:`\\alpha_1` with :math:`\\varepsilon_2 = \\varepsilon - \\varepsilon_1`
+      (:class:`DPCPRegressor` with ``training_share = epsilon1 / epsilon`` and
+      ``variant=dpcp_variant``; default the tight quantile).
 
-    ``pps`` is ``(m, variant)`` from :func:`pps_tuning` for ``len(X) // 2``
-    calibration points. Returns ``{method: {"coverage", "width", "infinite"}}``.
+    A method whose levels do not exist at this size is skipped. Returns
+    ``{method: {"coverage", "width", "infinite", "qhat"}}``.
     """
     rng = check_random_state(rng)
     n, out = len(X), {}
-    trainer = DPRidgeRegression(delta=DELTA, l2=config["l2"], x_bound=config.get("x_bound", 1.0),
-                                y_bound=config["y_bound"])
+    trainer = DPRidgeRegression(delta=DELTA, l2=config["l2"], x_bound=1.0, y_bound=config["y_bound"])
     if "oracle" in methods:
         mu = Ridge(alpha=1e-3).fit(X, y).predict(X_test)
         half = float(np.quantile(np.abs(y_test - mu), 1 - ALPHA))
         out["oracle"] = _interval_summary(np.column_stack([mu - half, mu + half]), y_test, config["response_range"])
-    if "private_split" in methods:
-        perm = rng.permutation(n)
-        train, cal = perm[: n // 2], perm[n // 2:]
-        model = PrivateSplitConformalRegressor(trainer.set_params(epsilon=epsilon, rng=_seed(rng)), alpha=ALPHA,
-                                               epsilon=epsilon, bound=config["score_bound"], calibrator="pps",
-                                               m=pps[0], variant=pps[1], rng=rng)
-        with _trivial_releases_allowed():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseWarning)     # trivial releases are counted in "infinite"
+        if "private_split" in methods and (pps is not None or feasible_split(n - n // 2, epsilon, bins)):
+            perm = rng.permutation(n)
+            train, cal = perm[: n // 2], perm[n // 2:]
+            model = PrivateSplitConformalRegressor(trainer.set_params(epsilon=epsilon, rng=_seed(rng)),
+                                                   alpha=ALPHA, epsilon=epsilon, bound=config["score_bound"],
+                                                   bins=bins, rng=rng, **_split_kwargs(pps))
             model.fit(X[train], y[train]).calibrate(X[cal], y[cal])
-        out["private_split"] = _interval_summary(model.predict_interval(X_test), y_test, config["response_range"])
-        out["private_split"]["qhat"] = model.qhat_
-    if "dpcp" in methods:
-        with _trivial_releases_allowed():
+            out["private_split"] = _interval_summary(model.predict_interval(X_test), y_test,
+                                                     config["response_range"])
+            out["private_split"]["qhat"] = model.qhat_
+        if "dpcp" in methods and feasible_dpcp(n, epsilon, epsilon1, bins, dpcp_variant):
             model = DPCPRegressor(trainer, alpha=ALPHA, epsilon=epsilon, training_share=epsilon1 / epsilon,
                                   delta=DELTA, bound=config["score_bound"], bins=bins, rng=rng,
                                   variant=dpcp_variant).fit(X, y)
-        out["dpcp"] = _interval_summary(model.predict_interval(X_test), y_test, config["response_range"])
-        out["dpcp"]["qhat"] = model.qhat_
+            out["dpcp"] = _interval_summary(model.predict_interval(X_test), y_test, config["response_range"])
+            out["dpcp"]["qhat"] = model.qhat_
     return out
 
 
-def classification_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1: float, pps: tuple,
+def classification_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1: float, pps=None,
                               l2: float = BREAST_CANCER["l2"], bins=BINS, rng=None,
                               dpcp_variant: str = "tight") -> dict:
     """One repetition of the classification comparison (LAC score; chapter 6).
 
     Same three methods as :func:`regression_repetition` with logistic
     regression (non-private for the oracle, :class:`DPLogisticRegression`
-    otherwise). Returns ``{method: {"coverage", "size"}}`` (mean set size).
+    otherwise; features in the unit ball, ``x_bound=1``). Returns
+    ``{method: {"coverage", "size"}}`` (mean set size).
     """
     rng = check_random_state(rng)
     n, out = len(X), {}
@@ -212,30 +246,22 @@ def classification_repetition(X, y, X_test, y_test, *, epsilon: float, epsilon1:
     out["oracle"] = {"coverage": set_coverage(np.searchsorted(classes, y_test), sets),
                      "size": float(set_size(sets).mean())}
     trainer = DPLogisticRegression(delta=DELTA, l2=l2, x_bound=1.0, classes=classes)
-    perm = rng.permutation(n)
-    train, cal = perm[: n // 2], perm[n // 2:]
-    split = PrivateSplitConformalClassifier(trainer.set_params(epsilon=epsilon, rng=_seed(rng)), alpha=ALPHA,
-                                            epsilon=epsilon, calibrator="pps", m=pps[0], variant=pps[1], rng=rng)
-    with _trivial_releases_allowed():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseWarning)     # trivial sets are all classes: counted in "size"
+        perm = rng.permutation(n)
+        train, cal = perm[: n // 2], perm[n // 2:]
+        split = PrivateSplitConformalClassifier(trainer.set_params(epsilon=epsilon, rng=_seed(rng)), alpha=ALPHA,
+                                                epsilon=epsilon, bins=bins, rng=rng, **_split_kwargs(pps))
         split.fit(X[train], np.searchsorted(classes, y[train])).calibrate(X[cal], np.searchsorted(classes, y[cal]))
-    sets = split.predict_set(X_test)
-    out["private_split"] = {"coverage": set_coverage(np.searchsorted(classes, y_test), sets),
-                            "size": float(set_size(sets).mean())}
-    with _trivial_releases_allowed():
-        dpcp = DPCPClassifier(trainer, alpha=ALPHA, epsilon=epsilon, training_share=epsilon1 / epsilon, delta=DELTA,
-                              bins=bins, rng=rng, variant=dpcp_variant).fit(X, y)
-    sets = dpcp.predict_set(X_test)
+        sets = split.predict_set(X_test)
+        out["private_split"] = {"coverage": set_coverage(np.searchsorted(classes, y_test), sets),
+                                "size": float(set_size(sets).mean())}
+        dpcp = DPCPClassifier(trainer, alpha=ALPHA, epsilon=epsilon, training_share=epsilon1 / epsilon,
+                              delta=DELTA, bins=bins, rng=rng, variant=dpcp_variant).fit(X, y)
+        sets = dpcp.predict_set(X_test)
     out["dpcp"] = {"coverage": set_coverage(np.searchsorted(classes, y_test), sets),
                    "size": float(set_size(sets).mean())}
     return out
-
-
-@contextlib.contextmanager
-def _trivial_releases_allowed():
-    """Repetitions count releases at the top edge (infinite intervals) as results: no ReleaseWarning per release."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ReleaseWarning)
-        yield
 
 
 def summarise(reps: list[dict]) -> dict:
@@ -252,10 +278,13 @@ def summarise(reps: list[dict]) -> dict:
 
 
 def synthetic_setting(n: int, epsilon: float, epsilon1: float, reps: int, rng, *, bins=BINS, n_test: int = 2000,
-                      methods=("oracle", "private_split", "dpcp"), dpcp_variant: str = "tight") -> dict:
-    """``reps`` repetitions on fresh synthetic data of size ``n``; see :func:`summarise`."""
+                      methods=("oracle", "private_split", "dpcp"), dpcp_variant: str = "tight", pps=None) -> dict:
+    """``reps`` repetitions on fresh synthetic data of size ``n``; see :func:`summarise`.
+
+    Package defaults unless ``pps`` (Angelopoulos et al.'s calibrator for
+    private split CP, from :func:`pps_tuning`) or ``dpcp_variant`` say otherwise.
+    """
     rng = check_random_state(rng)
-    pps = pps_tuning(n // 2, epsilon) if "private_split" in methods else None
     out = []
     for _ in range(reps):
         X, y = make_synthetic(n, rng)
@@ -271,17 +300,16 @@ def real_setting(kind: str, epsilon: float, epsilon1: float, reps: int, rng, tes
     rng = check_random_state(rng)
     X, y = load_diabetes_public() if kind == "diabetes" else load_breast_cancer_public()
     n_test = int(round(test_fraction * len(y)))
-    pps = pps_tuning((len(y) - n_test) // 2, epsilon)
     out = []
     for _ in range(reps):
         perm = rng.permutation(len(y))
         test, fit = perm[:n_test], perm[n_test:]
         if kind == "diabetes":
             out.append(regression_repetition(X[fit], y[fit], X[test], y[test], epsilon=epsilon, epsilon1=epsilon1,
-                                             config=DIABETES, pps=pps, rng=rng))
+                                             config=DIABETES, rng=rng))
         else:
             out.append(classification_repetition(X[fit], y[fit], X[test], y[test], epsilon=epsilon,
-                                                 epsilon1=epsilon1, pps=pps, rng=rng))
+                                                 epsilon1=epsilon1, rng=rng))
     return summarise(out)
 
 
@@ -306,11 +334,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=int, default=20260601)
 
 
-def _feasible(n: int, epsilon: float, epsilon1: float) -> bool:
-    alpha1 = math.exp(-epsilon1) * (ALPHA - DELTA)
-    return alpha1 > 2.0 / (n * (epsilon - epsilon1))
-
-
 def run(args) -> dict:
     rng = np.random.default_rng(args.seed)
     jobs = []
@@ -332,7 +355,7 @@ def run(args) -> dict:
     for key, job in tqdm(jobs, desc="dpcp_compare", disable=getattr(args, "quiet", False)):
         if key in ("diabetes", "breast_cancer"):
             summary = real_setting(key, job["epsilon"], job["epsilon1"], args.real_reps, rng)
-        elif not _feasible(job["n"], job["epsilon"], job["epsilon1"]):
+        elif not feasible_dpcp(job["n"], job["epsilon"], job["epsilon1"], job.get("bins", BINS)):
             summary = {"infeasible": True}
         else:
             methods = ("dpcp",) if key == "bins" else ("oracle", "private_split", "dpcp")

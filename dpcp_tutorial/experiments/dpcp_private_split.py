@@ -4,7 +4,11 @@ Each repetition draws fresh synthetic data (the linear model of chapter 6):
 ``n`` training points for a DP ridge with budget :math:`\\varepsilon`, ``n``
 disjoint calibration points for the private threshold with the same
 :math:`\\varepsilon` (parallel composition), and one test point. Coverage is a
-binomial proportion over repetitions.
+binomial proportion over repetitions. The calibrator is the package default,
+chapter 3's tight private quantile at level :math:`\\alpha`
+(``calibrator="quantile"``, ``bins=1000``); ``tuning=(m, variant)`` from
+:func:`~dpcp_tutorial.experiments.dpcp_compare.pps_tuning` runs Angelopoulos et
+al.'s calibrator instead, for reproduction.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from tqdm import tqdm
 from ..accounting import ReleaseWarning
 from ..private_split import PrivateSplitConformalRegressor
 from ..training import DPRidgeRegression
-from .dpcp_compare import ALPHA, DELTA, SYNTHETIC, make_synthetic, pps_tuning
+from .dpcp_compare import ALPHA, BINS, DELTA, SYNTHETIC, make_synthetic
 
 DESCRIPTION = "private split CP: Monte Carlo coverage and width across (n, epsilon) (chapter 4)"
 
@@ -31,17 +35,22 @@ def add_arguments(parser) -> None:
 
 
 def coverage_setting(n: int, epsilon: float, reps: int, rng, tuning=None) -> dict:
-    """Coverage, mean width and trivial-set rate at calibration size ``n`` (used live by chapter 4)."""
+    """Coverage, mean width and trivial-set rate at calibration size ``n`` (used live by chapter 4).
+
+    Trivial releases (:math:`\\hat q = 1`) are counted in ``"trivial"``; their
+    :class:`~dpcp_tutorial.ReleaseWarning` is silenced inside the loop.
+    """
     rng = np.random.default_rng(rng)
-    m, variant = pps_tuning(n, epsilon) if tuning is None else tuning
+    calibrator = {"calibrator": "quantile", "bins": BINS} if tuning is None else \
+        {"calibrator": "pps", "m": int(tuning[0]), "variant": tuning[1]}
     covered, widths, trivial = 0, [], 0
     for _ in range(reps):
         X, y = make_synthetic(2 * n + 1, rng)
-        trainer = DPRidgeRegression(epsilon=epsilon, delta=DELTA, l2=SYNTHETIC["l2"], y_bound=SYNTHETIC["y_bound"],
-                                    rng=int(rng.integers(2**63)), x_bound=1.0)
+        trainer = DPRidgeRegression(epsilon=epsilon, delta=DELTA, l2=SYNTHETIC["l2"], x_bound=1.0,
+                                    y_bound=SYNTHETIC["y_bound"], rng=int(rng.integers(2**63)))
         model = PrivateSplitConformalRegressor(trainer, alpha=ALPHA, epsilon=epsilon, bound=SYNTHETIC["score_bound"],
-                                               calibrator="pps", m=m, variant=variant, rng=rng)
-        with warnings.catch_warnings():           # trivial releases are counted below, not warned about
+                                               rng=rng, **calibrator)
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore", ReleaseWarning)
             model.fit(X[:n], y[:n]).calibrate(X[n:2 * n], y[n:2 * n])
         lower, upper = model.predict_interval(X[2 * n:])[0]
@@ -49,7 +58,7 @@ def coverage_setting(n: int, epsilon: float, reps: int, rng, tuning=None) -> dic
         trivial += model.qhat_ >= 1.0
         widths.append(min(upper, SYNTHETIC["response_range"]) - max(lower, -SYNTHETIC["response_range"]))
     coverage = float(covered / reps)
-    return {"n": n, "epsilon": epsilon, "m": int(m), "variant": variant, "reps": reps,
+    return {"n": n, "epsilon": epsilon, **calibrator, "reps": reps,
             "coverage": coverage, "coverage_se": math.sqrt(ALPHA * (1 - ALPHA) / reps),
             "width": float(np.mean(widths)), "width_se": float(np.std(widths, ddof=1) / math.sqrt(reps)),
             "trivial": float(trivial / reps)}

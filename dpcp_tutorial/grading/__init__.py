@@ -1,57 +1,93 @@
 """Batch grading of the book's coding exercises: ``python -m dpcp_tutorial.grading SUBMISSIONS --out grades.csv``.
 
-A *submission* is one ``.ipynb`` or ``.py`` file directly inside ``SUBMISSIONS`` (the student is the file name
-without its extension) or one sub-folder (the student is the folder name; every ``.ipynb``/``.py`` file in it,
-in sorted order, belongs to that student). Each coding exercise asks for a function with a fixed name (exercise
-ex-01-code-quantile asks for ``my_quantile``, and so on; ``python -m dpcp_tutorial.grading --list`` prints the
-table); the grader takes the submission's function of that name and runs the exercise's checker on it.
+A *submission* is one ``.ipynb`` (nbformat 4 or 3) or ``.py`` file directly inside ``SUBMISSIONS`` (the
+student is the file name without its extension) or one sub-folder (the student is the folder name; every
+``.ipynb``/``.py`` file in it, in sorted order, belongs to that student). Each coding exercise asks for one or
+more functions with fixed names (``python -m dpcp_tutorial.grading --list`` prints the table); the grader
+grades the submission's functions of those names with the exercise's checker(s).
 
-From a submission only the top-level imports, function and class definitions, ``try`` blocks and assignments to
-plain names are run, statement by statement (a statement that fails is skipped and reported); everything else,
-such as experiments, plots and the chapter's own checker calls, is ignored. Each submission runs in its own
-Python process. A call of a student's function may take ``--time-limit`` seconds (the checkers' limit), one
-exercise ``--exercise-timeout`` seconds and the whole submission ``--submission-timeout`` seconds; a process
-that overruns is killed, the exercise is recorded as failed, and grading goes on with the next exercise in a
-fresh process. Crashes, hangs and ``sys.exit`` in a submission never stop the batch.
+How a submission is graded (the integrity model; ``book/grading.md`` says what remains outside it):
 
-The output is one CSV row per student and exercise with the columns ``student, exercise, function, passed,
-feedback`` (``passed`` is ``1`` or ``0``; the feedback lines are joined by `` | ``).
+* Every submission is read into the grader's memory before any student code runs; a submission is parsed,
+  never imported, by the grader. For each exercise only the statements its functions need are run
+  (:mod:`._source`): definitions, imports, constants (tuple unpacking included), definitions nested in
+  ``if``/``with``/``try`` blocks, cells that start with a Python cell magic such as ``%%time`` -- never a
+  chapter's experiments, plots or checker calls, unless an answer's function reads their result.
+* The student's code runs in a separate process (:mod:`._sandbox`), started in a private copy of the
+  submission's folder, in fresh PID, mount, network and IPC namespaces where the machine allows it
+  (:mod:`._isolation`), with a memory limit, a clean environment (no secret) and the folder of submissions,
+  the grader's scratch space, the output files and the secret hidden. That process holds no case, no
+  expected answer and no verdict: the grader sends it one call at a time as plain data, it sends back the
+  outputs as plain data (JSON, never pickles), the grader validates their type, shape and finiteness, and
+  every comparison with the expected answer happens in the grader's process. When a submission is done
+  (or overruns) every process it started is ended with it.
+* Graded runs draw their cases from the instructor's secret (``--secret``, ``--secret-file`` or the
+  environment variable ``DPCP_GRADING_SECRET``), which the installed package does not contain; without a
+  secret the public cases (those a student runs in the notebook) are used and a warning says so. Graded
+  feedback names the mistake without printing expected values.
+* An answer whose code uses the package's own implementation of the exercise (or a helper of the checkers
+  or the grader), by its source (imports, aliases, attribute chains, star imports) or at run time (the
+  function object comes from the package, or a *tripwire* on the package's implementation fires during the
+  exercise's calls), or whose function is a solution of the instructor edition (a cell tagged
+  ``solution``, or the same code as a solution in the book's notebooks when ``--book`` points to them), is
+  *not graded*.
 
-The grader is not a sandbox: it runs the students' code with your permissions. Grade untrusted submissions in a
-container or virtual machine.
+Time limits: ``--time-limit`` seconds per call of a student's function, ``--exercise-timeout`` per exercise
+(loading what it needs included), ``--submission-timeout`` per submission; a process that overruns is
+ended, the exercise recorded, and grading goes on with the next exercise in a fresh process. Malformed or
+duplicate submissions produce rows that say so; the batch always finishes with its CSV files.
+
+Output: ``--out`` (one row per student and exercise: ``student, exercise, function, passed, status,
+cases_passed, cases_total, points, max_points, feedback``; ``status`` is one of passed / failed / not
+submitted / not graded / error), a totals file an LMS can import (``student, points, max_points``;
+``--totals``, default ``<out>_totals.csv``), and a feedback file per student (``--feedback-dir``, default
+``<out>_feedback/``) with every exercise's feedback and the first lines the submission printed.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import csv
-import io
-import json
 import os
+import select
+import shutil
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-_STARTUP = 120.0  # seconds a worker may take to start before it reports
+from . import _isolation, _source
+from .points import POINTS
 
-__all__ = ["Row", "exercise_table", "find_submissions", "grade_folder", "grade_submission", "load_submission",
-           "main"]
+__all__ = ["Row", "STATUSES", "exercise_table", "find_submissions", "grade_folder", "grade_submission",
+           "grading_table", "load_submission", "main"]
 
-_SUFFIXES = (".ipynb", ".py")
+STATUSES = ("passed", "failed", "not submitted", "not graded", "error")
+COLUMNS = ["student", "exercise", "function", "passed", "status", "cases_passed", "cases_total", "points",
+           "max_points", "feedback"]
+_STARTUP = 120.0          # seconds a sandbox may take to start (Python, numpy), not counted against the student
+_SUFFIXES = _source.SUFFIXES
+_SECRET_VARIABLE = "DPCP_GRADING_SECRET"
 
 
 @dataclass(frozen=True)
 class Row:
-    """One line of the grades CSV."""
+    """One line of the grades CSV (the first five fields are those of earlier versions of this module)."""
 
     student: str
     exercise: str
     function: str
     passed: bool
     feedback: str
+    status: str = "failed"
+    cases_passed: int = 0
+    cases_total: int = 0
+    points: float = 0.0
+    max_points: float = 0.0
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -59,30 +95,60 @@ class Row:
 
 
 def _checkers() -> dict:
-    """Every exercise checker of :mod:`dpcp_tutorial.exercises`, keyed by checker name, in chapter order."""
+    """Every exercise checker, keyed by checker name, in chapter order."""
     from .. import exercises
 
-    found = {name: obj for name, obj in vars(exercises).items() if getattr(obj, "is_exercise_checker", False)}
-    return dict(sorted(found.items(), key=lambda item: (item[1].__module__, item[1].exercise, item[1].function)))
+    return exercises.all_checkers()
 
 
 def exercise_table() -> list[tuple[str, str, str, str]]:
-    """``(chapter module, exercise label, function name, checker name)`` for every coding exercise."""
+    """``(chapter module, exercise label, function name(s), checker name)`` for every checker."""
     return [(check.__module__.rsplit(".", 1)[-1], check.exercise, check.function, name)
             for name, check in _checkers().items()]
 
 
-def _select(selection: str | None) -> list[str]:
-    """Checker names matching a comma-separated list of chapters (``ch01``/``1``), labels, functions or checkers."""
-    table = exercise_table()
+@dataclass(frozen=True)
+class Exercise:
+    """One graded exercise: its label, chapter, functions, checkers and points."""
+
+    label: str
+    chapter: str
+    functions: tuple[str, ...]
+    checkers: tuple[str, ...]
+    max_points: float
+    implements: tuple[str, ...]
+
+    @property
+    def function(self) -> str:
+        return " + ".join(self.functions)
+
+
+def grading_table() -> list[Exercise]:
+    """One entry per exercise label (an exercise with several checkers or functions is one entry)."""
+    groups: dict[str, list] = {}
+    for name, check in _checkers().items():
+        groups.setdefault(check.exercise, []).append((name, check))
+    table = []
+    for label, members in groups.items():
+        functions = tuple(f for _, check in members for f in check.functions)
+        implements = tuple(sorted({i for _, check in members for i in check.implements}))
+        table.append(Exercise(label, members[0][1].__module__.rsplit(".", 1)[-1], functions,
+                              tuple(name for name, _ in members), float(POINTS.get(label, 6)), implements))
+    return table
+
+
+def _select(selection: str | None) -> list[Exercise]:
+    """Exercises matching a comma-separated list of chapters (``ch01``/``1``), labels, functions or checkers."""
+    table = grading_table()
     if not selection:
-        return [row[3] for row in table]
-    chosen: list[str] = []
+        return table
+    chosen: list[Exercise] = []
     for token in (t.strip() for t in selection.split(",")):
         if not token:
             continue
         chapter = f"ch{int(token):02d}" if token.isdigit() else token
-        matches = [row[3] for row in table if token in (row[1], row[2], row[3]) or chapter == row[0]]
+        matches = [e for e in table if token == e.label or token in e.functions or token in e.checkers
+                   or chapter == e.chapter]
         if not matches:
             raise ValueError(f"--exercises: {token!r} matches no exercise; run with --list to see the exercises")
         chosen += [m for m in matches if m not in chosen]
@@ -90,288 +156,750 @@ def _select(selection: str | None) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Reading a submission
+# Reading submissions (no student code runs here)
 
 
-def _notebook_code(path: Path) -> list[tuple[str, str]]:
-    """``(where, source)`` of every code cell; IPython magics and shell lines are dropped."""
-    with open(path, encoding="utf-8") as handle:
-        notebook = json.load(handle)
+@dataclass
+class Submission:
+    """A submission as read by the grader: its statements and what went wrong reading it."""
+
+    student: str
+    files: list[Path]
+    units: list = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    refusal: str = ""                # non-empty: nothing of it is graded (duplicate, unreadable)
+    folder: Path | None = None       # copied into the private scratch folder
+    defined: set = field(default_factory=set)
+
+
+def load_submission(paths: list[Path], student: str = "submission") -> Submission:
+    """Read a submission's files into statements (:class:`Submission`); nothing of it is executed."""
+    paths = [Path(p) for p in paths]
+    cells, problems = _source.read_files(paths, student)
+    units, more = _source.units_of(cells, student)
+    submission = Submission(student, paths, units, problems + more)
+    submission.defined = set().union(*(u.defines for u in units)) if units else set()
+    if not units and problems:
+        submission.refusal = "; ".join(problems)
+    return submission
+
+
+def _entries(folder: Path) -> list[tuple[str, list[Path], Path]]:
     out = []
-    for index, cell in enumerate(notebook.get("cells", [])):
-        if cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        if source.lstrip().startswith("%%"):
-            continue
-        lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
-        out.append((f"{path.name}, cell {index + 1}", "\n".join(lines)))
-    return out
-
-
-def _kept(node: ast.stmt) -> bool:
-    if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try)):
-        return True
-    if isinstance(node, ast.Assign):
-        return all(isinstance(target, ast.Name) for target in node.targets)
-    if isinstance(node, ast.AnnAssign):
-        return isinstance(node.target, ast.Name) and node.value is not None
-    return False
-
-
-def load_submission(paths: list[Path]) -> tuple[dict, list[str]]:
-    """Run the definitions of a submission's files; return the namespace and the problems met on the way."""
-    namespace: dict = {"__name__": "submission", "__builtins__": __builtins__}
-    problems: list[str] = []
-    for path in paths:
-        try:
-            if path.suffix == ".ipynb":
-                chunks = _notebook_code(path)
-            else:
-                chunks = [(path.name, path.read_text(encoding="utf-8"))]
-        except (OSError, ValueError) as exc:
-            problems.append(f"{path.name} could not be read ({type(exc).__name__}: {exc})")
-            continue
-        for where, source in chunks:
-            try:
-                tree = ast.parse(source)
-            except SyntaxError as exc:
-                problems.append(f"{where}: syntax error at line {exc.lineno}: {exc.msg}; the cell was skipped")
-                continue
-            for node in tree.body:
-                if not _kept(node):
-                    continue
-                code = compile(ast.Module(body=[node], type_ignores=[]), where, "exec")
-                try:
-                    exec(code, namespace)  # noqa: S102 - grading runs the student's code by design
-                except BaseException as exc:  # noqa: BLE001 - SystemExit too
-                    problems.append(f"{where}, line {node.lineno}: {type(exc).__name__}: {str(exc)[:200]}")
-    return namespace, problems
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The worker process: grades the listed exercises of one submission and reports each event through a pipe
-
-
-def _worker(conn, paths: list[str], checker_names: list[str], time_limit: float) -> None:
-    """Child process: load the submission, run the checkers, send ``dict`` events; never returns."""
-    try:
-        if hasattr(os, "setsid"):
-            os.setsid()  # own process group: processes the student's code starts are killed with it
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)  # the student's prints (also from compiled code) go nowhere
-        os.dup2(devnull, 2)
-        sys.stdout = sys.stderr = io.StringIO()
-        checkers = _checkers()
-        conn.send({"event": "loading"})
-        namespace, problems = load_submission([Path(p) for p in paths])
-        conn.send({"event": "loaded"})
-        for name in checker_names:
-            check = checkers[name]
-            conn.send({"event": "start", "checker": name})
-            sys.stdout = sys.stderr = io.StringIO()  # fresh sink: whatever the student's code did to the old one
-            fn = namespace.get(check.function)
-            if fn is None:
-                note = f"; problems while loading: {' / '.join(problems[:3])}" if problems else ""
-                conn.send({"event": "result", "checker": name, "passed": False,
-                           "feedback": [f"not submitted: the submission defines no function named "
-                                        f"{check.function}{note}"]})
-                continue
-            try:
-                result = check(fn, time_limit=time_limit, quiet=True)
-                conn.send({"event": "result", "checker": name, "passed": bool(result.passed),
-                           "feedback": [str(line) for line in result.feedback]})
-            except BaseException as exc:  # noqa: BLE001 - the checkers never raise; this guards the batch anyway
-                conn.send({"event": "result", "checker": name, "passed": False,
-                           "feedback": [f"grading failed: {type(exc).__name__}"]})
-        conn.close()
-    finally:
-        os._exit(0)  # do not wait for abandoned threads of hanging student code
-
-
-def _context():
-    """Fork server that has imported the package once (fast workers); spawn where fork servers do not exist."""
-    import multiprocessing
-
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["dpcp_tutorial.exercises"])
-        return ctx
-    return multiprocessing.get_context("spawn")
-
-
-def _run_worker(paths: list[Path], names: list[str], time_limit: float, exercise_timeout: float, deadline: float,
-                results: dict) -> tuple[str, str | None]:
-    """Run one worker until it exits or overruns; fill ``results``; return (how it ended, what it was doing)."""
-    from dpcp_tutorial import grading  # the target must pickle by its module name, also under ``python -m``
-
-    ctx = _context()
-    receive, send = ctx.Pipe(duplex=False)
-    process = ctx.Process(target=grading._worker, args=(send, [str(p) for p in paths], names, time_limit))
-    process.start()
-    send.close()
-    # until the worker reports, allow for starting Python and importing the package (not the student's time)
-    current, phase_end, ended = "loading", min(deadline, time.monotonic() + max(exercise_timeout, _STARTUP)), "exit"
-    try:
-        while True:
-            wait = phase_end - time.monotonic()
-            if wait <= 0 or not receive.poll(wait):
-                ended = "submission" if time.monotonic() >= deadline else "phase"
-                break
-            try:
-                event = receive.recv()
-            except (EOFError, OSError):
-                break
-            if event["event"] in ("loading", "start"):
-                current = event.get("checker", "loading")
-                phase_end = min(deadline, time.monotonic() + exercise_timeout)
-            elif event["event"] == "result":
-                results[event["checker"]] = (bool(event["passed"]), list(event["feedback"]))
-                current = None
-    finally:
-        receive.close()
-        if hasattr(os, "killpg"):
-            try:
-                os.killpg(process.pid, 9)
-            except OSError:  # already gone, or killed before it made its own group
-                pass
-        if process.is_alive():
-            process.kill()
-        process.join()
-    return ended, current
-
-
-def grade_submission(student: str, paths: list[Path], checker_names: list[str], *, time_limit: float = 10.0,
-                     exercise_timeout: float = 120.0, submission_timeout: float = 600.0) -> list[Row]:
-    """Grade one submission in separate processes; one :class:`Row` per checker, whatever the submission does."""
-    checkers = _checkers()
-    results: dict[str, tuple[bool, list[str]]] = {}
-    deadline = time.monotonic() + submission_timeout
-    remaining = list(checker_names)
-    while remaining:
-        ended, current = _run_worker(paths, remaining, time_limit, exercise_timeout, deadline, results)
-        before = len(remaining)
-        remaining = [name for name in remaining if name not in results]
-        if not remaining:
-            break
-        if ended == "submission":
-            for name in remaining:
-                results[name] = (False, [f"not graded: the submission as a whole ran past its time limit of "
-                                         f"{submission_timeout:g} s"])
-            break
-        if current == "loading":
-            why = (f"loading the submission's definitions took longer than {exercise_timeout:g} s"
-                   if ended == "phase" else "the submission's process ended while its definitions were loaded")
-            for name in remaining:
-                results[name] = (False, [f"not graded: {why}"])
-            break
-        if current is None and len(remaining) < before:
-            continue  # the process stopped between two exercises after some progress: go on in a new one
-        current = current or remaining[0]
-        results[current] = (False, [f"grading this exercise took longer than {exercise_timeout:g} s; the "
-                                     "process was stopped" if ended == "phase" else
-                                     "the submission's process died while this exercise was checked (e.g. "
-                                     "os._exit, a crash of compiled code, or running out of memory)"])
-        remaining = [name for name in remaining if name != current]
-    return [Row(student, checkers[name].exercise, checkers[name].function, results[name][0],
-                " | ".join(results[name][1])) for name in checker_names]
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The batch
-
-
-def find_submissions(folder: Path) -> dict[str, list[Path]]:
-    """Map student -> files (see the module docstring)."""
-    if not folder.is_dir():
-        raise ValueError(f"{folder} is not a folder of submissions")
-    found: dict[str, list[Path]] = {}
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith("."):
             continue
         if entry.is_file() and entry.suffix in _SUFFIXES:
-            student = entry.stem
-            files = [entry]
+            out.append((entry.stem, [entry], entry))
         elif entry.is_dir():
-            student = entry.name
             files = sorted(p for p in entry.rglob("*") if p.suffix in _SUFFIXES and p.is_file()
-                           and ".ipynb_checkpoints" not in p.parts)
-            if not files:
-                continue
-        else:
-            continue
-        if student in found:
-            raise ValueError(f"two submissions for the student {student!r}: rename one of them")
-        found[student] = files
+                           and ".ipynb_checkpoints" not in p.parts and not any(part.startswith(".") for part in
+                                                                              p.relative_to(entry).parts))
+            if files:
+                out.append((entry.name, files, entry))
+    return out
+
+
+def find_submissions(folder: Path) -> dict[str, list[Path]]:
+    """Map student -> files (see the module docstring); a student with two entries gets all their files."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder of submissions")
+    found: dict[str, list[Path]] = {}
+    for student, files, _ in _entries(folder):
+        found.setdefault(student, []).extend(files)
     return found
+
+
+def _read_all(folder: Path) -> list[Submission]:
+    """Every submission of ``folder``, read into memory before any student code runs."""
+    entries = _entries(folder)
+    count: dict[str, int] = {}
+    for student, _, _ in entries:
+        count[student] = count.get(student, 0) + 1
+    out = []
+    for student in sorted(count):
+        mine = [(files, where) for s, files, where in entries if s == student]
+        if len(mine) > 1:
+            names = ", ".join(sorted(where.name for _, where in mine))
+            out.append(Submission(student, [f for files, _ in mine for f in files],
+                                  refusal=f"two submissions for the student {student} ({names}); hand in one"))
+            continue
+        files, where = mine[0]
+        submission = load_submission(files, student)
+        submission.folder = where if where.is_dir() else None
+        out.append(submission)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The instructor edition's solutions (to refuse a copied or handed-in instructor notebook)
+
+
+def book_solutions(book: Path | None) -> dict[str, set[str]]:
+    """Normalised code of every function in the book's solution cells and ``{solution}`` blocks, by name."""
+    import json
+    import re
+
+    if book is None or not Path(book).is_dir():
+        return {}
+    fence = re.compile(r"^(`{3,}|:{3,})\{solution\}[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
+    code_fence = re.compile(r"^(`{3,})(?:python|\{code-cell\}[^\n]*)?[ \t]*\n(.*?)^\1[ \t]*$", re.S | re.M)
+    sources = []
+    for path in sorted(Path(book).glob("*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        except (OSError, ValueError):
+            continue
+        for cell in cells:
+            text = "".join(cell.get("source", [])) if isinstance(cell.get("source"), list) else str(cell.get("source", ""))
+            if cell.get("cell_type") == "code" and "solution" in cell.get("metadata", {}).get("tags", []):
+                sources.append(text)
+            elif cell.get("cell_type") == "markdown":
+                for block in fence.finditer(text):
+                    sources += [m.group(2) for m in code_fence.finditer(block.group(2))]
+    out: dict[str, set[str]] = {}
+    for text in sources:
+        units, _ = _source.units_of([_source.Cell("book", text, frozenset())], "book")
+        for name, dumps in _source.function_sources(units).items():
+            out.setdefault(name, set()).update(dumps)
+    return out
+
+
+def _default_book() -> Path | None:
+    candidate = Path(__file__).resolve().parents[2] / "book"
+    return candidate if candidate.is_dir() else None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The sandbox process, seen from the grader
+
+
+class _Abort(BaseException):
+    """The sandbox overran the exercise's time, died or broke the protocol (ends the exercise)."""
+
+    def __init__(self, kind: str, detail: str = ""):
+        super().__init__(kind)
+        self.kind, self.detail = kind, detail
+
+
+class _Sandbox:
+    """One sandbox process for one submission (restarted after a time-out or a crash)."""
+
+    def __init__(self, scratch: Path, memory_mb: int, hide: list[str], stdout: list[str], stdout_lines: int):
+        from ..exercises import _runtime
+
+        self._runtime = _runtime
+        read_fd, write_fd = os.pipe()
+        prefix = _isolation.namespace_prefix()
+        package_parent = str(Path(__file__).resolve().parents[2])
+        code = ("import sys, os\n"
+                "try:\n    import dpcp_tutorial\n"
+                "except ImportError:\n    sys.path.insert(0, os.environ['DPCP_PACKAGE_PARENT'])\n"
+                "from dpcp_tutorial.grading._sandbox import main\nmain()")
+        command = list(prefix or ()) + [sys.executable, "-I", "-c", code, str(write_fd), str(int(memory_mb))] + hide
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(scratch), "TMPDIR": str(scratch),
+               "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+               "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
+               "DPCP_PACKAGE_PARENT": package_parent, "DPCP_SANDBOX_NAMESPACE": "1" if prefix else "0"}
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, pass_fds=(write_fd,), cwd=str(scratch), env=env,
+                                        start_new_session=True)
+        with _LIVE_LOCK:
+            _LIVE.add(self.process.pid)
+        os.close(write_fd)
+        self._fd = read_fd
+        self._buffer = b""
+        self._nonce = 0
+        self.executing: int | None = None
+        self._stdout, self._limit = stdout, stdout_lines
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+        ready = self._next(time.monotonic() + _STARTUP)
+        if ready.get("event") != "ready":
+            raise _Abort("protocol", "the sandbox did not start")
+
+    def _drain(self) -> None:
+        stream = self.process.stdout
+        for raw in iter(stream.readline, b""):
+            if len(self._stdout) < self._limit:
+                self._stdout.append(raw.decode("utf-8", "replace").rstrip("\n")[:500])
+        stream.close()
+
+    def _read_exact(self, size: int, deadline: float) -> bytes:
+        while len(self._buffer) < size:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Abort("timeout")
+            ready, _, _ = select.select([self._fd], [], [], min(left, 1.0))
+            if not ready:
+                if self.process.poll() is not None and not select.select([self._fd], [], [], 0)[0]:
+                    raise _Abort("died")
+                continue
+            chunk = os.read(self._fd, 1 << 20)
+            if not chunk:
+                raise _Abort("died")
+            self._buffer += chunk
+        data, self._buffer = self._buffer[:size], self._buffer[size:]
+        return data
+
+    def _next(self, deadline: float) -> dict:
+        from ._sandbox import _HEADER
+
+        (size,) = _HEADER.unpack(self._read_exact(_HEADER.size, deadline))
+        if size > 256 * 2**20:
+            raise _Abort("protocol", "a reply larger than 256 MB")
+        try:
+            message = self._runtime.decode(self._read_exact(size, deadline))
+        except ValueError as exc:
+            raise _Abort("protocol", str(exc)) from None
+        if not isinstance(message, dict):
+            raise _Abort("protocol", "a reply that is not a dict")
+        return message
+
+    def request(self, body: dict, deadline: float) -> dict:
+        from ._sandbox import write_message
+
+        self._nonce += 1
+        body = dict(body, nonce=self._nonce)
+        try:
+            write_message(self.process.stdin.fileno(), self._runtime.encode(body).encode())
+        except (BrokenPipeError, OSError):
+            raise _Abort("died") from None
+        while True:
+            message = self._next(deadline)
+            if message.get("event") == "executing":
+                self.executing = message.get("unit")
+                continue
+            if message.get("event") != "reply" or message.get("nonce") != self._nonce:
+                raise _Abort("protocol", "an unexpected message")
+            self.executing = None
+            reply = message.get("body")
+            if not isinstance(reply, dict):
+                raise _Abort("protocol", "a reply that is not a dict")
+            return reply
+
+    def close(self) -> None:
+        try:
+            os.killpg(self.process.pid, 9)
+        except OSError:
+            pass
+        try:
+            self.process.kill()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        with _LIVE_LOCK:
+            _LIVE.discard(self.process.pid)
+        _reap()            # (without namespaces) a daemon it left, which may also hold its output open
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        self._reader.join(timeout=5)
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+
+
+class _RemoteExecutor:
+    """Sends a checker's calls to the sandbox and validates the replies (the grader side of the protocol)."""
+
+    def __init__(self, sandbox: _Sandbox, time_limit: float, deadline: float):
+        self.sandbox, self.time_limit, self.deadline = sandbox, float(time_limit), deadline
+        self.timed_out_in_c = False
+
+    def run(self, call):
+        from ..exercises._runtime import Reply
+
+        body = self.sandbox.request({"op": "call", "call": call.to_plain(), "time_limit": self.time_limit},
+                                    self.deadline)
+        try:
+            reply = Reply.from_plain(body, call.returns)
+        except ValueError as exc:
+            raise _Abort("protocol", str(exc)) from None
+        if reply.status == "timeout" and not reply.stopped:
+            self.timed_out_in_c = True
+        if reply.status == "ok" and len(reply.values) != call.count:
+            raise _Abort("protocol", "a reply with the wrong number of outputs")
+        return reply
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Grading one submission
+
+
+def _row(student: str, exercise: Exercise, status: str, feedback: list[str], passed_cases: int = 0,
+         total_cases: int = 0) -> Row:
+    points = 0.0
+    if status in ("passed", "failed") and total_cases:
+        points = round(exercise.max_points * passed_cases / total_cases, 2)
+    return Row(student, exercise.label, exercise.function, status == "passed", " | ".join(feedback), status,
+               passed_cases, total_cases, points, exercise.max_points)
+
+
+def _package_names() -> frozenset:
+    import dpcp_tutorial
+
+    return frozenset(dpcp_tutorial.__all__)
+
+
+@dataclass
+class _Context:
+    time_limit: float
+    exercise_timeout: float
+    submission_timeout: float
+    secret: str | None
+    memory_mb: int
+    hide: list[str]
+    stdout_lines: int
+    solutions: dict
+    scratch_root: Path
+
+
+def _copy_folder(submission: Submission, scratch: Path) -> None:
+    """The private copy: the student's own folder (at most 100 MB) or their single file."""
+    budget = 100 * 2**20
+    sources = [submission.folder] if submission.folder else []
+    if sources:
+        for path in sorted(submission.folder.rglob("*")):
+            if path.is_symlink() or not path.is_file():
+                continue
+            size = path.stat().st_size
+            if size > budget:
+                continue
+            budget -= size
+            target = scratch / path.relative_to(submission.folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+    else:
+        for path in submission.files:
+            if path.is_file() and not path.is_symlink():
+                shutil.copyfile(path, scratch / path.name)
+
+
+def _grade(submission: Submission, exercises: list[Exercise], ctx: _Context) -> tuple[list[Row], list[str]]:
+    checkers = _checkers()
+    rows: list[Row] = []
+    stdout: list[str] = []
+    if submission.refusal:
+        return [_row(submission.student, e, "not graded", [f"not graded: {submission.refusal}"]) for e in exercises], stdout
+    start = time.monotonic()
+    deadline_all = start + ctx.submission_timeout
+    scratch = Path(tempfile.mkdtemp(prefix="submission-", dir=ctx.scratch_root))
+    _copy_folder(submission, scratch)
+    names = _package_names()
+    sandbox: _Sandbox | None = None
+    loaded: set[int] = set()
+    hung: set[int] = set()
+    implements = sorted({i for e in exercises for i in e.implements})
+    try:
+        for exercise in exercises:
+            student = submission.student
+            needed = _source.needed_units(submission.units, exercise.functions)
+            if not any(set(exercise.functions) & u.defines for u in needed):
+                note = f"; problems while reading: {' / '.join(submission.problems[:3])}" if submission.problems else ""
+                rows.append(_row(student, exercise, "not submitted",
+                                 [f"not submitted: the submission defines no function named "
+                                  f"{' or '.join(exercise.functions)}{note}"]))
+                continue
+            if time.monotonic() >= deadline_all:
+                rows.append(_row(student, exercise, "not graded",
+                                 [f"not graded: the submission as a whole ran past its time limit of "
+                                  f"{ctx.submission_timeout:g} s"]))
+                continue
+            refusal = _source.forbidden(_source.package_uses(needed, exercise.functions, names), exercise.implements)
+            if not refusal and any("exercise_solutions" in u.source for u in needed):
+                refusal = "uses the book's reference solutions (exercise_solutions)"
+            if not refusal:
+                for unit in needed:
+                    if "solution" in unit.tags and set(exercise.functions) & unit.defines:
+                        refusal = (f"{', '.join(sorted(set(exercise.functions) & unit.defines))} comes from a cell "
+                                   "of the instructor edition tagged 'solution'")
+                        break
+            if not refusal and ctx.solutions:
+                mine = _source.function_sources(needed)
+                copied = sorted(f for f in exercise.functions if set(mine.get(f, [])) & ctx.solutions.get(f, set()))
+                if copied:
+                    refusal = f"{', '.join(copied)} is the instructor edition's solution, copied from the book"
+            if refusal:
+                rows.append(_row(student, exercise, "not graded", [f"not graded: {refusal}"]))
+                continue
+            blocked = [u for u in needed if u.index in hung]
+            if blocked:
+                rows.append(_row(student, exercise, "not graded",
+                                 [f"not graded: loading {blocked[0].where} took longer than "
+                                  f"{ctx.exercise_timeout:g} s earlier; the functions of this exercise need it"]))
+                continue
+            deadline = min(deadline_all, time.monotonic() + ctx.exercise_timeout)
+            try:
+                if sandbox is None:
+                    sandbox = _Sandbox(scratch, ctx.memory_mb, ctx.hide, stdout, ctx.stdout_lines)
+                    loaded = set()
+                    if implements:
+                        sandbox.request({"op": "tripwires", "names": implements}, time.monotonic() + _STARTUP)
+                    deadline = min(deadline_all, time.monotonic() + ctx.exercise_timeout)
+                sandbox.request({"op": "mark", "text": f"exercise {exercise.label}"}, deadline)
+                todo = [u for u in needed if u.index not in loaded]
+                problems = []
+                if todo:
+                    reply = sandbox.request({"op": "load", "units": [(u.index, u.filename, u.lineno, u.source, u.where)
+                                                                     for u in todo]}, deadline)
+                    loaded |= {u.index for u in todo}
+                    problems = [str(p) for p in reply.get("problems", [])][:5]
+                modules = sorted({name.rpartition(".")[0] for name in exercise.implements})
+                if modules:
+                    sandbox.request({"op": "prepare", "modules": modules}, deadline)
+                origins = sandbox.request({"op": "functions", "names": list(exercise.functions)}, deadline)
+                origins = origins.get("functions", {})
+                verdict = _origin_verdict(exercise, origins, problems)
+                if verdict is not None:
+                    rows.append(_row(student, exercise, verdict[0], verdict[1]))
+                    continue
+                results = []
+                executor = _RemoteExecutor(sandbox, ctx.time_limit, deadline)
+                for name in exercise.checkers:
+                    spec = checkers[name].spec
+                    results.append(spec.run(executor, time_limit=ctx.time_limit, secret=ctx.secret))
+                fired = sandbox.request({"op": "fired"}, deadline).get("fired", [])
+                used = sorted(set(fired) & set(exercise.implements))
+                if used:
+                    rows.append(_row(student, exercise, "not graded",
+                                     [f"not graded: uses the package's implementation of {used[0].rsplit('.', 1)[-1]}"
+                                      " (called while the exercise ran)"]))
+                    continue
+                passed = sum(r.cases_passed for r in results)
+                total = sum(r.cases_total for r in results)
+                feedback = [line for r in results for line in r.feedback]
+                if problems and passed < total:
+                    feedback.append("problems while loading: " + " / ".join(problems[:3]))
+                rows.append(_row(student, exercise, "passed" if passed == total and total else "failed", feedback,
+                                 passed, total))
+                if executor.timed_out_in_c:   # a call blocked in compiled code still runs: start afresh
+                    sandbox.close()
+                    sandbox = None
+            except _Abort as abort:
+                executing = sandbox.executing if sandbox is not None else None
+                if sandbox is not None:
+                    sandbox.close()
+                sandbox = None
+                rows.append(_abort_row(student, exercise, abort, executing, submission, ctx, deadline_all, hung))
+    finally:
+        if sandbox is not None:
+            sandbox.close()
+        _reap()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return rows, stdout
+
+
+def _origin_verdict(exercise: Exercise, origins: dict, problems: list[str]):
+    """(status, feedback) when the functions cannot be graded as the submission's own; ``None`` when they can."""
+    missing = [f for f in exercise.functions if not origins.get(f, {}).get("defined")]
+    for function in exercise.functions:
+        origin = origins.get(function, {})
+        if not origin.get("defined"):
+            continue
+        kind = origin.get("origin")
+        if kind == "package":
+            return "not graded", [f"not graded: uses the package's implementation of {function} "
+                                  f"({origin.get('name', '')})"]
+        if kind == "elsewhere":
+            return "not graded", [f"not graded: {function} is not a function defined in the submission "
+                                  f"({origin.get('name', '')})"]
+        if kind == "not callable":
+            return "failed", [f"{function} is not a function (it is a {origin.get('name', 'value')})"]
+    if len(missing) == len(exercise.functions):
+        note = f"; problems while loading: {' / '.join(problems[:3])}" if problems else ""
+        return "not submitted", [f"not submitted: no function named {' or '.join(missing)} after loading{note}"]
+    return None
+
+
+def _abort_row(student, exercise, abort, executing, submission, ctx, deadline_all, hung) -> Row:
+    row = _abort_row_without_cases(student, exercise, abort, executing, submission, ctx, deadline_all, hung)
+    if row.status == "failed":      # counted as none of the exercise's cases passed
+        checkers = _checkers()
+        total = sum(len(checkers[name].spec.cases(ctx.secret)) for name in exercise.checkers)
+        row = _row(student, exercise, "failed", row.feedback.split(" | "), 0, total)
+    return row
+
+
+def _abort_row_without_cases(student, exercise, abort, executing, submission, ctx, deadline_all, hung) -> Row:
+    if abort.kind == "timeout":
+        if executing is not None:
+            hung.add(executing)
+            where = next((u.where for u in submission.units if u.index == executing), "a statement")
+            return _row(student, exercise, "not graded",
+                        [f"not graded: loading {where} took longer than {ctx.exercise_timeout:g} s"])
+        if time.monotonic() >= deadline_all:
+            return _row(student, exercise, "not graded", [f"not graded: the submission as a whole ran past its "
+                                                          f"time limit of {ctx.submission_timeout:g} s"])
+        return _row(student, exercise, "failed", [f"grading this exercise took longer than {ctx.exercise_timeout:g} "
+                                                  "s; the process was stopped"])
+    if abort.kind == "died":
+        return _row(student, exercise, "failed", ["the submission's process died while this exercise was checked "
+                                                  f"(e.g. os._exit, a crash of compiled code, or more memory than "
+                                                  f"the limit of {ctx.memory_mb} MB)"])
+    return _row(student, exercise, "not graded", [f"not graded: the submission's process broke the grading "
+                                                  f"protocol ({abort.detail[:100]})"])
+
+
+_KEEP: set[int] = set()          # children of the grader's process that are not the submissions' (fallback mode)
+_LIVE: set[int] = set()          # sandbox processes running now (several with --jobs)
+_LIVE_LOCK = threading.Lock()
+
+
+def _reap() -> None:
+    with _LIVE_LOCK:
+        keep = _KEEP | _LIVE
+    _isolation.reap_orphans(keep)
+
+
+def _hidden_paths(*paths) -> list[str]:
+    out = []
+    for path in paths:
+        if path is None:
+            continue
+        path = Path(path).resolve()
+        if path.exists() and str(path) not in out:
+            out.append(str(path))
+    return out
+
+
+def grade_submission(student: str, paths: list[Path], checker_names: list[str] | None = None, *,
+                     time_limit: float = 10.0, exercise_timeout: float = 120.0, submission_timeout: float = 600.0,
+                     secret: str | None = None, memory_mb: int = 2048, book: Path | None = None) -> list[Row]:
+    """Grade one submission (its code in a sandbox process); one :class:`Row` per exercise.
+
+    ``checker_names`` may name checkers, labels or functions (default: every exercise).
+    """
+    exercises = _select(",".join(checker_names)) if checker_names else grading_table()
+    submission = load_submission(paths, student)
+    scratch_root = Path(tempfile.mkdtemp(prefix="dpcp-grading-"))
+    try:
+        ctx = _Context(time_limit, exercise_timeout, submission_timeout, secret, memory_mb,
+                       _hidden_paths(scratch_root), 200, book_solutions(book), scratch_root)
+        _prepare_isolation()
+        rows, _ = _grade(submission, exercises, ctx)
+    finally:
+        shutil.rmtree(scratch_root, ignore_errors=True)
+    return rows
+
+
+def _prepare_isolation() -> None:
+    if _isolation.namespace_prefix() is None and _isolation.become_subreaper():
+        _KEEP.update(_isolation._children(os.getpid()))   # children that existed before: not ours to end
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The batch and its files
+
+
+def _safe_cell(text: str) -> str:
+    """Defuse spreadsheet formulas in text that comes from submissions."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _write_atomically(path: Path, write) -> None:
+    """Write ``path`` through a temporary file in its folder and an atomic rename (a planted symlink is replaced,
+    never followed)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", newline="", encoding="utf-8") as out:
+            write(out)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def _default_paths(out: Path) -> tuple[Path, Path]:
+    stem = out.with_suffix("") if out.suffix else out
+    return Path(f"{stem}_totals.csv"), Path(f"{stem}_feedback")
+
+
+def _safe_name(student: str) -> str:
+    keep = "".join(c if c.isalnum() or c in "-_." else "_" for c in student).strip(".")
+    return keep or "student"
+
+
+def write_outputs(rows: list[Row], out: Path, totals: Path, feedback_dir: Path, stdout: dict[str, list[str]],
+                  secret_used: bool) -> None:
+    """The grades CSV, the totals CSV and one feedback file per student."""
+    def grades(handle):
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        for row in rows:
+            writer.writerow([_safe_cell(row.student), row.exercise, row.function, int(row.passed), row.status,
+                             row.cases_passed, row.cases_total, f"{row.points:g}", f"{row.max_points:g}",
+                             _safe_cell(row.feedback)])
+
+    _write_atomically(out, grades)
+    students = sorted({row.student for row in rows})
+
+    def total(handle):
+        writer = csv.writer(handle)
+        writer.writerow(["student", "points", "max_points"])
+        for student in students:
+            mine = [row for row in rows if row.student == student]
+            writer.writerow([_safe_cell(student), f"{round(sum(r.points for r in mine), 2):g}",
+                             f"{sum(r.max_points for r in mine):g}"])
+
+    _write_atomically(totals, total)
+    feedback_dir = Path(feedback_dir)
+    feedback_dir.mkdir(parents=True, exist_ok=True)
+    for student in students:
+        mine = [row for row in rows if row.student == student]
+
+        def text(handle, mine=mine, student=student):
+            handle.write(f"Feedback for {student}\n")
+            handle.write(("Graded with the instructor's cases.\n" if secret_used else
+                          "Graded with the public cases (no grading secret was given).\n"))
+            handle.write(f"Total: {round(sum(r.points for r in mine), 2):g} of {sum(r.max_points for r in mine):g} "
+                         "automatic points\n\n")
+            for row in mine:
+                handle.write(f"{row.exercise} ({row.function}): {row.status}, {row.cases_passed} of "
+                             f"{row.cases_total} cases, {row.points:g} of {row.max_points:g} points\n")
+                for line in row.feedback.split(" | ") if row.feedback else []:
+                    handle.write(f"  - {line}\n")
+            lines = stdout.get(student, [])
+            handle.write("\nThe first lines your code printed while it was graded"
+                         f" ({len(lines)} shown):\n")
+            for line in lines:
+                handle.write(f"  | {line}\n")
+
+        _write_atomically(feedback_dir / f"{_safe_name(student)}.txt", text)
+
+
+def _resolve_secret(secret: str | None, secret_file: str | Path | None) -> str | None:
+    if secret_file is not None:
+        value = Path(secret_file).read_text(encoding="utf-8").strip()
+        if not value:
+            raise ValueError(f"the secret file {secret_file} is empty")
+        return value
+    if secret:
+        return secret
+    return os.environ.get(_SECRET_VARIABLE) or None
 
 
 def grade_folder(folder, out=None, *, exercises: str | None = None, time_limit: float = 10.0,
                  exercise_timeout: float = 120.0, submission_timeout: float = 600.0, jobs: int = 1,
-                 progress: bool = True) -> list[Row]:
-    """Grade every submission in ``folder``; write the CSV to ``out`` (a path) when given; return the rows."""
-    names = _select(exercises)
-    submissions = find_submissions(Path(folder))
+                 progress: bool = True, secret: str | None = None, secret_file=None, totals=None,
+                 feedback_dir=None, memory_mb: int = 2048, stdout_lines: int = 200, book="auto") -> list[Row]:
+    """Grade every submission in ``folder``; write the CSV files when ``out`` is given; return the rows.
 
-    def one(item):
-        student, files = item
-        return grade_submission(student, files, names, time_limit=time_limit, exercise_timeout=exercise_timeout,
-                                submission_timeout=submission_timeout)
+    ``book``: the folder of the instructor edition's notebooks, whose solutions a submission must not copy
+    (``"auto"``: the book next to the package, when there is one; ``None``: no such check).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder of submissions")
+    chosen = _select(exercises)
+    secret_value = _resolve_secret(secret, secret_file)
+    if secret_value is None:
+        print("warning: no grading secret (--secret, --secret-file or DPCP_GRADING_SECRET): grading with the "
+              "public cases, which students can run themselves", file=sys.stderr)
+    submissions = _read_all(folder)          # every submission is in memory before any student code runs
+    out_path = Path(out) if out is not None else None
+    totals_path, feedback_path = (_default_paths(out_path) if out_path is not None else (None, None))
+    totals_path = Path(totals) if totals is not None else totals_path
+    feedback_path = Path(feedback_dir) if feedback_dir is not None else feedback_path
+    scratch_root = Path(tempfile.mkdtemp(prefix="dpcp-grading-"))
+    book_dir = _default_book() if book == "auto" else (Path(book) if book is not None else None)
+    _prepare_isolation()
+    hide = _hidden_paths(folder, scratch_root, out_path, totals_path, feedback_path, secret_file)
+    ctx = _Context(time_limit, exercise_timeout, submission_timeout, secret_value, memory_mb, hide, stdout_lines,
+                   book_solutions(book_dir), scratch_root)
+    stdout: dict[str, list[str]] = {}
+
+    def one(submission: Submission) -> list[Row]:
+        try:
+            rows, printed = _grade(submission, chosen, ctx)
+        except Exception as exc:  # noqa: BLE001 - a bug of the grader must not cost the batch its CSV
+            return [_row(submission.student, e, "error", [f"error in the grader: {type(exc).__name__}: "
+                                                          f"{str(exc)[:200]}"]) for e in chosen]
+        stdout[submission.student] = printed
+        return rows
 
     rows: list[Row] = []
-    with ThreadPoolExecutor(max_workers=max(1, int(jobs))) as pool:
-        graded = pool.map(one, submissions.items())
-        if progress:
-            from tqdm.auto import tqdm
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, int(jobs))) as pool:
+            graded = pool.map(one, submissions)
+            if progress:
+                from tqdm.auto import tqdm
 
-            graded = tqdm(graded, total=len(submissions), desc="grading", unit="submission")
-        for student_rows in graded:
-            rows.extend(student_rows)
-    if out is not None:
-        with open(out, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["student", "exercise", "function", "passed", "feedback"])
-            for row in rows:
-                writer.writerow([row.student, row.exercise, row.function, int(row.passed), row.feedback])
+                graded = tqdm(graded, total=len(submissions), desc="grading", unit="submission")
+            for student_rows in graded:
+                rows.extend(student_rows)
+    finally:
+        _reap()
+        shutil.rmtree(scratch_root, ignore_errors=True)
+    if out_path is not None:
+        write_outputs(rows, out_path, totals_path, feedback_path, stdout, secret_value is not None)
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dpcp_tutorial.grading",
                                      description="Grade a folder of submitted notebooks or .py files with the "
-                                                 "book's exercise checkers and write one CSV.")
+                                                 "book's exercise checkers and write the grades CSV, a totals "
+                                                 "CSV and one feedback file per student.")
     parser.add_argument("submissions", nargs="?", help="folder with one .ipynb/.py file or one sub-folder per student")
-    parser.add_argument("--out", default="grades.csv", help="CSV file to write (default: grades.csv)")
+    parser.add_argument("--out", default="grades.csv", help="grades CSV to write (default: grades.csv)")
+    parser.add_argument("--totals", help="totals CSV (student, points, max_points); default <out>_totals.csv")
+    parser.add_argument("--feedback-dir", help="one feedback file per student; default <out>_feedback/")
     parser.add_argument("--exercises", help="comma-separated chapters (ch01 or 1), exercise labels, function or "
                                             "checker names; default: every coding exercise")
+    parser.add_argument("--secret", help=f"the instructor's secret for the graded cases (or {_SECRET_VARIABLE})")
+    parser.add_argument("--secret-file", help="a file holding the secret (hidden from the submissions)")
     parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per call of a student's function")
     parser.add_argument("--exercise-timeout", type=float, default=120.0, help="seconds per exercise (hard limit)")
     parser.add_argument("--submission-timeout", type=float, default=600.0, help="seconds per submission")
+    parser.add_argument("--memory-limit", type=int, default=2048, help="megabytes of memory per submission")
+    parser.add_argument("--stdout-lines", type=int, default=200, help="lines of a submission's output kept")
+    parser.add_argument("--book", default="auto", help="folder of the instructor edition's notebooks, to refuse "
+                                                       "copied solutions (default: the book next to the package, "
+                                                       "when there is one)")
+    parser.add_argument("--no-copy-check", action="store_true", help="do not compare the answers with the book's "
+                                                                     "solutions")
     parser.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
     parser.add_argument("--list", action="store_true", help="print the exercises and the function names they ask for")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     args = parser.parse_args(argv)
     if args.list:
-        print(f"{'chapter':8} {'exercise':24} {'function':28} checker")
-        for chapter, label, function, checker in exercise_table():
-            print(f"{chapter:8} {label:24} {function:28} {checker}")
+        print(f"{'chapter':8} {'exercise':22} {'points':>6}  functions (checkers)")
+        for e in grading_table():
+            print(f"{e.chapter:8} {e.label:22} {e.max_points:6g}  {', '.join(e.functions)} ({', '.join(e.checkers)})")
+        print(f"isolation on this machine: {_isolation.describe()}")
         return 0
     if not args.submissions:
         parser.error("give the folder of submissions (or --list)")
-    for name in ("time_limit", "exercise_timeout", "submission_timeout"):
+    for name in ("time_limit", "exercise_timeout", "submission_timeout", "memory_limit", "stdout_lines"):
         if not getattr(args, name) > 0:
             parser.error(f"--{name.replace('_', '-')} must be positive")
     try:
         rows = grade_folder(args.submissions, args.out, exercises=args.exercises, time_limit=args.time_limit,
                             exercise_timeout=args.exercise_timeout, submission_timeout=args.submission_timeout,
-                            jobs=args.jobs, progress=not args.quiet)
-    except ValueError as exc:
+                            jobs=args.jobs, progress=not args.quiet, secret=args.secret, secret_file=args.secret_file,
+                            totals=args.totals, feedback_dir=args.feedback_dir, memory_mb=args.memory_limit,
+                            stdout_lines=args.stdout_lines, book=None if args.no_copy_check else args.book)
+    except (ValueError, OSError) as exc:
         parser.error(str(exc))
     if not args.quiet:
-        students = sorted({row.student for row in rows})
-        for student in students:
+        for student in sorted({row.student for row in rows}):
             mine = [row for row in rows if row.student == student]
-            print(f"{student}: {sum(row.passed for row in mine)}/{len(mine)} exercises passed")
-        print(f"wrote {len(rows)} rows to {args.out}")
+            print(f"{student}: {sum(r.points for r in mine):g} of {sum(r.max_points for r in mine):g} points, "
+                  f"{sum(r.passed for r in mine)}/{len(mine)} exercises passed")
+        totals, feedback = _default_paths(Path(args.out))
+        print(f"wrote {len(rows)} rows to {args.out}, totals to {args.totals or totals}, feedback files to "
+              f"{args.feedback_dir or feedback}")
     return 0
+
