@@ -288,9 +288,9 @@ def pcoqs_corrected_alpha(alpha: float, n: int, rho: float, steps: int = PCOQS_S
 
     :func:`~dpcp_tutorial.pcoqs_corrected_level` with the search's step count
     ``steps`` given directly. Our derivation (not the paper's). Let :math:`\\sigma = \\sqrt{T/(2\\rho)}`,
-    :math:`\\tau = \\sigma\\,\\Phi^{-1}(1 - \\gamma/T)`, so that all :math:`T`
-    Gaussian noises are below :math:`\\tau` with probability :math:`\\ge 1-\\gamma`
-    (union bound), and :math:`k = \\lceil(1-\\alpha+\\gamma)(n+1)\\rceil`. With the
+    :math:`\\tau = \\sigma\\,\\Phi^{-1}(1 - \\zeta/T)`, so that all :math:`T`
+    Gaussian noises are below :math:`\\tau` with probability :math:`\\ge 1-\\zeta`
+    (union bound), and :math:`k = \\lceil(1-\\alpha+\\zeta)(n+1)\\rceil`. With the
     target rank :math:`m' = \\lceil k - 1 + \\tau\\rceil`, on that event every
     step that moves left has a true count :math:`\\ge k`, so the right end of
     the search interval stays :math:`\\ge s_{(k)}` and the output is
@@ -298,8 +298,9 @@ def pcoqs_corrected_alpha(alpha: float, n: int, rho: float, steps: int = PCOQS_S
     rounding *up* to the hundredths keeps it :math:`\\ge s_{(k)}` unless
     :math:`s_{(k)}` lies within :math:`\\kappa/2` *above* a multiple of 0.01
     (probability zero for the continuous law here). Coverage is then
-    :math:`\\ge k/(n+1) - \\gamma \\ge 1-\\alpha`. :math:`\\gamma` minimises
-    :math:`m'` over a public grid.
+    :math:`\\ge k/(n+1) - \\zeta \\ge 1-\\alpha`. :math:`\\zeta` minimises
+    :math:`m'` over a public grid (chapter 16 writes :math:`\\zeta` for the
+    failure share that :func:`~dpcp_tutorial.pcoqs_corrected_level` calls :math:`\\gamma`).
 
     Returns the level :math:`\\alpha' = 1 - m'/(n+1)` (so that
     :math:`\\lceil(1-\\alpha')(n+1)\\rceil = m'`), or ``None`` when :math:`m' > n`:
