@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 
-from ._validation import check_1d
+from ._validation import _real_array, check_1d, check_bool
 
 __all__ = ["EdgeHistogram", "edge_histogram", "merge_histograms", "below_above", "round_up_counts",
            "check_unit_scores", "check_scores_or_histogram", "projection_counts", "halfspace_from_counts",
@@ -136,12 +136,20 @@ def _histogram_uniform(values: np.ndarray, edges: np.ndarray, offset: int, denom
 
 
 def _as_float_vector(scores) -> np.ndarray | None:
-    """A non-empty 1-D float array, or ``None`` (then ``check_1d`` gives the standard error)."""
+    """A non-empty 1-D float array, or ``None`` (then ``check_1d`` gives the standard error).
+
+    An object array is converted by the package's shared rule (``_validation._real_array``): entries that
+    are all real numbers become floats, any other entry is a ``TypeError``, as everywhere else.
+    """
     try:
         arr = np.asarray(scores)
     except (TypeError, ValueError):
         return None
-    if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "biuf":   # no strings, complex or objects
+    if arr.ndim != 1 or arr.size == 0:
+        return None
+    if arr.dtype.kind == "O":
+        return _real_array(arr, "scores")
+    if arr.dtype.kind not in "biuf":        # strings, complex, dates: check_1d's TypeError
         return None
     return arr.astype(float, copy=False)
 
@@ -173,12 +181,14 @@ def edge_histogram(scores, edges: np.ndarray, validated: bool = False) -> EdgeHi
     edges : ndarray of shape (L,)
         Strictly increasing public edges.
     validated : bool
-        Skip the [0, 1] check (the caller has done it).
+        Skip the [0, 1] check (the caller has done it); a real ``bool``
+        (the string ``"False"`` is refused, not read as true).
 
     Returns
     -------
     EdgeHistogram
     """
+    validated = check_bool(validated, "validated")
     edges = np.asarray(edges, dtype=float)
     if isinstance(scores, EdgeHistogram):
         if not scores.matches(edges):
@@ -192,9 +202,8 @@ def edge_histogram(scores, edges: np.ndarray, validated: bool = False) -> EdgeHi
         return EdgeHistogram(edges, counts)
     values = _as_float_vector(scores)
     counts = None if values is None else _histogram_uniform(values, edges, *grid, check=not validated)
-    if counts is None:
-        check_1d(scores, "scores", unit_interval=True)        # raises the standard message
-        raise AssertionError("unreachable: invalid scores passed check_1d")  # pragma: no cover
+    if counts is None:      # not a float vector in [0, 1]: the standard message, or the converted scores
+        counts = _histogram_uniform(check_unit_scores(scores), edges, *grid, check=False)
     return EdgeHistogram(edges, counts)
 
 

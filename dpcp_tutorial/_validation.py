@@ -316,3 +316,19 @@ def check_same_length(*pairs: tuple[str, np.ndarray]) -> None:
         names = " and ".join(lengths)
         raise ValueError(f"{names} have different numbers of samples; they must describe the same records, "
                          "one row each")
+
+
+def check_choice(value, name: str, choices, hint: str = "") -> str:
+    """Check that ``value`` is one of the strings ``choices`` and return it.
+
+    Anything else (another string, a number, ``None``, an array) is refused with
+    the list of choices: ``TypeError`` for a non-string, ``ValueError`` for an
+    unknown name. ``hint`` (what each choice means) is appended to the message.
+    """
+    choices = tuple(choices)
+    suffix = f"; {hint}" if hint else ""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {choices}, got {type(value).__name__}{suffix}")
+    if value not in choices:
+        raise ValueError(f"{name}={value!r} is not supported; choose one of {choices}{suffix}")
+    return value

@@ -27,8 +27,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import (
+    MAX_MAGNITUDE,
     RandomLike,
+    _real_array,
     check_2d,
+    check_choice,
     check_delta,
     check_epsilon,
     check_positive_int,
@@ -62,11 +65,16 @@ def _check_updates(updates) -> np.ndarray:
     return check_2d(updates, "updates", min_rows=2)
 
 
-def _check_center(center, d: int) -> np.ndarray:
-    c = np.asarray(center, dtype=float)
+def check_center(center, d: int, name: str = "center") -> np.ndarray:
+    """A public centre: a finite real scalar (repeated ``d`` times) or a vector of length ``d``, at most 1e100."""
+    if isinstance(center, (bool, np.bool_, str, bytes)):
+        raise TypeError(f"{name} must be a real number or an array of {d} real numbers, got {type(center).__name__}")
+    c = _real_array(center, name)
     c = np.full(d, float(c)) if c.ndim == 0 else c
     if c.shape != (d,) or not np.all(np.isfinite(c)):
-        raise ValueError(f"center must be a finite scalar or an array of length d={d}, got shape {c.shape}")
+        raise ValueError(f"{name} must be a finite scalar or an array of length d={d}, got shape {c.shape}")
+    if not np.abs(c).max() <= MAX_MAGNITUDE:
+        raise ValueError(f"{name} has entries beyond {MAX_MAGNITUDE:g} in magnitude; rescale the problem")
     return c.copy()
 
 
@@ -77,15 +85,19 @@ def ball_candidates(n_candidates: int, d: int, radius: float, center=0.0, rng: R
     :math:`U \\sim U(0, 1)`. The candidates are public because they are drawn
     from ``rng`` only; :math:`R` and :math:`c` must come from public knowledge
     (e.g. a norm bound on the updates), never from the updates themselves.
+    Public randomness: a seed is fine (see :mod:`dpcp_tutorial.mechanisms`,
+    *Randomness and real releases*).
 
     Returns
     -------
     ndarray of shape (n_candidates, d)
     """
-    k = check_positive_int(n_candidates, "n_candidates")
-    d = check_positive_int(d, "d")
+    k = check_positive_int(n_candidates, "n_candidates", maximum=10 ** 9)
+    d = check_positive_int(d, "d", maximum=10 ** 6)
+    if k * d > 10 ** 9:
+        raise ValueError(f"n_candidates * d = {k * d} exceeds 1e9 values; use fewer candidates")
     radius = check_scalar(radius, "radius", low=0.0, hint="it is a public bound on the norm of an update")
-    c = _check_center(center, d)
+    c = check_center(center, d)
     rng = check_random_state(rng)
     z = rng.standard_normal((k, d))
     norms = np.linalg.norm(z, axis=1)
@@ -174,6 +186,13 @@ def private_median_aggregate(updates, epsilon: float, candidates, depth: str = "
     directions : array-like of shape (m, d), optional
         Public directions (see :func:`aggregation_log_probabilities`).
     rng : None, int or numpy.random.Generator
+        Source of the Gumbel variates: ``None`` (fresh entropy) for a real
+        round; a seed makes the release reproducible by anyone, so not
+        private. NumPy's floating-point sampler (not hardened, see
+        :mod:`dpcp_tutorial.mechanisms`); to draw the same law with OpenDP's
+        exact sampler, pass the exponents ``beta * D(c_k)`` (the log-law of
+        :func:`aggregation_log_probabilities` up to a constant) to
+        :func:`~dpcp_tutorial.exponential_mechanism` with ``sampler="opendp"``.
 
     Returns
     -------
@@ -213,6 +232,11 @@ def dp_clipped_mean_aggregate(updates, clip_norm: float, epsilon: float, delta: 
         Public clipping norm :math:`C`.
     epsilon, delta : float
     rng : None, int or numpy.random.Generator
+        Source of the noise: ``None`` (fresh entropy) for a real release; a
+        seed makes the release reproducible by anyone, so not private
+        (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real releases*).
+        The Gaussian noise is NumPy's (:func:`~dpcp_tutorial.gaussian_mechanism`,
+        whose Notes say why no OpenDP sampler is offered).
 
     Returns
     -------
@@ -248,18 +272,23 @@ def robust_aggregate(updates, method: str = "spatial_median", directions=None) -
     ndarray of shape (d,)
     """
     updates = _check_updates(updates)
+    method = check_choice(method, "method", AGGREGATORS)
+    if directions is not None:          # public directions are checked in every method (used by tukey_median)
+        directions = check_2d(directions, "directions")
+        if directions.shape[1] != updates.shape[1]:
+            raise ValueError(f"directions have {directions.shape[1]} columns but the updates have "
+                             f"d={updates.shape[1]}")
     if method == "mean":
         return updates.mean(axis=0)
     if method == "coordinate_median":
         return np.median(updates, axis=0)
     if method == "spatial_median":
         return spatial_median(updates)
-    if method == "tukey_median":
-        if updates.shape[1] > 2 and directions is None:
-            raise ValueError("method='tukey_median' in d > 2 needs public `directions`; exact halfspace depth "
-                             "is implemented for d <= 2 only")
-        return depth_median(updates, "halfspace", directions=directions)
-    raise ValueError(f"method={method!r} must be one of {AGGREGATORS}")
+    # method == "tukey_median"
+    if updates.shape[1] > 2 and directions is None:
+        raise ValueError("method='tukey_median' in d > 2 needs public `directions`; exact halfspace depth "
+                         "is implemented for d <= 2 only")
+    return depth_median(updates, "halfspace", directions=directions)
 
 
 def byzantine_updates(honest, n_byzantine: int, attack: str = "collude", scale: float = 10.0,
@@ -284,6 +313,7 @@ def byzantine_updates(honest, n_byzantine: int, attack: str = "collude", scale: 
     scale : float
         Size of the attack (positive).
     rng : None, int or numpy.random.Generator
+        A simulation: a seed is fine.
 
     Returns
     -------
@@ -293,14 +323,13 @@ def byzantine_updates(honest, n_byzantine: int, attack: str = "collude", scale: 
     honest = check_2d(honest, "honest")
     m = check_positive_int(n_byzantine, "n_byzantine", minimum=0, maximum=10 ** 7)
     scale = check_scalar(scale, "scale", low=0.0)
+    attack = check_choice(attack, "attack", ATTACKS)
     rng = check_random_state(rng)
     d = honest.shape[1]
     if attack == "collude":
         bad = np.tile(-scale * honest.mean(axis=0), (m, 1))
     elif attack == "sign_flip":
         bad = -scale * honest[rng.integers(0, honest.shape[0], size=m)]
-    elif attack == "noise":
+    else:                                        # "noise"
         bad = scale * rng.standard_normal((m, d))
-    else:
-        raise ValueError(f"attack={attack!r} must be one of {ATTACKS}")
     return np.vstack([honest, bad])

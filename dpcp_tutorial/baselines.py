@@ -19,18 +19,20 @@ from ._validation import (
     RandomLike,
     _real_array,
     check_2d,
+    check_choice,
     check_epsilon,
     check_positive_int,
-    check_random_state,
     check_scalar,
 )
+from .aggregation import check_center
+from .mechanisms import _opendp_additive, check_sampler
 from .quantile import private_quantile
 
 __all__ = ["coordinatewise_private_median", "coinpress_mean", "COINPRESS_VARIANTS", "pure_dp_to_zcdp", "zcdp_to_approx_dp"]
 
 
 def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, float], bins: int = 1000,
-                                  rng: RandomLike = None) -> np.ndarray:
+                                  rng: RandomLike = None, *, sampler: str = "numpy") -> np.ndarray:
     """:math:`\\varepsilon`-DP coordinate-wise median (chapter 10).
 
     Coordinate :math:`k` is rescaled to [0, 1] with the **public** bounds,
@@ -54,6 +56,14 @@ def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, flo
     bins : int
         Number of bins :math:`M` per coordinate (resolution :math:`(b - a)/M`).
     rng : None, int or numpy.random.Generator
+        Source of the noise with ``sampler="numpy"``: ``None`` (fresh entropy)
+        for a real release; a seed makes the release reproducible by anyone, so
+        not private (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real
+        releases*). Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}
+        Passed to :func:`~dpcp_tutorial.private_quantile`: ``"opendp"`` draws
+        each coordinate with OpenDP's exact report-noisy-max (level on the grid
+        :math:`A/2^{32}`, see there).
 
     Returns
     -------
@@ -62,8 +72,8 @@ def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, flo
     data = check_2d(data, "data", min_rows=2)
     epsilon = check_epsilon(epsilon)
     lower, upper = _check_bounds(bounds)
-    bins = check_positive_int(bins, "bins", minimum=2)
-    rng = check_random_state(rng)
+    bins = check_positive_int(bins, "bins", minimum=2, maximum=10 ** 8)
+    sampler, rng = check_sampler(sampler, rng)
     n, d = data.shape
     eps_k = epsilon / d
     if n * eps_k <= 4.0:
@@ -74,7 +84,7 @@ def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, flo
     out = np.empty(d)
     for k in range(d):
         out[k] = lower + (upper - lower) * private_quantile(scaled[:, k], level, eps_k, bins=bins, rng=rng,
-                                                            variant="original")
+                                                            variant="original", sampler=sampler)
     return out
 
 
@@ -110,13 +120,19 @@ def _clipped_mean(data: np.ndarray, center: np.ndarray, clip: float) -> np.ndarr
 
 
 def _coinpress_step(data: np.ndarray, center: np.ndarray, radius: float, rho: float, gamma: float,
-                    rng: np.random.Generator) -> tuple[np.ndarray, float, float, float]:
-    """One CoinPress step; returns (new centre, new radius, clipping radius R, noise scale sigma)."""
+                    rng: np.random.Generator | None) -> tuple[np.ndarray, float, float, float]:
+    """One CoinPress step; returns (new centre, new radius, clipping radius R, noise scale sigma).
+
+    ``rng=None`` adds the noise with OpenDP's exact Gaussian sampler instead of NumPy's.
+    """
     n = data.shape[0]
     clip = min(np.sqrt(radius ** 2 + 6.0 * radius + gamma ** 2), radius + gamma)
     clipped_mean = _clipped_mean(data, center, clip)
     sigma = (2.0 * clip / n) / np.sqrt(2.0 * rho)
-    new_center = clipped_mean + sigma * rng.standard_normal(data.shape[1])
+    if rng is None:
+        new_center = _opendp_additive(clipped_mean, sigma, "gaussian")
+    else:
+        new_center = clipped_mean + sigma * rng.standard_normal(data.shape[1])
     new_radius = gamma * np.sqrt(1.0 / n + sigma ** 2)
     return new_center, new_radius, clip, sigma
 
@@ -125,7 +141,8 @@ COINPRESS_VARIANTS = ("specified", "in_place")
 
 
 def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4, split=None,
-                   failure_prob: float = 0.01, variant: str = "specified", rng: RandomLike = None) -> np.ndarray:
+                   failure_prob: float = 0.01, variant: str = "specified", rng: RandomLike = None, *,
+                   sampler: str = "numpy") -> np.ndarray:
     """CoinPress private mean for data with covariance :math:`\\preceq I_d` (Biswas et al., 2020; chapter 10).
 
     Starting from a **public** ball :math:`B(c, r)` believed to contain the
@@ -185,32 +202,39 @@ def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4,
         ``"in_place"`` reproduces the reference code, which projects the
         points projected by the previous steps.
     rng : None, int or numpy.random.Generator
+        Source of the Gaussian noise with ``sampler="numpy"``: ``None`` (fresh
+        entropy) for a real release; a seed makes the release reproducible by
+        anyone, so not private (:mod:`dpcp_tutorial.mechanisms`, *Randomness
+        and real releases*). Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}
+        ``"numpy"`` (default): NumPy's floating-point Gaussian (not hardened).
+        ``"opendp"``: each step's clipped mean goes through OpenDP's
+        ``make_gaussian`` (L2 sensitivity :math:`2R/n`; exact noise on the
+        finest lattice, one rounding; OpenDP's zCDP map is :math:`\\rho_t`).
+        The same law, the same guarantee.
 
     Returns
     -------
     ndarray of shape (d,)
     """
-    if variant not in COINPRESS_VARIANTS:
-        raise ValueError(f"variant={variant!r} must be 'specified' (the algorithm as published) or "
-                         "'in_place' (the reference code, which overwrites the data with the projected points)")
+    variant = check_choice(variant, "variant", COINPRESS_VARIANTS,
+                           "'specified' is the algorithm as published, 'in_place' the reference code, which "
+                           "overwrites the data with the projected points")
     data = check_2d(data, "data", min_rows=2)
     n, d = data.shape
     rho = check_scalar(rho, "rho", low=1e-30, hint="rho is the zCDP budget (below 1e-30 the noise leaves the "
                        "floating-point range)")
     radius = check_scalar(radius, "radius", low=0.0)
-    n_iter = check_positive_int(n_iter, "n_iter")
+    n_iter = check_positive_int(n_iter, "n_iter", maximum=10 ** 6)
     failure_prob = check_scalar(failure_prob, "failure_prob", low=0.0, high=1.0)
-    c = _real_array(center, "center")
-    c = np.full(d, float(c)) if c.ndim == 0 else c.copy()
-    if c.shape != (d,) or not np.all(np.isfinite(c)):
-        raise ValueError(f"center must be a finite scalar or an array of length d={d}")
+    c = check_center(center, d)
     if split is None:
         fractions = np.array([1.0]) if n_iter == 1 else np.r_[np.full(n_iter - 1, 0.25 / (n_iter - 1)), 0.75]
     else:
         fractions = _real_array(split, "split")
         if fractions.shape != (n_iter,) or not np.all(fractions > 0) or not abs(fractions.sum() - 1.0) <= 1e-9:
             raise ValueError(f"split must be {n_iter} positive fractions summing to 1, got {split}")
-    rng = check_random_state(rng)
+    sampler, rng = check_sampler(sampler, rng)
     gamma = _gaussian_tail_radius(d, failure_prob)
     r = radius
     work = data.copy() if variant == "in_place" else data     # never modify the caller's array

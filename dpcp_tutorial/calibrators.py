@@ -32,14 +32,17 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from ._validation import (
+    MAX_MAGNITUDE,
     RandomLike,
     check_1d,
     check_alpha,
+    check_bool,
+    check_choice,
     check_epsilon,
     check_positive_int,
-    check_random_state,
     check_scalar,
 )
+from .mechanisms import _opendp_additive, check_sampler, opendp_prelude
 
 __all__ = [
     "laplace_histogram_quantile",
@@ -65,6 +68,26 @@ def _check_n(n, scores: np.ndarray) -> int:
         raise ValueError(f"n={n} is the public number of calibration scores, but scores has a different "
                          "length; pass the scores of exactly n records")
     return n
+
+
+def _check_scores(scores) -> np.ndarray:
+    """Private scores as a 1-D float array; only NaN is refused (one fixed message for every such data set).
+
+    Every finite or infinite score is legal: the calibrators clip to, or never count outside, the public
+    range ``[lower, upper]``, so a score far outside it (``inf``, ``1e300``) releases like any other score
+    on the same side of the range. NaN has no place on the line and is outside the domain (see
+    :mod:`dpcp_tutorial._validation`).
+    """
+    return check_1d(scores, "scores", allow_inf=True, max_magnitude=None)
+
+
+def _noise_scale(sensitivity: float, epsilon: float) -> float:
+    """``sensitivity / epsilon``, refused (a public input) when beyond 1e100, where sums of the noise overflow."""
+    scale = sensitivity / epsilon
+    if not scale <= MAX_MAGNITUDE:
+        raise ValueError(f"epsilon={epsilon:g} is too small: the noise scale {sensitivity:g}/epsilon exceeds "
+                         f"{MAX_MAGNITUDE:g}; no useful release exists at this budget")
+    return scale
 
 
 def _check_range(lower, upper) -> tuple[float, float]:
@@ -108,6 +131,7 @@ def pcoqs_quantile(
     rounding: str = "nearest",
     n: int | None = None,
     rng: RandomLike = None,
+    sampler: str = "numpy",
 ) -> float:
     r"""P-COQS: the conformal quantile by a noisy binary search (Romanus & Molinari, 2025).
 
@@ -122,13 +146,16 @@ def pcoqs_quantile(
 
     and moves right (:math:`\ell = \text{mid} + \delta`) when :math:`c < m`, left
     (:math:`r = \text{mid}`) otherwise. The output is :math:`(\ell + r)/2`,
-    rounded to two decimals as the authors' R package and notebooks do.
+    rounded to two decimals as the authors' R package and notebooks do, and
+    kept in :math:`[l, u]` (the last step can leave :math:`\ell = \text{mid} +
+    \delta > r`, and rounding up can pass :math:`u`; such a release is :math:`u`).
 
     Parameters
     ----------
     scores : array-like, shape (n,)
-        Calibration scores (private). Scores outside ``[lower, upper]`` are
-        simply never counted, as in the authors' code.
+        Calibration scores (private). Scores outside ``[lower, upper]``
+        (``inf`` and values beyond 1e100 included) are simply never counted,
+        as in the authors' code; only NaN is refused.
     alpha : float
         Miscoverage level in (0, 1).
     rho : float
@@ -148,7 +175,19 @@ def pcoqs_quantile(
         The public number of calibration scores (must equal ``len(scores)``).
         ``None`` uses the data's own size, which is then **declared public**.
     rng : None, int or numpy.random.Generator
-        Source of the Gaussian noise: all :math:`T` draws are made once, up front.
+        Source of the Gaussian noise with ``sampler="numpy"``: all :math:`T`
+        draws are made once, up front. ``None`` (fresh entropy) for a real
+        release; a seed makes the release reproducible by anyone, so not
+        private (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real
+        releases*). Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}
+        ``"numpy"`` (default): NumPy's floating-point Gaussian, not a hardened
+        DP implementation. ``"opendp"``: each step's count goes through
+        OpenDP's ``make_gaussian`` (exact noise on the finest lattice, one
+        rounding), drawn step by step; OpenDP's zCDP map of a step is
+        :math:`\rho/T`, as here. The law is the same: independent
+        :math:`N(0, \sigma^2)` noises (the discrete Gaussian on the lattice
+        :math:`2^{-1074}`, rounded to floats).
 
     Returns
     -------
@@ -181,7 +220,7 @@ def pcoqs_quantile(
     >>> 0.85 <= q <= 0.95
     True
     """
-    scores = check_1d(scores, "scores")
+    scores = _check_scores(scores)
     alpha = check_alpha(alpha)
     rho = check_scalar(rho, "rho", low=0.0, hint="the zCDP budget must be a positive number")
     lower, upper = _check_range(lower, upper)
@@ -189,27 +228,31 @@ def pcoqs_quantile(
     tol = float(tol)
     if decimals is not None:
         decimals = check_positive_int(decimals, "decimals", minimum=0, maximum=15)
-    if rounding not in ("nearest", "up"):
-        raise ValueError(f"rounding={rounding!r} must be 'nearest' (the authors') or 'up'")
+    rounding = check_choice(rounding, "rounding", ("nearest", "up"), "'nearest' is the authors' rounding")
     n = _check_n(n, scores)
-    gen = check_random_state(rng)
+    sampler, gen = check_sampler(sampler, rng)
 
     sigma = math.sqrt(steps / (2.0 * rho))
-    noise = sigma * gen.standard_normal(steps)      # drawn once, before any comparison
+    if sampler == "numpy":
+        noise = sigma * gen.standard_normal(steps)  # drawn once, before any comparison
     target = math.ceil((1.0 - alpha) * (n + 1) - 1e-9 * (n + 1))   # guard 1-0.7-style float error
     ordered = np.sort(scores)
     below_lower = np.searchsorted(ordered, lower, side="left")
 
     left, right = lower, upper
-    for z in noise:
+    for step in range(steps):
         mid = (left + right) / 2.0
         count = int(np.searchsorted(ordered, mid, side="right") - below_lower)
-        noisy = max(0, math.floor(count + z))
+        if sampler == "numpy":
+            noisy = max(0, math.floor(count + noise[step]))
+        else:                                       # OpenDP adds the noise to the count exactly, rounds once
+            noisy = max(0, math.floor(float(_opendp_additive(np.asarray(float(count)), sigma, "gaussian"))))
         if noisy < target:
             left = mid + tol
         else:
             right = mid
-    out = (left + right) / 2.0
+    # the last step may leave left = mid + tol above right: the midpoint can then exceed upper by tol/2
+    out = min(max((left + right) / 2.0, lower), upper)
     if decimals is None:
         return float(out)
     if rounding == "up":
@@ -217,8 +260,11 @@ def pcoqs_quantile(
         units = math.ceil(out * scale)
         while units / scale < out:      # guard against the product rounding down
             units += 1
-        return float(units / scale)
-    return float(round(out, decimals))
+        rounded = units / scale
+    else:
+        rounded = round(out, decimals)
+    # a release never leaves the public range: rounding up past upper releases upper (still >= out)
+    return float(min(max(rounded, lower), upper))
 
 
 def _pcoqs_corrected_rank(alpha: float, n: int, rho: float, steps: int) -> int:
@@ -371,6 +417,7 @@ def laplace_histogram_quantile(
     relation: str = "replace-one",
     n: int | None = None,
     rng: RandomLike = None,
+    sampler: str = "numpy",
 ) -> float:
     r"""A conformal threshold from a Laplace-noised histogram over public bins.
 
@@ -399,7 +446,8 @@ def laplace_histogram_quantile(
     ----------
     scores : array-like, shape (n,)
         Calibration scores (private), in ``[lower, upper]`` after the caller's
-        public normalisation (values outside are clipped).
+        public normalisation; values outside (``inf`` and values beyond 1e100
+        included) are clipped to the range; only NaN is refused.
     alpha : float
         Miscoverage level in (0, 1).
     epsilon : float
@@ -421,7 +469,16 @@ def laplace_histogram_quantile(
         ``None`` uses the data's size, then declared public. The corrected
         variant's rank :math:`k` depends on it; the paper variant does not.
     rng : None, int or numpy.random.Generator
-        Source of the Laplace noise, drawn once after the counting.
+        Source of the Laplace noise with ``sampler="numpy"``, drawn once after
+        the counting. ``None`` (fresh entropy) for a real release; a seed makes
+        the release reproducible by anyone, so not private
+        (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real releases*).
+        Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}
+        ``"numpy"`` (default): NumPy's floating-point Laplace sampler, not a
+        hardened DP implementation. ``"opendp"``: the histogram goes through
+        OpenDP's ``make_laplace`` (exact noise, one rounding; OpenDP's map at
+        the L1 sensitivity is ``epsilon``): the same law.
 
     Returns
     -------
@@ -452,25 +509,26 @@ def laplace_histogram_quantile(
     >>> 0.9 <= t <= 1.0
     True
     """
-    scores = check_1d(scores, "scores")
+    scores = _check_scores(scores)
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
     bins = check_positive_int(bins, "bins", maximum=10**8)
     lower, upper = _check_range(lower, upper)
-    if variant not in ("corrected", "paper"):
-        raise ValueError(f"variant={variant!r} must be 'corrected' (coverage >= 1-alpha) or 'paper' "
-                         "(the P-COQS paper's Lap_Hist baseline)")
-    if relation not in _RELATIONS:
-        raise ValueError(f"relation={relation!r} must be 'replace-one' or 'add/remove'")
+    variant = check_choice(variant, "variant", ("corrected", "paper"),
+                           "'corrected' has coverage >= 1-alpha, 'paper' is the P-COQS paper's Lap_Hist baseline")
+    relation = check_choice(relation, "relation", _RELATIONS)
     n = _check_n(n, scores)
-    gen = check_random_state(rng)
+    sampler, gen = check_sampler(sampler, rng)
 
     edges = np.linspace(lower, upper, bins + 1)
     # cell j = (e_{j-1}, e_j]: the index of the first edge >= s, minus one (the first cell is closed)
     cell = np.clip(np.searchsorted(edges, np.clip(scores, lower, upper), side="left") - 1, 0, bins - 1)
     counts = np.bincount(cell, minlength=bins).astype(float)
-    scale = (2.0 if relation == "replace-one" else 1.0) / epsilon
-    noisy = counts + gen.laplace(0.0, scale, size=bins)     # the only draw, after all counting
+    scale = _noise_scale(2.0 if relation == "replace-one" else 1.0, epsilon)
+    if sampler == "numpy":
+        noisy = counts + gen.laplace(0.0, scale, size=bins)     # the only draw, after all counting
+    else:
+        noisy = _opendp_additive(counts, scale, "laplace")
 
     if variant == "paper":
         floored = np.maximum(noisy, 0.0)
@@ -500,17 +558,6 @@ def laplace_histogram_quantile(
 # ---------------------------------------------------------------------------
 
 _OPENDP_LEVELS = ("corrected", "raw")
-
-
-def _opendp():
-    """The OpenDP library with its ``contrib`` features (an optional dependency: ``pip install opendp``)."""
-    try:
-        import opendp.prelude as odp
-    except ImportError as err:     # pragma: no cover - opendp is pinned in requirements.txt
-        raise ImportError("opendp_quantile needs the OpenDP library: pip install 'dpcp_tutorial[opendp]' "
-                          "(or pip install opendp)") from err
-    odp.enable_features("contrib")
-    return odp
 
 
 def _opendp_scale(level: float, epsilon: float, relation: str) -> float:
@@ -613,26 +660,25 @@ def opendp_quantile_level(alpha: float, n: int, epsilon: float, *, bins: int = 1
     n = check_positive_int(n, "n")
     epsilon = check_epsilon(epsilon)
     bins = check_positive_int(bins, "bins", maximum=10**6)
-    if relation not in _RELATIONS:
-        raise ValueError(f"relation={relation!r} must be 'replace-one' or 'add/remove'")
+    relation = check_choice(relation, "relation", _RELATIONS)
     return _opendp_level(float(alpha), n, float(epsilon), bins, relation)[0]
 
 
 def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation, n):
-    """Candidates, real scores u_j (shifted so that min u = 0), scale s, the level used and OpenDP's measurement.
+    """Candidates, real scores u_j (shifted so that min u = 0), scale s, the level used, OpenDP's measurement and
+    the data it is applied to.
 
     ``None`` in place of the scores means the trivial release (the top candidate).
     """
-    scores = check_1d(scores, "scores")
+    scores = _check_scores(scores)
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
     bins = check_positive_int(bins, "bins", maximum=10**6)
     lower, upper = _check_range(lower, upper)
-    if level not in _OPENDP_LEVELS:
-        raise ValueError(f"level={level!r} must be 'corrected' (coverage >= 1-alpha) or 'raw' (OpenDP at the "
-                         "empirical (1-alpha)-quantile, no guarantee)")
-    if relation not in _RELATIONS:
-        raise ValueError(f"relation={relation!r} must be 'replace-one' or 'add/remove'")
+    level = check_choice(level, "level", _OPENDP_LEVELS, "'corrected' has coverage >= 1-alpha, 'raw' is OpenDP "
+                         "at the empirical (1-alpha)-quantile, with no guarantee")
+    relation = check_choice(relation, "relation", _RELATIONS)
+    _noise_scale(2.0, epsilon)
     n = _check_n(n, scores)
     candidates = np.linspace(lower, upper, bins + 1)[1:]
     candidates[-1] = upper
@@ -643,10 +689,10 @@ def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation,
     else:
         target, rank = _opendp_level(float(alpha), n, float(epsilon), bins, relation)
         if rank == 0:
-            return candidates, None, None, None, None
+            return candidates, None, None, None, None, None
         # round up to the candidates (a 1-stable, record-wise map): the events {S <= c_j} are unchanged
         data = candidates[np.minimum(np.searchsorted(candidates, clipped, side="left"), bins - 1)]
-    odp = _opendp()
+    odp = opendp_prelude()
     atom = odp.atom_domain(T=float, nan=False)
     domain = odp.vector_domain(atom, size=n) if relation == "replace-one" else odp.vector_domain(atom)
     metric = odp.symmetric_distance()
@@ -670,14 +716,15 @@ def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation,
             target = min(1.0, target + 1.0 / den)
             t, num, den = transformation(target)
         else:     # pragma: no cover - the bound has slack far above 1/D
-            return candidates, None, None, None, None
+            return candidates, None, None, None, None, None
     a_eff = num / den
     scale = _opendp_scale(a_eff, epsilon, relation)
     measurement = odp.m.make_private_quantile(domain, metric, odp.max_divergence(), cand, target, scale)
-    raw = t([float(v) for v in data])
+    data = [float(v) for v in data]
+    raw = t(data)
     low = min(raw)
     utility = np.array([float(r - low) for r in raw]) / den      # exact integer shift, then real units
-    return candidates, utility, scale, a_eff, measurement
+    return candidates, utility, scale, a_eff, measurement, data
 
 
 def _report_noisy_max_log_law(utility: np.ndarray, scale: float) -> np.ndarray:
@@ -720,8 +767,9 @@ def opendp_quantile_probabilities(scores, alpha: float, epsilon: float, *, bins:
     candidates : ndarray of shape (bins,)
     probabilities : ndarray of shape (bins,)
     """
-    candidates, utility, scale, _, _ = _opendp_release(scores, alpha, epsilon, bins, lower, upper, level,
-                                                       relation, n)
+    log = check_bool(log, "log")
+    candidates, utility, scale, _, _, _ = _opendp_release(scores, alpha, epsilon, bins, lower, upper, level,
+                                                          relation, n)
     if utility is None:
         logp = np.full(candidates.size, -np.inf)
         logp[-1] = 0.0
@@ -743,6 +791,7 @@ def opendp_quantile(
     relation: str = "replace-one",
     n: int | None = None,
     rng: RandomLike = None,
+    sampler: str = "numpy",
 ) -> float:
     r"""OpenDP's ``make_private_quantile`` as a conformal calibrator, with a proven level correction.
 
@@ -757,10 +806,12 @@ def opendp_quantile(
     ``make_private_quantile`` with ``max_divergence`` releases
     :math:`\arg\min_c \bigl(u(c) - s E_c\bigr)`, :math:`E_c \sim \mathrm{Exp}(1)`
     i.i.d. (report-noisy-max with exponential noise = permute-and-flip). OpenDP's
-    sampler cannot be seeded, so the same law is sampled here with ``rng``
-    from OpenDP's own integer scores; the tests check by chi-square that both
-    samplers follow :func:`opendp_quantile_probabilities` and that OpenDP's
-    privacy map reports ``epsilon``.
+    sampler cannot be seeded, so by default (``sampler="numpy"``) the same law
+    is sampled here with ``rng`` from OpenDP's own integer scores;
+    ``sampler="opendp"`` runs OpenDP's measurement itself (exact, unseedable).
+    The tests check by chi-square that both samplers follow
+    :func:`opendp_quantile_probabilities` and that OpenDP's privacy map
+    reports ``epsilon``.
 
     * ``level="corrected"`` (default): the scores are first rounded **up** to
       the candidates, and the level is :math:`a'` =
@@ -775,7 +826,8 @@ def opendp_quantile(
     Parameters
     ----------
     scores : array-like, shape (n,)
-        Calibration scores (private), clipped to ``[lower, upper]``.
+        Calibration scores (private), clipped to ``[lower, upper]`` (``inf``
+        and values beyond 1e100 included); only NaN is refused.
     alpha : float
         Miscoverage level in (0, 1).
     epsilon : float
@@ -796,7 +848,15 @@ def opendp_quantile(
         data's size, which is then **declared public**. The corrected level
         depends on it.
     rng : None, int or numpy.random.Generator
-        Source of the :math:`M` exponential variates, drawn once after all counting.
+        Source of the :math:`M` exponential variates with ``sampler="numpy"``,
+        drawn once after all counting. ``None`` (fresh entropy) for a real
+        release; a seed makes the release reproducible by anyone, so not
+        private. Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}
+        ``"numpy"`` (default): NumPy's floating-point exponential variates on
+        OpenDP's scores (seedable, not hardened). ``"opendp"``: the release is
+        OpenDP's ``make_private_quantile`` measurement applied to the (rounded
+        up, clipped) scores: its exact sampler, the same law.
 
     Returns
     -------
@@ -867,9 +927,11 @@ def opendp_quantile(
     >>> 0.9 <= q <= 1.0
     True
     """
-    candidates, utility, scale, _, _ = _opendp_release(scores, alpha, epsilon, bins, lower, upper, level,
-                                                       relation, n)
-    gen = check_random_state(rng)
+    sampler, gen = check_sampler(sampler, rng)
+    candidates, utility, scale, _, measurement, data = _opendp_release(scores, alpha, epsilon, bins, lower, upper,
+                                                                       level, relation, n)
+    if sampler == "opendp":
+        return float(candidates[-1]) if utility is None else float(measurement(data))
     noise = gen.standard_exponential(candidates.size)     # the only draw, after all counting
     if utility is None:
         return float(candidates[-1])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import RandomLike, check_positive_int, check_random_state, check_scalar
+from ._validation import RandomLike, check_choice, check_positive_int, check_random_state, check_scalar
 
 __all__ = [
     "make_heteroscedastic_regression",
@@ -15,6 +15,18 @@ __all__ = [
     "load_rand_hie",
     "RAND_HIE_VISITS_BOUND",
 ]
+
+
+_MAX_VALUES = 10 ** 9    # a simulated data set holds at most this many numbers (8 GB)
+
+
+def _check_shape(n, d=1) -> tuple[int, int]:
+    n = check_positive_int(n, "n", maximum=_MAX_VALUES)
+    d = check_positive_int(d, "d", maximum=_MAX_VALUES)
+    if n * d > _MAX_VALUES:
+        raise ValueError(f"n * d = {n * d} exceeds {_MAX_VALUES:g} values; simulate in chunks "
+                         "(dpcp_tutorial.scale.simulated_scores streams scores)")
+    return n, d
 
 
 def make_heteroscedastic_regression(n: int, rng: RandomLike = None, noise: float = 0.5):
@@ -28,7 +40,7 @@ def make_heteroscedastic_regression(n: int, rng: RandomLike = None, noise: float
     n : int
         Number of samples.
     rng : None, int or numpy.random.Generator
-        Source of randomness.
+        Source of randomness (a simulation: a seed is fine).
     noise : float
         Noise scale :math:`\\sigma`.
 
@@ -37,7 +49,7 @@ def make_heteroscedastic_regression(n: int, rng: RandomLike = None, noise: float
     X : ndarray of shape (n, 1)
     y : ndarray of shape (n,)
     """
-    n = check_positive_int(n, "n")
+    n, _ = _check_shape(n)
     noise = check_scalar(noise, "noise", low=0.0, low_inclusive=True)
     rng = check_random_state(rng)
     x = rng.uniform(-3.0, 3.0, size=n)
@@ -63,13 +75,13 @@ def make_contaminated_gaussian(n: int, d: int, fraction: float = 0.25, shift: fl
     shift : float
         Shift :math:`s` of every coordinate of the contaminated rows.
     rng : None, int or numpy.random.Generator
+        Source of randomness (a simulation: a seed is fine).
 
     Returns
     -------
     ndarray of shape (n, d)
     """
-    n = check_positive_int(n, "n")
-    d = check_positive_int(d, "d")
+    n, d = _check_shape(n, d)
     fraction = check_scalar(fraction, "fraction", low=0.0, high=1.0, low_inclusive=True)
     shift = check_scalar(shift, "shift")
     rng = check_random_state(rng)
@@ -82,10 +94,9 @@ def make_cauchy(n: int, d: int, rng: RandomLike = None) -> np.ndarray:
     """Independent standard Cauchy marginals centred at 0 (chapter 11).
 
     No moments exist, so the sample mean does not converge; every depth median
-    targets the centre 0.
+    targets the centre 0. ``rng``: a simulation, so a seed is fine.
     """
-    n = check_positive_int(n, "n")
-    d = check_positive_int(d, "d")
+    n, d = _check_shape(n, d)
     rng = check_random_state(rng)
     return rng.standard_cauchy((n, d))
 
@@ -146,8 +157,7 @@ def load_rand_hie(task: str = "regression"):
     ImportError
         If statsmodels is not installed: ``pip install "dpcp_tutorial[data]"``.
     """
-    if task not in ("regression", "classification"):
-        raise ValueError(f"task={task!r} must be 'regression' or 'classification'")
+    task = check_choice(task, "task", ("regression", "classification"))
     try:
         from statsmodels.datasets import randhie
     except ImportError as err:

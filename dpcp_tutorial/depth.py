@@ -25,7 +25,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 from scipy.special import expit
 
-from ._validation import RandomLike, check_2d, check_positive_int, check_random_state, check_scalar
+from ._validation import RandomLike, check_2d, check_choice, check_positive_int, check_random_state, check_scalar
 
 __all__ = [
     "HALFSPACE_SENSITIVITY",
@@ -52,7 +52,8 @@ DEPTHS = ("halfspace", "spatial", "idd", "smoothed_idd")
 _SENSITIVITY = {"halfspace": HALFSPACE_SENSITIVITY, "spatial": SPATIAL_SENSITIVITY,
                 "idd": IDD_SENSITIVITY, "smoothed_idd": IDD_SENSITIVITY}
 
-_ANGLE_TOL = 1e-10      # angles closer than this (radians) count as the same direction
+_SURE_ANGLE = 1e-13     # computed angles farther apart than this are certainly distinct (errors are ~1e-15)
+_MAX_DIRECTIONS = 10 ** 7   # public directions at most (each costs d floats and a projection of the data)
 _CHUNK = 2 ** 21        # elements per temporary (q x n) block: ~16 MB of float64
 _SMOOTH_BLOCK_BYTES = 2 ** 19  # block size of the smoothed-CDF sums (512 kB: stays in cache)
 
@@ -76,9 +77,7 @@ def depth_sensitivity(depth: str, n: int) -> float:
 
 def check_depth_name(depth) -> str:
     """Return ``depth`` if it names a supported depth, else raise ``ValueError``."""
-    if depth not in DEPTHS:
-        raise ValueError(f"depth={depth!r} is not supported; choose one of {DEPTHS}")
-    return depth
+    return check_choice(depth, "depth", DEPTHS)
 
 
 def random_directions(n_directions: int, d: int, rng: RandomLike = None) -> np.ndarray:
@@ -87,12 +86,23 @@ def random_directions(n_directions: int, d: int, rng: RandomLike = None) -> np.n
     They are drawn from ``rng`` only, never from the data, so they are public and
     the depths built on them keep their sensitivity (chapter 9).
 
+    Parameters
+    ----------
+    n_directions, d : int
+        Number of directions and dimension.
+    rng : None, int or numpy.random.Generator
+        Public randomness: a seed is fine (the output releases nothing about
+        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
+        real releases*).
+
     Returns
     -------
     ndarray of shape (n_directions, d)
     """
-    m = check_positive_int(n_directions, "n_directions")
-    d = check_positive_int(d, "d")
+    m = check_positive_int(n_directions, "n_directions", maximum=_MAX_DIRECTIONS)
+    d = check_positive_int(d, "d", maximum=10 ** 6)
+    if m * d > 10 ** 9:
+        raise ValueError(f"n_directions * d = {m * d} exceeds 1e9 values; use fewer directions")
     rng = check_random_state(rng)
     u = rng.standard_normal((m, d))
     norms = np.linalg.norm(u, axis=1)
@@ -113,8 +123,14 @@ def _check_points_data(points, data) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _resolve_directions(directions, n_directions, d: int, rng: RandomLike) -> np.ndarray:
+    """Given public directions (normalised), or ``n_directions`` drawn from ``rng``.
+
+    ``n_directions`` and ``rng`` are validated even when ``directions`` are given (then unused).
+    """
+    n_directions = check_positive_int(n_directions, "n_directions", maximum=_MAX_DIRECTIONS)
     if directions is None:
         return random_directions(n_directions, d, rng)
+    check_random_state(rng)
     u = check_2d(directions, "directions")
     if u.shape[1] != d:
         raise ValueError(f"directions have {u.shape[1]} columns but the data have d={d}")
@@ -122,6 +138,103 @@ def _resolve_directions(directions, n_directions, d: int, rng: RandomLike) -> np
     if np.any(norms == 0):
         raise ValueError("directions contain a zero vector; every direction must be non-zero")
     return u / norms[:, None]
+
+
+# --------------------------------------------------------------------------- exact orientation (2D)
+
+_EPS = 2.0 ** -53
+_ORIENT_BOUND = (3.0 + 16.0 * _EPS) * _EPS      # Shewchuk's ccwerrboundA for orient2d in floating point
+_SPLIT = 134217729.0                             # 2**27 + 1: Dekker's splitter
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(s, e)`` with ``s = fl(a + b)`` and ``a + b = s + e`` exactly (Knuth)."""
+    s = a + b
+    bv = s - a
+    return s, (a - (s - bv)) + (b - bv)
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, e)`` with ``p = fl(a b)`` and ``a b = p + e`` exactly (Dekker), for ``|a|, |b| <= 4``."""
+    p = a * b
+    ca, cb = _SPLIT * a, _SPLIT * b
+    a_hi, b_hi = ca - (ca - a), cb - (cb - b)
+    a_lo, b_lo = a - a_hi, b - b_hi
+    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+def _orient_exact(ax, ay, bx, by, cx, cy) -> int:
+    """Exact sign of the determinant in rational arithmetic (the slow, always valid route)."""
+    from fractions import Fraction as F
+
+    det = (F(bx) - F(ax)) * (F(cy) - F(ay)) - (F(by) - F(ay)) * (F(cx) - F(ax))
+    return (det > 0) - (det < 0)
+
+
+def _orient_expansion(ax, ay, bx, by, cx, cy) -> np.ndarray:
+    """Exact signs by error-free transformations: 0/+-1, or 2 where they do not apply (then rational arithmetic).
+
+    The six coordinates of a triple are scaled by one power of two (which keeps the
+    sign) to at most 1 in magnitude; each difference is then an exact sum of two
+    floats, each product of two such sums an exact sum of eight, and the sign of the
+    exact 16-term determinant is that of its correctly rounded sum (``math.fsum``).
+    """
+    import math
+
+    coords = np.stack([ax, ay, bx, by, cx, cy])
+    big = np.abs(coords).max(axis=0)
+    _, exponent = np.frexp(np.where(big > 0, big, 1.0))
+    coords = np.ldexp(coords, -exponent)
+    ax, ay, bx, by, cx, cy = coords
+    s1, e1 = _two_sum(bx, -ax)
+    s2, e2 = _two_sum(cy, -ay)
+    s3, e3 = _two_sum(by, -ay)
+    s4, e4 = _two_sum(cx, -ax)
+    terms = []
+    for (p, q, sgn) in ((s1, s2, 1), (s1, e2, 1), (e1, s2, 1), (e1, e2, 1),
+                        (s3, s4, -1), (s3, e4, -1), (e3, s4, -1), (e3, e4, -1)):
+        hi, lo = _two_product(p, q)
+        terms += [sgn * hi, sgn * lo]
+    terms = np.stack(terms, axis=1)
+    tiny = (terms != 0) & (np.abs(terms) < 2.0 ** -900)       # an error term may have underflowed
+    valid = np.isfinite(terms).all(axis=1) & ~tiny.any(axis=1)
+    out = np.full(terms.shape[0], 2, dtype=np.int8)
+    for i in np.flatnonzero(valid):
+        total = math.fsum(terms[i])
+        out[i] = (total > 0) - (total < 0)
+    return out
+
+
+def orientation(ax, ay, bx, by, cx, cy) -> np.ndarray:
+    """Exact sign of :math:`(b - a) \\times (c - a)` for floating-point points (arrays broadcast).
+
+    +1 when :math:`c` lies strictly left of the directed line :math:`a \\to b`, -1 strictly
+    right, 0 on it -- computed exactly, whatever the rounding: a floating-point
+    determinant whose error bound (Shewchuk 1997) cannot change its sign decides;
+    the others (ties, collinear and near-collinear points, lattice data) are
+    evaluated exactly by error-free transformations (sums and products of floats
+    as exact sums of floats), or in rational arithmetic where those do not apply
+    (coordinates more than 2**900 apart in magnitude). The combinatorics of
+    halfspace depth (which points lie on, left or right of a line) are then
+    exact, with no collinearity tolerance.
+    """
+    ax, ay, bx, by, cx, cy = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (ax, ay, bx, by, cx, cy)))
+    if ax.ndim == 0:
+        return orientation(ax[None], ay[None], bx[None], by[None], cx[None], cy[None])[0]
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        left = (bx - ax) * (cy - ay)
+        right = (by - ay) * (cx - ax)
+        det = left - right
+        bound = _ORIENT_BOUND * (np.abs(left) + np.abs(right))
+        sign = np.sign(det).astype(np.int8)
+        unsure = ~(np.abs(det) > bound)              # NaN (overflow) is unsure too
+        if unsure.any():
+            idx = np.nonzero(unsure)
+            exact = _orient_expansion(ax[idx], ay[idx], bx[idx], by[idx], cx[idx], cy[idx])
+            sign[idx] = exact
+            for t in zip(*(i[exact == 2] for i in idx)):
+                sign[t] = _orient_exact(ax[t], ay[t], bx[t], by[t], cx[t], cy[t])
+    return sign
 
 
 def _project(x: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -160,7 +273,11 @@ def halfspace_depth(points, data, method: str = "exact", directions=None, n_dire
     n_directions : int
         Number of random directions when ``directions`` is not given.
     rng : None, int or numpy.random.Generator
-        Source of the random directions.
+        Source of the random directions (``method="directions"`` without
+        ``directions``; checked in every mode).
+        Public randomness: a seed is fine (the output releases nothing about
+        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
+        real releases*).
 
     Returns
     -------
@@ -169,25 +286,28 @@ def halfspace_depth(points, data, method: str = "exact", directions=None, n_dire
 
     Notes
     -----
-    In the exact sweep, angles closer than 1e-10 rad count as one direction, so
-    collinear and lattice data are handled exactly; genuinely distinct angles
-    closer than that would be merged.
+    The exact sweep is exact in floating point: the points whose computed angle
+    is within 1e-13 rad of an arc's ends (ties, collinear and lattice data,
+    near-collinear points) are classified by the exact :func:`orientation`
+    predicate, so no tolerance merges distinct directions and the sensitivity
+    :math:`1/n` holds for the computed depth itself.
     """
     points, data = _check_points_data(points, data)
     d = data.shape[1]
+    method = check_choice(method, "method", ("exact", "directions"))
     if method == "exact":
         if directions is not None:
             raise ValueError("directions are only used by method='directions'")
+        check_positive_int(n_directions, "n_directions", maximum=_MAX_DIRECTIONS)   # unused here; still checked
+        check_random_state(rng)
         if d == 1:
             return _halfspace_depth_1d(points[:, 0], data[:, 0])
         if d == 2:
             return _halfspace_depth_2d(points, data)
         raise ValueError(f"exact halfspace depth is implemented for d <= 2 (got d={d}); its cost grows like "
                          "n^(d-1) in general. Use method='directions' for an upper bound with public directions")
-    if method == "directions":
-        u = _resolve_directions(directions, n_directions, d, rng)
-        return _halfspace_depth_directions(points, data, u)
-    raise ValueError(f"method={method!r} must be 'exact' or 'directions'")
+    u = _resolve_directions(directions, n_directions, d, rng)
+    return _halfspace_depth_directions(points, data, u)
 
 
 def _halfspace_depth_1d(x: np.ndarray, data: np.ndarray) -> np.ndarray:
@@ -199,18 +319,27 @@ def _halfspace_depth_1d(x: np.ndarray, data: np.ndarray) -> np.ndarray:
 
 
 def _halfspace_depth_2d(points: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """Angular sweep (AS 307): depth = (n - largest count in a half-open half-circle) / n.
+    """Angular sweep (AS 307): depth = (n - largest count in a half-open half-circle) / n, exactly.
 
     A closed halfplane through ``x`` misses exactly the points in the opposite
     open halfplane; the largest open half-circle count of the angles of
     ``X_i - x`` is attained by a half-open arc ``[phi_k, phi_k + pi)`` that
     starts at a data angle. Points equal to ``x`` lie in every closed halfplane.
+
+    The computed angles are within 1e-15 rad of the true ones (each difference
+    ``X_i - x`` is correctly rounded), so every point farther than
+    ``_SURE_ANGLE`` from both ends of an arc is classified by its angle; the few
+    near an end (ties, collinear points, lattice data) are classified by the
+    exact :func:`orientation`. No tolerance merges distinct directions.
     """
     n = data.shape[0]
-    data = data + 0.0            # turn -0.0 into +0.0 so that equal directions get equal angles
+    # distinct points with their multiplicities: ties share one angle and are counted by weight
+    data, weight = np.unique(data + 0.0, axis=0, return_counts=True)   # + 0.0 turns -0.0 into +0.0
+    m = data.shape[0]
     points = points + 0.0
     out = np.empty(points.shape[0])
-    block = max(1, _CHUNK // n)
+    block = max(1, _CHUNK // m)
+    two_pi = 2.0 * np.pi
     for start in range(0, points.shape[0], block):
         q = points[start:start + block]
         vx = data[None, :, 0] - q[:, 0, None]
@@ -218,20 +347,57 @@ def _halfspace_depth_2d(points: np.ndarray, data: np.ndarray) -> np.ndarray:
         zero = (vx == 0.0) & (vy == 0.0)
         phi = np.arctan2(vy, vx)                 # (-pi, pi]
         phi[zero] = np.inf                       # sorted to the end, then dropped
-        phi.sort(axis=1)
-        n_nonzero = n - zero.sum(axis=1)
+        order = np.argsort(phi, axis=1, kind="stable")
+        phi = np.take_along_axis(phi, order, axis=1)
+        n_nonzero = m - zero.sum(axis=1)
         for r in range(q.shape[0]):
             k = n_nonzero[r]
             if k == 0:
                 out[start + r] = 1.0
                 continue
             a = phi[r, :k]
-            ext = np.concatenate([a, a + 2.0 * np.pi])
-            # count of angles in [a_j, a_j + pi - tol): arcs starting at the first of a run of
-            # (near-)equal angles include the whole run; opposite angles are excluded
-            hi = np.searchsorted(ext, a + (np.pi - _ANGLE_TOL), side="left")
-            out[start + r] = (n - int((hi - np.arange(k)).max())) / n
+            w = weight[order[r, :k]]
+            ext = np.concatenate([a - two_pi, a, a + two_pi])
+            cum = np.concatenate([[0], np.cumsum(np.tile(w, 3))])       # weight of ext[:i] is cum[i]
+            s_lo = np.searchsorted(ext, a - _SURE_ANGLE, side="left")
+            s_hi = np.searchsorted(ext, a + _SURE_ANGLE, side="right")
+            e_lo = np.searchsorted(ext, a + (np.pi - _SURE_ANGLE), side="left")
+            e_hi = np.searchsorted(ext, a + (np.pi + _SURE_ANGLE), side="right")
+            count = cum[e_lo] - cum[s_hi] + w        # surely inside, plus the arc's own first point
+            unsure = np.flatnonzero((s_hi - s_lo > 1) | (e_hi > e_lo))
+            if unsure.size:
+                count[unsure] += _arc_ends_inside(q[r], data, w, order[r, :k], unsure, s_lo, s_hi, e_lo, e_hi, k)
+            out[start + r] = (n - int(count.max())) / n
     return out
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(owner, value)`` of every integer in the ranges ``[lo_i, hi_i)``."""
+    size = hi - lo
+    owner = np.repeat(np.arange(lo.size), size)
+    value = np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size) + np.repeat(lo, size)
+    return owner, value
+
+
+def _arc_ends_inside(x, data, w, order, arcs, s_lo, s_hi, e_lo, e_hi, k) -> np.ndarray:
+    """For each arc ``j`` in ``arcs``: the weight of the points near its two ends in ``[theta_j, theta_j + pi)``.
+
+    Near the start, a point counts if it is strictly left of the ray to ``X_j``
+    or on it in the same direction; near the end, if strictly left.
+    """
+    o1, p1 = _ranges(s_lo[arcs], s_hi[arcs])
+    keep = p1 != arcs[o1] + k                    # the arc's own first point is counted already
+    o1, p1 = o1[keep], p1[keep]
+    o2, p2 = _ranges(e_lo[arcs], e_hi[arcs])
+    owner = np.concatenate([o1, o2])
+    at_start = np.concatenate([np.ones(o1.size, bool), np.zeros(o2.size, bool)])
+    other = np.concatenate([p1, p2]) % k
+    b = data[order[arcs[owner]]]
+    c = data[order[other]]
+    sign = orientation(x[0], x[1], b[:, 0], b[:, 1], c[:, 0], c[:, 1])
+    same_way = ((b - x) * (c - x)).sum(axis=1) > 0
+    inside = (sign > 0) | (at_start & (sign == 0) & same_way)
+    return np.bincount(owner, weights=inside * w[other], minlength=arcs.size).astype(np.int64)
 
 
 def _halfspace_depth_directions(points: np.ndarray, data: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -380,6 +546,11 @@ def integrated_dual_depth(points, data, directions=None, n_directions: int = 500
     smoothing : float or None
         Logistic slope :math:`s`; ``None`` for the exact empirical CDF.
     rng : None, int or numpy.random.Generator
+        Source of the random directions when ``directions`` is not given
+        (checked in every mode).
+        Public randomness: a seed is fine (the output releases nothing about
+        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
+        real releases*).
 
     Returns
     -------

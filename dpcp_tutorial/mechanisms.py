@@ -8,10 +8,41 @@
   (chapter 3). All its samplers work in log space: no large number is ever
   exponentiated, so utilities of size 1e9 with epsilon up to 1e3 are handled
   exactly (chapter 3, *The naive formula underflows*).
+
+Randomness and real releases
+----------------------------
+Every random function of the package takes ``rng``:
+
+* ``rng=None`` draws fresh entropy from the operating system: **the choice for
+  a real release**;
+* an int seed (or a seeded ``numpy.random.Generator``) makes the output
+  reproducible -- by anyone who knows or guesses the seed. A seeded release is
+  therefore *not private*: the noise can be recomputed and subtracted. Seeds are
+  for teaching, tests and simulations (the book's chapters are seeded so that
+  their numbers can be checked);
+* functions whose randomness is public by construction (random directions,
+  candidates, simulated data) may be seeded freely: they release nothing
+  about private data.
+
+NumPy's samplers work in floating point and are **not a hardened DP
+implementation**: Mironov (2012, "On significance of the least significant
+bits for differential privacy") showed that the low-order bits of a textbook
+floating-point Laplace sample reveal the value it was added to, and the same
+kind of attack applies to other samplers built from ``log`` of a uniform
+float. Where OpenDP's exact samplers (arbitrary-precision arithmetic, the
+operating system's randomness) produce the same release law, the function
+offers ``sampler="opendp"``: the Laplace mechanism, the exponential mechanism
+(:func:`exponential_mechanism`, the private quantile
+:func:`~dpcp_tutorial.private_quantile`), and the peers' calibrators of
+:mod:`dpcp_tutorial.calibrators`. OpenDP's samplers cannot be seeded, so with
+``sampler="opendp"`` the argument ``rng`` must be ``None``. The tests check
+that both samplers follow the same law. Where a function offers no such option,
+its docstring says why.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -23,6 +54,7 @@ from ._validation import (
     _real_array,
     check_1d,
     check_bool,
+    check_choice,
     check_delta,
     check_epsilon,
     check_random_state,
@@ -37,7 +69,87 @@ __all__ = [
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "gumbel_max_sample",
+    "SAMPLERS",
 ]
+
+#: Samplers of the releases that offer a choice (see the module docstring).
+SAMPLERS = ("numpy", "opendp")
+
+
+def check_sampler(sampler, rng):
+    """Validate ``(sampler, rng)``: the generator to use with ``"numpy"``, ``None`` with ``"opendp"``.
+
+    OpenDP's samplers draw from the operating system and cannot be seeded: a seed
+    or generator passed with ``sampler="opendp"`` is refused (it would promise a
+    reproducibility that does not exist), after its type is checked as usual.
+    """
+    sampler = check_choice(sampler, "sampler", SAMPLERS,
+                           "'numpy' is NumPy's seedable floating-point sampler, 'opendp' OpenDP's exact sampler")
+    if sampler == "numpy":
+        return sampler, check_random_state(rng)
+    if rng is not None:
+        check_random_state(rng)
+        raise ValueError("sampler='opendp' draws from the operating system through OpenDP and cannot be seeded; "
+                         "pass rng=None (the choice for a real release anyway)")
+    return sampler, None
+
+
+def opendp_prelude():
+    """``opendp.prelude`` with the ``contrib`` features (an optional dependency: ``pip install opendp``)."""
+    try:
+        import opendp.prelude as odp
+    except ImportError as err:     # pragma: no cover - opendp is pinned in requirements.txt
+        raise ImportError("sampler='opendp' and opendp_quantile need the OpenDP library: "
+                          "pip install 'dpcp_tutorial[opendp]' (or pip install opendp)") from err
+    odp.enable_features("contrib")
+    return odp
+
+
+def _opendp_additive(arr: np.ndarray, scale: float, kind: str) -> np.ndarray:
+    """``arr`` plus OpenDP's exact Laplace (``kind="laplace"``) or Gaussian noise of ``scale``, same shape.
+
+    The input is passed to OpenDP, which adds the noise in exact arithmetic and rounds once: the
+    floating-point attack on ``value + noise`` does not apply. OpenDP's float samplers use the finest
+    lattice (granularity ``2**-1074``), so the law is the continuous one rounded to floats.
+    """
+    measurement = _opendp_additive_measurement(kind, float(scale), arr.ndim == 0)
+    if arr.ndim == 0:
+        return np.asarray(measurement(float(arr)), dtype=float)
+    return np.asarray(measurement([float(v) for v in arr.ravel()]), dtype=float).reshape(arr.shape)
+
+
+@functools.lru_cache(maxsize=64)
+def _opendp_additive_measurement(kind: str, scale: float, scalar: bool):
+    odp = opendp_prelude()
+    atom = odp.atom_domain(T=float, nan=False)
+    if scalar:
+        space = (atom, odp.absolute_distance(T=float))
+    else:
+        space = (odp.vector_domain(atom), (odp.l1_distance if kind == "laplace" else odp.l2_distance)(T=float))
+    make = odp.m.make_laplace if kind == "laplace" else odp.m.make_gaussian
+    return make(*space, scale=scale)
+
+
+@functools.lru_cache(maxsize=64)
+def _opendp_noisy_max_measurement(scale: float, negate: bool, integer: bool):
+    odp = opendp_prelude()
+    kind = "i64" if integer else float
+    atom = odp.atom_domain(T=kind) if integer else odp.atom_domain(T=float, nan=False)
+    return odp.m.make_noisy_max(odp.vector_domain(atom), odp.linf_distance(T=kind),
+                                odp.zero_concentrated_divergence(), scale=scale, negate=negate)
+
+
+def _opendp_noisy_max(scores, scale: float, negate: bool, integer: bool) -> int:
+    """Index of ``argmax_j (score_j / scale + G_j)`` (``argmin`` of ``score_j / scale - G_j`` with ``negate``),
+    ``G_j`` i.i.d. Gumbel, sampled exactly by OpenDP: the law ``P(j) ∝ exp(±score_j / scale)``."""
+    measurement = _opendp_noisy_max_measurement(float(scale), bool(negate), bool(integer))
+    values = [int(v) for v in scores] if integer else [float(v) for v in scores]
+    return int(measurement(values))
+
+
+def rounded_up(value: float) -> float:
+    """The smallest float ``>= value`` computed by one rounding (a noise scale that never loses privacy)."""
+    return float(np.nextafter(value, np.inf))
 
 
 # ---------------------------------------------------------------------------
@@ -80,7 +192,8 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     return _check_sensitivity(sensitivity) / check_epsilon(epsilon)
 
 
-def laplace_mechanism(value, sensitivity: float, epsilon: float, rng: RandomLike = None):
+def laplace_mechanism(value, sensitivity: float, epsilon: float, rng: RandomLike = None, *,
+                      sampler: str = "numpy"):
     """Release ``value`` plus Laplace noise: pure :math:`\\varepsilon`-DP (chapter 2).
 
     .. math:: M(D) = f(D) + Z, \\qquad Z_i \\overset{iid}{\\sim} \\mathrm{Laplace}(0, \\Delta_1/\\varepsilon),
@@ -96,7 +209,16 @@ def laplace_mechanism(value, sensitivity: float, epsilon: float, rng: RandomLike
     epsilon : float
         Privacy parameter (positive).
     rng : None, int or numpy.random.Generator
-        Source of randomness.
+        Source of the noise with ``sampler="numpy"``: ``None`` (fresh entropy)
+        for a real release; a seed makes the release reproducible by anyone, so
+        not private (module docstring, *Randomness and real releases*). Must be
+        ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}
+        ``"numpy"`` (default): ``numpy.random.Generator.laplace``, a
+        floating-point sampler (not hardened: Mironov 2012). ``"opendp"``:
+        OpenDP's ``make_laplace``, which adds exact Laplace noise to the value
+        and rounds once (same law up to that rounding; OpenDP's own privacy map
+        at ``sensitivity`` is ``epsilon``).
 
     Returns
     -------
@@ -104,7 +226,11 @@ def laplace_mechanism(value, sensitivity: float, epsilon: float, rng: RandomLike
         The noisy answer, of the same shape as ``value``.
     """
     b = laplace_scale(sensitivity, epsilon)
-    gen = check_random_state(rng)
+    sampler, gen = check_sampler(sampler, rng)
+    if sampler == "opendp":
+        arr = _check_value(value)
+        noisy = _opendp_additive(arr, b, "laplace")
+        return float(noisy) if noisy.ndim == 0 else noisy
     return _add_noise(value, lambda shape: gen.laplace(0.0, b, size=shape))
 
 
@@ -224,7 +350,9 @@ def gaussian_mechanism(value, sensitivity: float, epsilon: float, delta: float, 
     epsilon, delta : float
         Privacy parameters.
     rng : None, int or numpy.random.Generator
-        Source of randomness.
+        Source of the noise: ``None`` (fresh entropy) for a real release; a seed
+        makes the release reproducible by anyone, so not private (module
+        docstring, *Randomness and real releases*).
     analytic : bool
         Calibrate :math:`\\sigma` exactly (default) or with the classical formula.
 
@@ -232,6 +360,17 @@ def gaussian_mechanism(value, sensitivity: float, epsilon: float, delta: float, 
     -------
     float or ndarray
         The noisy answer, of the same shape as ``value``.
+
+    Notes
+    -----
+    The noise is NumPy's floating-point Gaussian sampler, which is not a
+    hardened DP implementation (module docstring). No OpenDP sampler is
+    offered here: OpenDP's ``make_gaussian`` draws the discrete Gaussian on a
+    lattice (Canonne, Kamath & Steinke 2020) and certifies zCDP,
+    :math:`\\rho = \\Delta_2^2/(2\\sigma^2)`; the analytic
+    :math:`(\\varepsilon, \\delta)` calibration computed here is proven for the
+    continuous Gaussian only. For a hardened Gaussian release use OpenDP
+    directly with its zCDP accounting.
     """
     sigma = gaussian_sigma(sensitivity, epsilon, delta, analytic=analytic)
     gen = check_random_state(rng)
@@ -257,7 +396,11 @@ def gumbel_max_sample(logits: np.ndarray, rng: RandomLike = None) -> int:
     .. math:: J = \\arg\\max_j \\,(\\ell_j + G_j), \\qquad G_j \\overset{iid}{\\sim} \\mathrm{Gumbel}(0, 1).
 
     Exact for any finite logits (no exponentials are formed). Entries equal to
-    ``-inf`` are never chosen.
+    ``-inf`` are never chosen. ``rng``: ``None`` (fresh entropy) for a real
+    release; a seed makes the draw reproducible by anyone, so not private. The
+    Gumbel variates are NumPy's floating-point ones (module docstring); for a
+    release drawn by OpenDP's exact sampler use
+    :func:`exponential_mechanism` with ``sampler="opendp"``.
     """
     logits = _real_array(logits, "logits")
     if logits.ndim != 1 or logits.size == 0:
@@ -298,17 +441,47 @@ def exponential_mechanism_probabilities(utilities, sensitivity: float, epsilon: 
     return _normalise(_exponential_logits(utilities, sensitivity, epsilon), log)
 
 
-def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: RandomLike = None) -> int:
+def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: RandomLike = None, *,
+                          sampler: str = "numpy") -> int:
     """Sample a candidate index from the exponential mechanism (chapter 3).
 
-    Same law as :func:`exponential_mechanism_probabilities`, drawn with the
-    Gumbel-max trick.
+    Same law as :func:`exponential_mechanism_probabilities`,
+    :math:`P(j) \\propto \\exp(\\varepsilon u_j / (2\\Delta))`, drawn with the
+    Gumbel-max trick :math:`\\arg\\max_j (u_j/s + G_j)`, :math:`s = 2\\Delta/\\varepsilon`.
+
+    Parameters
+    ----------
+    utilities : array-like of shape (K,)
+        Utility of each candidate (higher is better), finite.
+    sensitivity : float
+        :math:`\\Delta`, the largest change of any utility between neighbours.
+    epsilon : float
+        Privacy parameter.
+    rng : None, int or numpy.random.Generator
+        Source of the Gumbel variates with ``sampler="numpy"``: ``None`` (fresh
+        entropy) for a real release; a seed makes the release reproducible by
+        anyone, so not private (module docstring). Must be ``None`` with
+        ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}
+        ``"numpy"`` (default): NumPy's floating-point Gumbel variates.
+        ``"opendp"``: OpenDP's ``make_noisy_max`` with Gumbel noise
+        (``zero_concentrated_divergence``), which compares
+        :math:`u_j/s + G_j` exactly in arbitrary precision, on the given
+        float utilities, with :math:`s` rounded up (so the loss is at most
+        ``epsilon``). The same law, exactly; OpenDP's own map reports the
+        bounded-range zCDP :math:`\\varepsilon^2/8`.
 
     Returns
     -------
     int
         The index of the chosen candidate.
     """
+    sampler, _ = check_sampler(sampler, rng)
+    if sampler == "opendp":
+        u = check_1d(utilities, "utilities")
+        epsilon = check_epsilon(epsilon)
+        scale = rounded_up(2.0 * _check_sensitivity(sensitivity) / epsilon)
+        return _opendp_noisy_max(u - u.max(), scale, negate=False, integer=False)
     return gumbel_max_sample(_exponential_logits(utilities, sensitivity, epsilon), rng)
 
 

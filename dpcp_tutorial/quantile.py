@@ -45,8 +45,17 @@ from functools import lru_cache
 import numpy as np
 
 from ._counts import below_above, edge_histogram
-from ._validation import RandomLike, check_1d, check_alpha, check_epsilon, check_positive_int, check_scalar
-from .mechanisms import _normalise, gumbel_max_sample
+from ._validation import (
+    RandomLike,
+    check_1d,
+    check_alpha,
+    check_bool,
+    check_choice,
+    check_epsilon,
+    check_positive_int,
+    check_scalar,
+)
+from .mechanisms import _normalise, _opendp_noisy_max, check_sampler, gumbel_max_sample, rounded_up
 
 __all__ = [
     "quantile_edges",
@@ -59,6 +68,9 @@ __all__ = [
     "private_quantile",
     "private_quantile_probabilities",
 ]
+
+
+_MAX_BINS = 10 ** 8     # edges at most: every release costs O(M) memory and time
 
 
 def quantile_edges(bins) -> np.ndarray:
@@ -76,7 +88,7 @@ def quantile_edges(bins) -> np.ndarray:
         The edges; the last one is exactly 1.
     """
     if np.ndim(bins) == 0:
-        m = check_positive_int(bins, "bins")
+        m = check_positive_int(bins, "bins", maximum=_MAX_BINS)
         return np.arange(1, m + 1, dtype=float) / m
     edges = check_1d(bins, "bins")
     if edges[0] < 0 or edges[-1] != 1.0:
@@ -161,14 +173,12 @@ QUANTILE_VARIANTS = ("tight", "original")
 
 
 def _check_variant(variant) -> str:
-    if not isinstance(variant, str) or variant not in QUANTILE_VARIANTS:
-        raise ValueError(f"variant={variant!r} is not supported; choose 'tight' (the package default: exactly "
-                         "epsilon-DP, finite-sample coverage) or 'original' (the DPCP write-up's Algorithm 1)")
-    return variant
+    return check_choice(variant, "variant", QUANTILE_VARIANTS, "'tight' is the package default (exactly "
+                        "epsilon-DP, finite-sample coverage), 'original' the DPCP write-up's Algorithm 1")
 
 
 def _edge_count(bins) -> int:
-    return check_positive_int(bins, "bins") if np.ndim(bins) == 0 else quantile_edges(bins).size
+    return check_positive_int(bins, "bins", maximum=_MAX_BINS) if np.ndim(bins) == 0 else quantile_edges(bins).size
 
 
 def private_quantile_miscoverage_bound(alpha0: float, n: int, epsilon: float, bins=1000) -> float:
@@ -298,8 +308,8 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
         If the variant is infeasible at size ``n`` (or ``n + 1``).
     """
     variant = _check_variant(variant)
-    if relation not in ("replace-one", "add/remove"):
-        raise ValueError(f"relation={relation!r} is not supported; choose 'replace-one' or 'add/remove'")
+    relation = check_choice(relation, "relation", ("replace-one", "add/remove"))
+    public_n = check_bool(public_n, "public_n")
     epsilon = check_epsilon(epsilon)
     alpha = private_quantile_level(beta, n, epsilon, bins, variant)
     if variant == "original":
@@ -341,8 +351,45 @@ def _algorithm1_logits(scores, beta: float, epsilon: float, bins, n, variant: st
     return edges, logits
 
 
+def _opendp_grid_law(scores, beta, epsilon, bins, n, variant):
+    """Edges, integer utilities ``v_j`` (shifted to min 0) and scale ``s`` of the OpenDP-sampled release.
+
+    The level is rounded down to the public grid, :math:`A = \\lfloor \\alpha_0 D \\rfloor`,
+    :math:`D = 2^{32}`, so that :math:`v_j = \\max(A a_j, (D - A) b_j)` are exact integers and the law
+    :math:`\\propto e^{-v_j / s}` is sampled by OpenDP's exact report-noisy-max.
+    """
+    variant = _check_variant(variant)
+    edges = quantile_edges(bins)
+    hist = edge_histogram(scores, edges)
+    size = hist.size
+    if size >= _OPENDP_MAX_SCORES:
+        # a domain limit (like the package's 1e100): the integer utilities must fit in 64 bits
+        raise ValueError("sampler='opendp' handles fewer than 2**31 scores (its utilities are 64-bit integers); "
+                         "use sampler='numpy' or subsample to a public size")
+    epsilon = float(check_epsilon(epsilon))
+    if variant == "tight":
+        alpha0 = private_quantile_level(beta, size if n is None else n, epsilon, bins, variant)
+        through = np.cumsum(hist.counts)[1::2]
+        below = np.concatenate(([0], through[:-1]))
+        above = size - through
+    else:
+        alpha0 = algorithm1_level(beta, size if n is None else n, epsilon)
+        below, above = below_above(hist)
+    grid = _OPENDP_GRID
+    a = math.floor(alpha0 * grid)               # exact: alpha0 * 2**32 is a float product without rounding
+    v = np.maximum(a * below.astype(np.int64), (grid - a) * above.astype(np.int64))
+    v = v - v.min()
+    weight = grid if variant == "tight" else 2 * max(a, grid - a)
+    return edges, v, rounded_up(weight / epsilon)
+
+
+_OPENDP_GRID = 2 ** 32              # the OpenDP sampler's level lies on the public grid A / 2**32
+_OPENDP_MAX_SCORES = 2 ** 31        # then A * count < 2**63: the utilities are exact 64-bit integers
+
+
 def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=1000, log: bool = False, *,
-                                   n: int | None = None, variant: str = "tight") -> tuple[np.ndarray, np.ndarray]:
+                                   n: int | None = None, variant: str = "tight",
+                                   sampler: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
     """Exact output law of :func:`private_quantile` (chapter 3).
 
     .. math:: P(\\hat q = e_j) = \\frac{\\exp(-\\varepsilon u_j)}{\\sum_k \\exp(-\\varepsilon u_k)},
@@ -357,6 +404,9 @@ def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=100
     log : bool
         Return log-probabilities (exact where probabilities underflow to 0;
         used by the privacy audits).
+    sampler : {"numpy", "opendp"}
+        The law of :func:`private_quantile` with that sampler: ``"opendp"``
+        uses the level rounded down to the grid :math:`A/2^{32}` (see there).
 
     Returns
     -------
@@ -365,12 +415,17 @@ def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=100
     probabilities : ndarray of shape (M,)
         :math:`P(\\hat q = e_j)` (or its logarithm).
     """
+    log = check_bool(log, "log")
+    sampler = check_sampler(sampler, None)[0]
+    if sampler == "opendp":
+        edges, v, scale = _opendp_grid_law(scores, beta, epsilon, bins, n, variant)
+        return edges, _normalise(-(v / scale), log)
     edges, logits = _algorithm1_logits(scores, beta, epsilon, bins, n, variant)
     return edges, _normalise(logits, log)
 
 
 def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: RandomLike = None, *,
-                     n: int | None = None, variant: str = "tight") -> float:
+                     n: int | None = None, variant: str = "tight", sampler: str = "numpy") -> float:
     """:math:`\\varepsilon`-DP quantile of scores in [0, 1] for conformal prediction (chapter 3).
 
     Returns one of the right bin edges, chosen by the exponential mechanism,
@@ -411,7 +466,11 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
         ``M`` equal bins (edges :math:`j/M`, :math:`j = 1..M`) or explicit
         strictly increasing right edges in [0, 1] ending at 1.
     rng : None, int or numpy.random.Generator
-        Source of randomness.
+        Source of the Gumbel variates with ``sampler="numpy"``. ``None``
+        (fresh entropy) is the choice for a real release; a seed makes the
+        release reproducible by anyone who knows it, hence not private (the
+        book's chapters are seeded for teaching). Must be ``None`` with
+        ``sampler="opendp"``, whose sampler cannot be seeded.
     n : int, optional
         Public record count used for :math:`\\alpha_0` (and hence
         :math:`\\Delta`); defaults to ``len(scores)``. Fixing it makes
@@ -426,6 +485,29 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
         :mod:`dpcp_tutorial._validation`).
     variant : {"tight", "original"}
         The mechanism (see above).
+    sampler : {"numpy", "opendp"}
+        ``"numpy"`` (default): NumPy's floating-point Gumbel variates, not a
+        hardened DP implementation (:mod:`dpcp_tutorial.mechanisms`,
+        *Randomness and real releases*). ``"opendp"``: OpenDP's exact
+        report-noisy-max (``make_noisy_max`` with Gumbel noise, compared in
+        arbitrary precision) on integer utilities. For them the level is
+        rounded down to the public grid, :math:`A = \\lfloor 2^{32}\\alpha_0
+        \\rfloor`, and :math:`2^{32} u_j` becomes the integer
+        :math:`v_j = \\max(A a_j, (2^{32} - A) b_j)`; the release is
+        :math:`P(e_j) \\propto e^{-v_j/s}` with :math:`s = 2^{32}/\\varepsilon`
+        (``"tight"``) or :math:`2\\max(A, 2^{32} - A)/\\varepsilon`
+        (``"original"``), rounded up. This is the mechanism above at level
+        :math:`A/2^{32} \\le \\alpha_0`: the same privacy loss (at most
+        ``epsilon``, exactly, since the utilities are exact), and, because the
+        miscoverage bound increases with the level, the same coverage
+        guarantee; its law (:func:`private_quantile_probabilities` with
+        ``sampler="opendp"``) differs from the NumPy law by a factor within
+        :math:`e^{\\pm 2\\varepsilon N/2^{32}}` (``"tight"``; the utilities move
+        by at most :math:`N/2^{32}`) or :math:`e^{\\pm 4\\varepsilon N/2^{32}}`
+        (``"original"``, whose exponent :math:`\\max(\\alpha a_j, (1-\\alpha)
+        b_j)/(2\\max(\\alpha, 1-\\alpha))` has slope at most :math:`2N` in the
+        level). Domain: fewer than
+        :math:`2^{31}` scores (64-bit utilities).
 
     Returns
     -------
@@ -440,5 +522,9 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
     >>> 0.85 < q <= 0.95
     True
     """
+    sampler, gen = check_sampler(sampler, rng)
+    if sampler == "opendp":
+        edges, v, scale = _opendp_grid_law(scores, beta, epsilon, bins, n, variant)
+        return float(edges[_opendp_noisy_max(v, scale, negate=True, integer=True)])
     edges, logits = _algorithm1_logits(scores, beta, epsilon, bins, n, variant)
-    return float(edges[gumbel_max_sample(logits, rng)])
+    return float(edges[gumbel_max_sample(logits, gen)])

@@ -1,18 +1,27 @@
 """Private calibration and private medians on data that do not fit one process, with Dask (chapter 14).
 
-Every release of the book looks at the data only through **counts** (or sums)
-over public cells: the histogram of the scores over the public edges for
-Algorithm 1, private split conformal and DPCP; per-(candidate, direction)
-counts for halfspace and integrated dual depth over public directions;
-per-candidate sums of unit vectors for spatial depth. Such statistics *add*
-across disjoint partitions, so they are computed where the data live (map),
-summed in a tree on the workers (reduce), and only the combined statistic is
-gathered on the client, where the in-memory mechanism runs once on it:
+The releases covered here look at the data only through **counts** (or sums)
+over public cells: the histogram of the scores over the public edges for the
+private quantile (:func:`private_quantile`), private split conformal
+(:func:`pps_private_quantile`) and the DPCP threshold (:func:`dpcp_quantile`);
+per-(candidate, direction) counts for the candidate depth median with
+halfspace depth over public directions or integrated dual depth; per-candidate
+sums of unit vectors for spatial depth (:func:`private_depth_median`). Such
+statistics *add* across disjoint partitions, so they are computed where the
+data live (map), summed in a tree on the workers (reduce), and only the
+combined statistic is gathered on the client, where the in-memory mechanism
+runs once on it:
 
 .. math:: h(D) = \\sum_{p=1}^P h(D_p) \\quad\\Longrightarrow\\quad
           \\mathcal M_{\\text{scale}}(D_1, \\dots, D_P) = \\mathcal M(h(D)).
 
-Hence each function here returns **exactly** what the in-memory function returns
+Other releases of the package are **not** functions of such a statistic and
+have no distributed version here: the exact Tukey median (chapter 15), the
+Langevin sampler of the depth median, DP training (chapter 7), OpenDP's
+quantile and P-COQS as implemented (chapter 16; the latter is an adaptive
+binary search, one noisy count per step).
+
+Each function here returns **exactly** what the in-memory function returns
 for the same data and the same ``rng`` (for spatial depth up to the rounding of
 a float sum in another order), whatever the number of partitions, their sizes
 or the number of workers, and its privacy guarantee is the in-memory one:
@@ -23,22 +32,33 @@ or the number of workers, and its privacy guarantee is the in-memory one:
   the client, after the reduction. Counting tasks are deterministic functions of
   their partition, so a task retried after a lost worker recomputes the same
   counts and never re-draws noise;
-* the partitioning must not depend on private values (split by row position,
-  file or time, never by score): the release does not depend on it, but a
-  partitioning chosen from the data is itself a computation on the data.
+* the partitioning must not depend on private values: split by a function of
+  each record alone (its day, its file of origin, its user id), never by a
+  score. The release does not depend on the partitioning, but a partitioning
+  chosen from the data is itself a computation on the data, and partition
+  sizes are counts: they are public only if they are declared so.
 
-The functions run on the current Dask scheduler: a :class:`distributed.Client`
-set as default (e.g. by :func:`local_cluster`), or the one passed as ``client``
-(a ``Client`` or a scheduler address such as ``"tcp://10.0.0.5:8786"``).
-Requires the optional dependencies ``dask[array,dataframe]`` and ``distributed``
-(``pip install "dpcp_tutorial[scale]"``).
+Errors depend only on public inputs (the schema and dtypes of the collection,
+the parameters) or say, with one fixed message, that some record lies outside
+the mechanism's domain, exactly as the in-memory functions do.
+
+The functions run on the current Dask scheduler (a :class:`distributed.Client`
+set as default) or on the one passed as ``client``: a ``Client`` (for example
+the one :func:`local_cluster` returns) or a scheduler address such as
+``"tcp://10.0.0.5:8786"``. A **script** that starts a local cluster must do so
+under ``if __name__ == "__main__":`` (the worker processes re-import the main
+module; without the guard they fail with ``RuntimeError: Nanny failed to
+start``). Requires the optional dependencies ``dask[array,dataframe]`` and
+``distributed`` (``pip install "dpcp_tutorial[scale]"``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing
 import os
+import warnings
 
 import numpy as np
 
@@ -51,7 +71,15 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
                       "(dask[array,dataframe], distributed, pyarrow)") from exc
 
 from . import _counts
-from ._validation import RandomLike, check_epsilon, check_positive_int, check_random_state
+from ._validation import (
+    RandomLike,
+    check_1d,
+    check_2d,
+    check_epsilon,
+    check_positive_int,
+    check_random_state,
+    MAX_MAGNITUDE,
+)
 from .depth import _resolve_directions, _project, check_depth_name
 from .dpcp import dpcp_quantile as _dpcp_quantile
 from .median import _DEFAULT_DIRECTIONS, GaussianPrior, mechanism_beta
@@ -73,56 +101,119 @@ __all__ = [
 ]
 
 _FAN_IN = 8      # partial results added per reduction task
+_MAX_SIMULATED = 2**53          # simulated_scores: at most this many scores (exact in float64 indices)
+_MAX_CHUNKS = 10**7             # ... in at most this many chunks (the task graph lives on the client)
 
 
 # --------------------------------------------------------------------------- engine
 
-@contextlib.contextmanager
 def local_cluster(n_workers: int | None = None, threads_per_worker: int = 1, quiet: bool = True, **kwargs):
-    """A :class:`distributed.LocalCluster` (one worker process per core) and its ``Client``, closed on exit.
+    """Start a :class:`distributed.LocalCluster` (one worker process per core) and return its ``Client``.
 
-    The client becomes the default scheduler inside the ``with`` block, so
-    every function of this module (and any ``.compute()``) runs on it.
-    ``quiet=True`` silences distributed's logging and puts the dashboard on a free port.
-    On an existing cluster, use ``distributed.Client("tcp://scheduler:8786")``
-    instead; nothing else changes.
+    The client becomes the default Dask scheduler, so every function of this
+    module (and any ``.compute()``) runs on it. It can be used in two ways:
 
-    Yields
-    ------
+    * as a context manager, which closes the client and the cluster on exit::
+
+          with scale.local_cluster(n_workers=2) as client:
+              qhat = scale.private_quantile(scores, 0.1, 1.0, rng=1)
+
+    * or kept, and passed as ``client=`` to the functions of this module; call
+      ``client.close()`` when done (this also stops the cluster it started)::
+
+          client = scale.local_cluster()
+          qhat = scale.private_quantile(scores, 0.1, 1.0, rng=1, client=client)
+          client.close()
+
+    The worker processes re-import the main module, so a **script** must create
+    the cluster under ``if __name__ == "__main__":`` (otherwise every worker
+    fails with ``RuntimeError: Nanny failed to start``). In a notebook or an
+    interactive session nothing is needed. On an existing cluster use
+    ``distributed.Client("tcp://scheduler:8786")`` instead; nothing else changes.
+
+    Parameters
+    ----------
+    n_workers : int, optional
+        Number of worker processes (default: the number of cores).
+    threads_per_worker : int
+        Threads per worker (1: the counting is single-threaded NumPy).
+    quiet : bool
+        Silence distributed's logging and put the dashboard on a free port.
+    **kwargs
+        Passed to :class:`distributed.LocalCluster` (e.g. ``memory_limit``).
+
+    Returns
+    -------
     distributed.Client
-    """
-    from distributed import Client, LocalCluster
 
+    Raises
+    ------
+    RuntimeError
+        When called while a worker process imports the main module (the
+        missing ``if __name__ == "__main__":`` guard), with that advice.
+    """
+    from distributed import Client
+
+    threads_per_worker = check_positive_int(threads_per_worker, "threads_per_worker")
+    n_workers = (os.cpu_count() or 1) if n_workers is None else check_positive_int(n_workers, "n_workers")
+    # a spawned worker process that is still importing the main module (multiprocessing's bootstrapping phase)
+    if getattr(multiprocessing.current_process(), "_inheriting", False) and kwargs.get("processes", True):
+        raise RuntimeError("scale.local_cluster() was called while a worker process was importing the main module: "
+                           "in a script, start the cluster under `if __name__ == \"__main__\":`")
     if quiet:
         for name in ("distributed", "bokeh", "tornado"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
         kwargs.setdefault("dashboard_address", ":0")     # a free port: no clash with another cluster
         kwargs.setdefault("silence_logs", logging.CRITICAL)
-    n_workers = (os.cpu_count() or 1) if n_workers is None else check_positive_int(n_workers, "n_workers")
     kwargs.setdefault("processes", True)
-    with LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, **kwargs) as cluster, \
-            Client(cluster) as client:
-        yield client
+    # a Client that starts its own LocalCluster also closes it on close() / on leaving a with block
+    try:
+        return Client(n_workers=n_workers, threads_per_worker=threads_per_worker, **kwargs)
+    except RuntimeError as exc:
+        if "failed to start" not in str(exc):
+            raise
+        raise RuntimeError("the local cluster's worker processes failed to start. In a script, create the cluster "
+                           "under `if __name__ == \"__main__\":` (each worker process re-imports the main module); "
+                           "otherwise see the worker's traceback above") from exc
+
+
+def _check_client(client):
+    """``client`` must be None, a distributed.Client or a scheduler address (checked before any work)."""
+    if client is None or isinstance(client, str):
+        return client
+    from distributed import Client
+
+    if isinstance(client, Client):
+        if client.status not in ("running", "connecting", "newly-created"):
+            raise ValueError(f"the Client passed as client= is {client.status!r}; pass a running client "
+                             "(e.g. scale.local_cluster() or distributed.Client(address))")
+        return client
+    raise TypeError(f"client must be a distributed.Client, a scheduler address such as 'tcp://host:8786' or None, "
+                    f"got {type(client).__name__}; for a local cluster pass client=scale.local_cluster() or use "
+                    "`with scale.local_cluster() as client:`")
 
 
 @contextlib.contextmanager
 def _using(client):
     """Run on ``client`` (a Client or a scheduler address), or on the current default scheduler."""
+    client = _check_client(client)
     if client is None:
         yield None
         return
-    if isinstance(client, str):
-        from distributed import Client
+    with contextlib.ExitStack() as stack:
+        if isinstance(client, str):
+            from distributed import Client
 
-        with Client(client) as connected, dask.config.set(scheduler=connected):
-            yield connected
-        return
-    with dask.config.set(scheduler=client):
+            client = stack.enter_context(Client(client, set_as_default=False))
+        stack.enter_context(dask.config.set(scheduler=client))
         yield client
 
 
 def _compute(value, client, progress: bool):
-    with _using(client) as active:
+    with _using(client) as active, warnings.catch_warnings():
+        # distributed warns when a graph is large (data embedded with from_array); the graph size is the
+        # caller's layout choice, not a problem of the release, and the warning fires once per call
+        warnings.filterwarnings("ignore", message="Sending large graph of size", category=UserWarning)
         if progress:
             from distributed import get_client, progress as show_progress
 
@@ -133,14 +224,31 @@ def _compute(value, client, progress: bool):
         return dask.compute(value)[0]
 
 
-def _blocks(collection, ndim: int) -> list:
+def _check_dtype(dtype, name: str) -> None:
+    """A collection's dtype is public metadata: refuse what the in-memory path refuses (TypeError), never cast."""
+    from ._validation import _real_array
+
+    dtype = np.dtype(dtype) if not isinstance(dtype, np.dtype) and not hasattr(dtype, "kind") else dtype
+    if getattr(dtype, "kind", "O") not in "biuf":
+        _real_array(np.empty(0, dtype=dtype if isinstance(dtype, np.dtype) else object), name)  # its messages
+        raise TypeError(f"{name} must have a numeric dtype (bool, integer or float), got {dtype}; convert the "
+                        "columns with .astype(float) first")
+
+
+def _blocks(collection, ndim: int, name: str) -> list:
     """The partitions of a Dask collection as delayed NumPy arrays (rows never split across columns)."""
     if isinstance(collection, (dd.Series, dd.DataFrame)):
+        dtypes = [collection.dtype] if isinstance(collection, dd.Series) else list(collection.dtypes)
+        for dtype in dtypes:
+            _check_dtype(dtype, name)
+        if ndim == 1 and isinstance(collection, dd.DataFrame):
+            raise ValueError(f"{name} must be a Dask Series or a 1-D Dask array, got a DataFrame; select a column")
         parts = collection.to_delayed()
         return [dask.delayed(np.asarray)(p, dtype=float) for p in parts]
     if not isinstance(collection, da.Array):
         raise TypeError(f"expected a dask.array.Array or a Dask DataFrame/Series, got {type(collection).__name__}; "
                         "for in-memory data use the functions of dpcp_tutorial directly")
+    _check_dtype(collection.dtype, name)
     if collection.ndim != ndim:
         shape = "(n,)" if ndim == 1 else "(n, d)"
         raise ValueError(f"expected a {ndim}-D Dask array of shape {shape}, got {collection.ndim} dimensions")
@@ -167,17 +275,42 @@ def _add(*arrays):
 
 # --------------------------------------------------------------------------- scores
 
+# flags appended to each partition's histogram: the in-memory checks of check_1d(..., unit_interval=True), in order
+_NAN, _INF, _OUTSIDE = range(3)
+_FLAGS = 3
+
+
 def _block_histogram(block: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Map step: the cell histogram of one partition, plus one entry flagging invalid scores."""
+    """Map step: the cell histogram of one partition, plus three entries flagging NaN, inf and out-of-range."""
     block = np.asarray(block, dtype=float).ravel()
-    out = np.zeros(2 * edges.size + 2, dtype=np.int64)
+    out = np.zeros(2 * edges.size + 1 + _FLAGS, dtype=np.int64)
     if block.size == 0:
         return out
     if not (block.min() >= 0.0 and block.max() <= 1.0):      # NaN fails both comparisons
-        out[-1] = 1
+        flags = out[-_FLAGS:]
+        flags[_NAN] = int(np.isnan(block).any())
+        flags[_INF] = int(np.isinf(block).any())
+        flags[_OUTSIDE] = int(not flags[_NAN] and not flags[_INF])
         return out
-    out[:-1] = _counts.edge_histogram(block, edges, validated=True).counts
+    out[:-_FLAGS] = _counts.edge_histogram(block, edges, validated=True).counts
     return out
+
+
+def _raise_domain_error(flags: np.ndarray) -> None:
+    """Raise the in-memory message for the first failing check (fixed messages: no value, count or position)."""
+    canonical = {_NAN: [np.nan], _INF: [np.inf], _OUTSIDE: [2.0]}
+    for flag in (_NAN, _INF, _OUTSIDE):
+        if flags[flag]:
+            check_1d(np.array(canonical[flag]), "scores", unit_interval=True)
+    raise AssertionError("unreachable: a domain flag without a failing check")  # pragma: no cover
+
+
+def _check_edges(edges) -> np.ndarray:
+    """Public edges: a non-empty, finite, strictly increasing 1-D array of reals (as in memory)."""
+    edges = check_1d(edges, "edges")
+    if np.any(np.diff(edges) <= 0):
+        raise ValueError("edges must be strictly increasing; sort them and drop duplicates (np.unique)")
+    return edges
 
 
 def score_histogram(scores, edges, client=None, progress: bool = False) -> _counts.EdgeHistogram:
@@ -188,9 +321,10 @@ def score_histogram(scores, edges, client=None, progress: bool = False) -> _coun
     Parameters
     ----------
     scores : dask.array.Array of shape (N,) or dask.dataframe.Series
-        Scores in [0, 1].
+        Scores in [0, 1], of a real dtype (complex, string and object dtypes
+        are refused with ``TypeError``, as in memory; they are never cast).
     edges : array-like of shape (L,)
-        Public, strictly increasing edges.
+        Public, finite, strictly increasing edges.
     client : distributed.Client or str, optional
         Where to run (default: the current Dask scheduler).
     progress : bool
@@ -202,30 +336,33 @@ def score_histogram(scores, edges, client=None, progress: bool = False) -> _coun
 
     Raises
     ------
+    TypeError
+        For a non-numeric dtype or a wrong collection type (public metadata).
     ValueError
-        If some score is outside [0, 1] or NaN (the message names no value and no partition).
+        If some score is NaN, infinite or outside [0, 1]: the in-memory
+        function's fixed message, naming no value and no partition.
     """
-    edges = np.asarray(edges, dtype=float)
+    edges = _check_edges(edges)
+    _check_client(client)
     shared = dask.delayed(edges, pure=True)
-    parts = [dask.delayed(_block_histogram, pure=True)(b, shared) for b in _blocks(scores, 1)]
+    parts = [dask.delayed(_block_histogram, pure=True)(b, shared) for b in _blocks(scores, 1, "scores")]
     total = _compute(_tree_sum(parts), client, progress)
-    if total[-1]:
-        raise ValueError("scores must lie in [0, 1] and contain no NaN; normalise them by a public bound B "
-                         "(scores = min(residual / B, 1)) in the scoring step")
-    if total[:-1].sum() == 0:
-        raise ValueError("scores is empty; the releases need at least one score")
-    return _counts.EdgeHistogram(edges, total[:-1])
+    if total[-_FLAGS:].any():
+        _raise_domain_error(total[-_FLAGS:])
+    if total[:-_FLAGS].sum() == 0:
+        raise ValueError("scores is empty; at least one value is needed")
+    return _counts.EdgeHistogram(edges, total[:-_FLAGS])
 
 
 def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: RandomLike = None, *,
                      client=None, progress: bool = False, **kwargs) -> float:
-    """Algorithm 1 (:func:`dpcp_tutorial.private_quantile`) on distributed scores (chapter 14).
+    """The tight private quantile (:func:`dpcp_tutorial.private_quantile`) on distributed scores (chapter 14).
 
     Counts the scores over the edges per partition, sums the histograms on the
     workers and runs :func:`dpcp_tutorial.private_quantile` once, on the client,
     on the combined histogram. Same arguments (every further keyword, e.g. the
-    public ``n``, is forwarded), same privacy, and the same release for the same
-    ``rng``.
+    public ``n`` or ``variant``, is forwarded), same privacy, and the same release
+    for the same ``rng``.
 
     Parameters
     ----------
@@ -246,10 +383,12 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
 
     With ``m="auto"`` the grid size is chosen exactly as in memory (from the
     public ``n`` and ``rng``, before any counting; ``n`` defaults to the number
-    of scores, counted first). Then the scores are counted on the grid per
-    partition, and the in-memory function runs once on the combined histogram.
+    of scores, counted first, and then declared public). Then the scores are
+    counted on the grid per partition, and the in-memory function runs once on
+    the combined histogram.
     """
     rng = check_random_state(rng)
+    _check_client(client)
     if isinstance(m, str):
         if m != "auto":
             raise ValueError(f"m={m!r}: pass an integer >= 2 or 'auto'")
@@ -260,7 +399,7 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
 
 
 def _count(scores, client) -> int:
-    parts = [dask.delayed(np.size)(b) for b in _blocks(scores, 1)]
+    parts = [dask.delayed(np.size)(b) for b in _blocks(scores, 1, "scores")]
     return int(_compute(dask.delayed(sum)(parts), client, False))
 
 
@@ -273,22 +412,72 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
 
 # --------------------------------------------------------------------------- scores where the data live
 
-def _partition_scores(frame, model, features, target, kind, bound):
-    from .conformal import aps_score, lac_score
-    from .private_split import normalised_residual_score
+def _model_input(frame, features, model):
+    """The partition's feature columns as the model saw them when fitted: a DataFrame if it was fitted on one."""
+    X = frame[list(features)]
+    return X if hasattr(model, "feature_names_in_") else X.to_numpy()
 
-    X = frame[list(features)].to_numpy(dtype=float)
-    y = frame[target].to_numpy()
-    if len(frame) == 0:
-        return np.zeros(0)
-    if kind == "residual":
-        return normalised_residual_score(y.astype(float), model.predict(X), bound)
-    score = lac_score if kind == "lac" else aps_score
-    return np.clip(score(model.predict_proba(X), y.astype(int)), 0.0, 1.0)
+
+def _finite_rows(frame, features) -> np.ndarray:
+    """Rows whose numeric feature values are all finite (non-numeric columns are left to the model)."""
+    ok = np.ones(len(frame), dtype=bool)
+    for name in features:
+        column = frame[name]
+        if column.dtype.kind in "biuf":
+            ok &= np.isfinite(column.to_numpy(dtype=float))
+    return ok
+
+
+def _partition_scores(frame, model, features, target, kind, bound):
+    """Map step: the conformal scores of one partition; a score that cannot be computed is 1 (never an error)."""
+    series = type(frame[target])                # pandas.Series, without importing pandas here
+    scores = np.ones(len(frame))
+    ok = _finite_rows(frame, features)
+    if not ok.any():
+        return series(scores, index=frame.index, name=target + "_score")
+    rows = frame[ok] if not ok.all() else frame
+    X = _model_input(rows, features, model)
+    y = rows[target].to_numpy()
+    with np.errstate(all="ignore"):
+        if kind == "residual":
+            pred = np.asarray(model.predict(X), dtype=float).ravel()
+            value = np.abs(y.astype(float) - pred) / bound
+        else:
+            proba = np.asarray(model.predict_proba(X), dtype=float)
+            classes = np.asarray(model.classes_)
+            # labels the model does not know (or cannot compare) get probability 0: score 1 for LAC and APS
+            position = np.searchsorted(classes, y)
+            inside = position < classes.size
+            known = np.zeros(y.size, dtype=bool)
+            known[inside] = classes[position[inside]] == y[inside]
+            index = np.where(known, np.minimum(position, classes.size - 1), 0)
+            rows_idx = np.arange(y.size)
+            if kind == "lac":
+                value = 1.0 - proba[rows_idx, index]
+            else:
+                from .conformal import _aps_all_scores
+
+                value = _aps_all_scores(proba)[rows_idx, index]
+            value = np.where(known, value, 1.0)
+    value = np.where(np.isnan(value), 1.0, np.clip(value, 0.0, 1.0))
+    scores[ok] = value
+    return series(scores, index=frame.index, name=target + "_score")
 
 
 def model_scores(frame, model, features, target: str, kind: str = "residual", bound: float | None = None):
     """Normalised conformal scores of a fitted, public model, computed partition by partition (chapter 14).
+
+    Each partition's feature columns are passed to the model as a pandas
+    DataFrame when the model was fitted on one (it has ``feature_names_in_``:
+    no feature-name warning, and a ``ColumnTransformer`` that selects columns
+    by name works), and as a NumPy array otherwise.
+
+    The scores are computed so that no record can make the step fail or
+    speak: a record whose score cannot be computed -- a missing or infinite
+    numeric feature, a missing label or prediction, a label the classifier
+    does not know (not in ``model.classes_``) -- gets the largest score, 1,
+    which can only raise the threshold. No message ever quotes a label, a
+    value or a count.
 
     Parameters
     ----------
@@ -299,7 +488,7 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
     features : list of str
         Feature columns, in the order the model expects.
     target : str
-        Label column (integers 0..K-1 for classification).
+        Label column (the classifier's labels, ``model.classes_``, for ``"lac"``/``"aps"``).
     kind : {"residual", "lac", "aps"}
         ``"residual"``: :math:`\\min(|y - \\hat\\mu(x)|/B, 1)` with the public ``bound``
         :math:`B`; ``"lac"``/``"aps"``: the classification scores of chapter 1.
@@ -311,15 +500,31 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
     dask.dataframe.Series
         The scores, partitioned like ``frame``; nothing is collected.
     """
+    from .private_split import _check_bound
+
     if not isinstance(frame, dd.DataFrame):
         raise TypeError(f"frame must be a dask.dataframe.DataFrame, got {type(frame).__name__}")
-    if kind not in ("residual", "lac", "aps"):
+    if not isinstance(kind, str) or kind not in ("residual", "lac", "aps"):
         raise ValueError(f"kind={kind!r} is not supported; choose 'residual', 'lac' or 'aps'")
-    if kind == "residual" and bound is None:
-        raise ValueError("kind='residual' needs the public residual bound `bound` (chosen without the data)")
+    if isinstance(features, str) or not all(isinstance(f, str) for f in features):
+        raise TypeError("features must be a list of column names (strings)")
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a column name (a string), got {type(target).__name__}")
     missing = sorted((set(features) | {target}) - set(frame.columns))
     if missing:
         raise ValueError(f"columns {missing} are not in the frame")
+    if kind == "residual":
+        if bound is None:
+            raise ValueError("kind='residual' needs the public residual bound `bound` (chosen without the data)")
+        bound = _check_bound(bound)
+        _check_dtype(frame[target].dtype, f"target column {target!r}")
+        if not hasattr(model, "predict"):
+            raise TypeError("model must be a fitted estimator with a predict method")
+    else:
+        if bound is not None:
+            raise ValueError(f"bound is used only with kind='residual'; leave it unset for kind={kind!r}")
+        if not hasattr(model, "predict_proba") or not hasattr(model, "classes_"):
+            raise TypeError(f"kind={kind!r} needs a fitted classifier with predict_proba and classes_")
     return frame.map_partitions(_partition_scores, model, list(features), target, kind, bound,
                                 meta=(target + "_score", float))
 
@@ -333,7 +538,12 @@ def simulated_scores(n: int, chunk_size: int = 10**6, seed: int = 0, distributio
 
     Parameters
     ----------
-    n, chunk_size, seed : int
+    n : int
+        Number of scores, at most :math:`2^{53}`.
+    chunk_size : int
+        Scores per chunk; at most :math:`10^7` chunks (the task graph is built on the client).
+    seed : int
+        Non-negative integer seed.
     distribution : {"uniform", "beta"}
         Uniform scores, or Beta(2, 5) scores (a skewed score law).
 
@@ -341,10 +551,15 @@ def simulated_scores(n: int, chunk_size: int = 10**6, seed: int = 0, distributio
     -------
     dask.array.Array of shape (n,)
     """
-    n = check_positive_int(n, "n")
+    seed = check_positive_int(seed, "seed", minimum=0)
+    n = check_positive_int(n, "n", maximum=_MAX_SIMULATED)
     chunk_size = check_positive_int(chunk_size, "chunk_size")
-    if distribution not in ("uniform", "beta"):
+    if not isinstance(distribution, str) or distribution not in ("uniform", "beta"):
         raise ValueError(f"distribution={distribution!r} must be 'uniform' or 'beta'")
+    n_chunks = -(-n // chunk_size)
+    if n_chunks > _MAX_CHUNKS:
+        raise ValueError(f"n={n} in chunks of {chunk_size} gives {n_chunks} chunks, more than {_MAX_CHUNKS}; "
+                         "use a larger chunk_size")
     sizes = (chunk_size,) * (n // chunk_size) + ((n % chunk_size,) if n % chunk_size else ())
 
     def chunk(block_info=None):
@@ -359,16 +574,23 @@ def simulated_scores(n: int, chunk_size: int = 10**6, seed: int = 0, distributio
 # --------------------------------------------------------------------------- private depth medians
 
 def _block_depth_stats(block, kind, cand, cand_proj, u):
-    """Map step for the depth median: [row count, statistic...] of one partition."""
+    """Map step for the depth median: [row count, non-finite flag, too-large flag, statistic...] of one partition."""
     block = np.asarray(block, dtype=float)
     if block.ndim != 2:
         block = block.reshape(-1, cand.shape[1])
+    size = (2,) + cand_proj.shape if kind != "spatial" else cand.shape
+    head = [float(block.shape[0]), 0.0, 0.0]
+    if block.shape[0] and not np.isfinite(block).all():
+        head[1] = 1.0
+    elif block.shape[0] and not np.abs(block).max() <= MAX_MAGNITUDE:
+        head[2] = 1.0
+    if head[1] or head[2] or not block.shape[0]:
+        return np.concatenate([head, np.zeros(int(np.prod(size)))])
     if kind == "spatial":
-        stat = _counts.spatial_sums(block, cand) if block.shape[0] else np.zeros(cand.shape)
+        stat = _counts.spatial_sums(block, cand)
     else:
-        stat = (_counts.projection_counts(block, cand_proj, u) if block.shape[0]
-                else np.zeros((2,) + cand_proj.shape, dtype=np.int64)).astype(float)
-    return np.concatenate([[float(block.shape[0])], stat.ravel()])
+        stat = _counts.projection_counts(block, cand_proj, u).astype(float)
+    return np.concatenate([head, stat.ravel()])
 
 
 def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: GaussianPrior | None = None, *,
@@ -383,19 +605,25 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: 
     depth of every public candidate is computed from statistics that add across
     partitions (counts per candidate and direction for ``"halfspace"`` and
     ``"idd"``; sums of unit vectors for ``"spatial"``), combined on the workers,
-    and the mechanism runs once on the client.
+    and the mechanism runs once on the client. Rows with NaN or infinite
+    values, or values beyond 1e100, are refused with the in-memory message
+    (one fixed message, no position or value), never silently counted.
 
     Parameters
     ----------
     data : dask.array.Array of shape (n, d) or dask.dataframe.DataFrame
-        The private sample (``n`` public, ``n >= 2``). Its shape must be known
-        (``d`` from the columns).
+        The private sample (``n`` public, ``n >= 2``), of a real dtype. Its
+        shape must be known (``d`` from the columns).
     epsilon : float
         Budget (replace-one neighbours), as in memory.
     depth : {"halfspace", "spatial", "idd"}
         Halfspace depth always uses public directions here (the exact
         angular sweep of ``d <= 2`` does not decompose into partition counts).
-    prior, candidates, n_candidates, directions, n_directions, rng
+    prior : GaussianPrior
+        The public prior the candidates are drawn from; required unless
+        explicit ``candidates`` are given (choose its centre and scale from
+        public knowledge of the data's units, never from the data).
+    candidates, n_candidates, directions, n_directions, rng
         As in :func:`dpcp_tutorial.private_depth_median`.
     client : distributed.Client or str, optional
     progress : bool
@@ -407,6 +635,7 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: 
     """
     epsilon = check_epsilon(epsilon)
     depth = check_depth_name(depth)
+    _check_client(client)
     if depth == "smoothed_idd":
         raise ValueError("depth='smoothed_idd' is not supported at scale (its numerically stable evaluation "
                          "centres every direction at a data median); use 'idd', 'halfspace' or 'spatial'")
@@ -416,11 +645,16 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: 
         d = int(data.shape[1])
     else:
         raise TypeError("data must be a 2-D dask.array.Array with a known number of columns or a Dask DataFrame")
+    blocks = _blocks(data, 2, "data")       # dtype checks first: public metadata
     if depth == "halfspace" and d <= 2 and directions is None:
         raise ValueError("in d <= 2 the in-memory default is the exact halfspace depth, which does not decompose "
                          "into per-partition counts; pass public `directions` (e.g. random_directions(1000, d))")
-    prior = GaussianPrior(0.0, 5.0 * np.sqrt(d)) if prior is None else prior
-    if not isinstance(prior, GaussianPrior):
+    if candidates is None:
+        if prior is None:
+            raise TypeError("private_depth_median needs a public prior when no candidates are given: pass "
+                            "prior=GaussianPrior(mean, scale) with a centre and a scale chosen from public knowledge "
+                            "of the data's units (e.g. a reference range), never from the data")
+    if prior is not None and not isinstance(prior, GaussianPrior):
         raise TypeError(f"prior must be a GaussianPrior, got {type(prior).__name__}")
     rng = check_random_state(rng)
     u = None
@@ -430,19 +664,21 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: 
     if candidates is None:
         cand = prior.sample(check_positive_int(n_candidates, "n_candidates"), d, rng)
     else:
-        from ._validation import check_2d
-
         cand = check_2d(candidates, "candidates")
         if cand.shape[1] != d:
             raise ValueError(f"candidates have {cand.shape[1]} columns but data have {d}")
     cand_proj = None if u is None else _project(cand, u)
     shared = [dask.delayed(x, pure=True) for x in (cand, cand_proj, u)]
-    parts = [dask.delayed(_block_depth_stats, pure=True)(b, depth, *shared) for b in _blocks(data, 2)]
+    parts = [dask.delayed(_block_depth_stats, pure=True)(b, depth, *shared) for b in blocks]
     total = _compute(_tree_sum(parts), client, progress)
+    if total[1]:
+        check_2d(np.array([[np.nan], [0.0]]), "data", min_rows=2)      # the in-memory message
+    if total[2]:
+        check_2d(np.array([[1e300], [0.0]]), "data", min_rows=2)
     n = int(round(total[0]))
     if n < 2:
-        raise ValueError("data must have at least 2 rows")
-    stat = total[1:]
+        raise ValueError("data has too few rows: at least 2 are needed")
+    stat = total[3:]
     if depth == "spatial":
         values = _counts.spatial_from_sums(stat.reshape(cand.shape), n)
     else:

@@ -31,12 +31,23 @@ release is
 :math:`n` need not be public: the law depends on the data only through
 :math:`c`, and :math:`\\beta/n = \\varepsilon/2` does not involve :math:`n`.
 
-Exactness. The regions are computed exactly (up to floating point) from the
-:math:`O(n^2)` critical directions normal to lines through two data points
-(:func:`tukey_depth_regions`). The sampler computes only the deepest levels
-whose mass matters and keeps an exact fall-back for the rest, so its output
-law is exactly :math:`q_X` (no :math:`\\delta`): see
-:func:`private_tukey_median_2d`.
+Exactness. The regions are computed from the :math:`O(n^2)` critical
+directions normal to lines through two data points (:func:`tukey_depth_regions`)
+with exact combinatorics: which points lie on, left or right of each line is
+decided by the exact orientation predicate
+(:func:`~dpcp_tutorial.depth.orientation`), so ties, collinear and nearly
+collinear points (1e-15 off a line) get their true counts, with no collinearity
+tolerance. No region or annulus of positive computed area is dropped: a thin
+region is recognised by clipping the box with its halfplanes, and every
+annulus keeps the area computed for it, however small. What remains is the
+rounding of vertex coordinates (about 1e-16 of the box size), so the law is
+that of the exponential mechanism on the computed polygons, which differ from
+the exact regions only within rounding of their boundaries; a region thinner
+than that (area below about 1e-16 of the box) is not resolved. The sampler
+computes only the deepest levels whose mass matters and keeps an exact
+fall-back for the rest, so it adds no approximation (no :math:`\\delta`): see
+:func:`private_tukey_median_2d`. The exact privacy audit of the tests compares
+neighbouring laws cell by cell, near-degenerate configurations included.
 """
 
 from __future__ import annotations
@@ -48,7 +59,16 @@ from scipy.optimize import linprog
 from scipy.spatial import ConvexHull
 from scipy.special import logsumexp
 
-from ._validation import RandomLike, check_2d, check_epsilon, check_positive_int, check_random_state, check_scalar
+from .depth import orientation
+from ._validation import (
+    RandomLike,
+    _real_array,
+    check_2d,
+    check_epsilon,
+    check_positive_int,
+    check_random_state,
+    check_scalar,
+)
 
 __all__ = [
     "TukeyDepthRegions",
@@ -60,19 +80,21 @@ __all__ = [
     "total_variation_on_cells",
 ]
 
-_ANGLE_TOL = 1e-10      # angles closer than this (radians) are one direction, as in depth.halfspace_depth
-_RADIUS_TOL = 1e-12     # Chebyshev radius (box scaled to [-1, 1]^2) below which a region counts as without area
-_INSIDE_TOL = 1e-12     # membership tolerance (relative) for points on a region's boundary
-_ANNULUS_TOL = 1e-9     # an annulus smaller than this fraction of its outer region is rounding: area 0
+_SURE_ANGLE = 1e-13     # computed angles farther apart than this are certainly distinct (errors are ~1e-15)
+_RADIUS_TOL = 1e-12     # deepest non-empty region (max_depth, the non-private median only): Chebyshev radius
+_SURE_RADIUS = 1e-6     # a Chebyshev radius (LP, tolerance ~1e-7) beyond +-this decides area / no area
+_INSIDE_TOL = 1e-14     # membership tolerance (relative) of level_of and density for points on a boundary
 DEFAULT_TAIL_MASS = 1e-12
+_BOX_LIMIT = 1e50       # public box: corners at most this far from 0, sides at least its inverse
+_DATA_LIMIT = 1e200     # data domain: |coordinates| <= 1e200 (in box units at most ~1e250: no overflow)
 
 
 # --------------------------------------------------------------------------- validation of public inputs
 
 def _check_box(box) -> np.ndarray:
     try:
-        b = np.asarray(box, dtype=float)
-    except (TypeError, ValueError) as exc:
+        b = _real_array(box, "box")
+    except TypeError as exc:
         raise TypeError(f"box must be ((x_min, y_min), (x_max, y_max)) of real numbers ({exc})") from None
     if b.shape != (2, 2):
         raise ValueError(f"box must be ((x_min, y_min), (x_max, y_max)), got an array of shape {b.shape}")
@@ -80,11 +102,17 @@ def _check_box(box) -> np.ndarray:
         raise ValueError("box contains NaN or infinite values; the prior must be a bounded public box")
     if not (b[1, 0] > b[0, 0] and b[1, 1] > b[0, 1]):
         raise ValueError(f"box={b.tolist()} must have x_max > x_min and y_max > y_min")
+    if not (np.abs(b).max() <= _BOX_LIMIT and np.min(b[1] - b[0]) >= 1.0 / _BOX_LIMIT):
+        raise ValueError(f"box={b.tolist()} must lie within {_BOX_LIMIT:g} of the origin and have sides of at "
+                         f"least {1.0 / _BOX_LIMIT:g}; rescale the data and the box together (depth is affine "
+                         "invariant)")
     return b
 
 
 def _check_data_2d(data) -> np.ndarray:
-    x = check_2d(data, "data", min_rows=1, max_magnitude=None)   # every finite value: the public box handles it
+    # the domain: coordinates up to 1e200 in magnitude, far beyond any public box (<= 1e50): points outside
+    # the box are fine, and all the geometry stays inside the floating-point range
+    x = check_2d(data, "data", min_rows=1, max_magnitude=_DATA_LIMIT)
     if x.shape[1] != 2:
         raise ValueError(f"data must have 2 columns (points in the plane), got {x.shape[1]}")
     return x
@@ -92,14 +120,37 @@ def _check_data_2d(data) -> np.ndarray:
 
 # --------------------------------------------------------------------------- geometry helpers
 
+def _check_vertices(vertices) -> np.ndarray:
+    """Polygon vertices as a finite float array of shape (m, 2) (m may be 0)."""
+    v = _real_array(vertices, "vertices")
+    if v.shape == (0,):
+        return v.reshape(0, 2)
+    if v.ndim != 2 or v.shape[1] != 2:
+        raise ValueError(f"vertices must be an array of shape (m, 2), one (x, y) row per vertex, got shape "
+                         f"{v.shape}")
+    if not np.isfinite(v).all():
+        raise ValueError("vertices contain NaN or infinite values; a polygon needs finite vertices")
+    if v.size and not np.abs(v).max() <= _BOX_LIMIT * 2:
+        raise ValueError(f"vertices beyond {_BOX_LIMIT * 2:g} in magnitude: the area would overflow; rescale them")
+    return v
+
+
 def polygon_area(vertices) -> float:
     """Area of a simple polygon from its vertices in order (shoelace formula, chapter 15).
 
     .. math:: A = \\tfrac12 \\Big|\\sum_i (x_i y_{i+1} - x_{i+1} y_i)\\Big|
 
-    Fewer than three vertices give area 0.
+    Parameters
+    ----------
+    vertices : array-like of shape (m, 2)
+        Finite real vertices in order (either orientation); fewer than three
+        vertices give area 0.
+
+    Returns
+    -------
+    float
     """
-    v = np.asarray(vertices, dtype=float).reshape(-1, 2)
+    v = _check_vertices(vertices)
     if v.shape[0] < 3:
         return 0.0
     x, y = v[:, 0], v[:, 1]
@@ -113,10 +164,10 @@ def _inside(points: np.ndarray, poly: np.ndarray, tol: float) -> np.ndarray:
     a = poly
     e = np.roll(poly, -1, axis=0) - poly
     norm = np.hypot(e[:, 0], e[:, 1])
-    # signed distance to the left of every edge
+    # signed distance to the left of every edge, times the edge length (an edge of length 0 constrains nothing)
     cross = (e[None, :, 0] * (points[:, None, 1] - a[None, :, 1])
-             - e[None, :, 1] * (points[:, None, 0] - a[None, :, 0])) / norm[None, :]
-    return np.all(cross >= -tol, axis=1)
+             - e[None, :, 1] * (points[:, None, 0] - a[None, :, 0]))
+    return np.all(cross >= -tol * norm[None, :], axis=1)
 
 
 def _clip(poly: np.ndarray, nx: float, ny: float, c: float) -> np.ndarray:
@@ -143,40 +194,73 @@ def _clip(poly: np.ndarray, nx: float, ny: float, c: float) -> np.ndarray:
 
 # --------------------------------------------------------------------------- the constraints of every level
 
-def _pair_constraints(x: np.ndarray):
-    """Halfplanes ``u . theta <= c`` valid for the levels ``lo < k <= hi``, one per line through two points.
+def _pair_constraints(x: np.ndarray, unit: np.ndarray, half: np.ndarray):
+    """Halfplanes ``u . theta <= c`` (box coordinates) valid for the levels ``lo < k <= hi``, one per line.
 
-    For a pair of distinct points and the unit normal ``u`` of the line through
-    them, ``lo`` is the number of points strictly on the ``u`` side and ``hi``
-    adds the points on the line (ties included). At that direction the k-th
-    largest projection equals ``u . x_i`` exactly for ``lo < k <= hi``.
+    For a line through two distinct data points and its unit normal ``u``, ``lo``
+    is the number of points strictly on the ``u`` side and ``hi`` adds the points
+    on the line (ties included). At that direction the k-th largest projection
+    equals ``u . x_i`` exactly for ``lo < k <= hi``.
+
+    The counts are exact (no collinearity tolerance): the angles of the points
+    seen from ``x_i`` (original coordinates: every difference is correctly
+    rounded, so every angle is within 1e-15 rad of the truth) classify all points
+    except those within ``_SURE_ANGLE`` of the line, which are classified by the
+    exact :func:`~dpcp_tutorial.depth.orientation`. A line through three or more
+    points is generated once, from its two lowest-indexed distinct points (so
+    coincident regions get bit-identical polygons). ``x`` are the data, ``unit``
+    the same points in box coordinates and ``half`` the box half-widths (the
+    direction of a pair that the change of coordinates rounds onto one point is
+    taken from the original difference).
     """
     n = x.shape[0]
     nxs, nys, cs, los, his = [], [], [], [], []
     two_pi = 2.0 * np.pi
+    index = np.arange(n)
     for i in range(n - 1):
-        v = x[i + 1:] - x[i]                            # partners j > i
-        w = x - x[i]                                    # all points, for the counts
-        same = (w[:, 0] == 0.0) & (w[:, 1] == 0.0)
+        w = x - x[i]                                    # all points, original coordinates
+        same = (x[:, 0] == x[i, 0]) & (x[:, 1] == x[i, 1])
         n_same = int(same.sum())                        # x_i itself and its copies: on every line
-        ang = np.sort(np.arctan2(w[~same, 1], w[~same, 0]))
-        ext = np.concatenate([ang - two_pi, ang, ang + two_pi])
-        keep = (v[:, 0] != 0.0) | (v[:, 1] != 0.0)
-        if not keep.any():
+        if same[:i].any():                              # a copy of an earlier point: its lines are generated there
             continue
-        v = v[keep]
-        phi = np.arctan2(v[:, 1], v[:, 0])
-        # counts of angles in closed windows [a - tol, a + tol] and the open half-circle (phi, phi + pi)
+        partners = index[i + 1:][~same[i + 1:]]
+        if partners.size == 0:
+            continue
+        with np.errstate(invalid="ignore"):
+            angle = np.arctan2(w[:, 1], w[:, 0])
+        ang = np.sort(angle[~same])
+        ext = np.concatenate([ang - two_pi, ang, ang + two_pi])
+        phi = angle[partners]
+
         def count(lo_, hi_):
             return np.searchsorted(ext, hi_, side="right") - np.searchsorted(ext, lo_, side="left")
-        on_fwd = count(phi - _ANGLE_TOL, phi + _ANGLE_TOL)
-        on_bwd = count(phi + np.pi - _ANGLE_TOL, phi + np.pi + _ANGLE_TOL)
-        left = count(phi + _ANGLE_TOL, phi + np.pi - _ANGLE_TOL)      # strictly left (open, tolerant)
-        on = on_fwd + on_bwd + n_same
+        on_fwd = count(phi - _SURE_ANGLE, phi + _SURE_ANGLE)
+        on_bwd = count(phi + np.pi - _SURE_ANGLE, phi + np.pi + _SURE_ANGLE)
+        left = count(phi + _SURE_ANGLE, phi + np.pi - _SURE_ANGLE)   # strictly left, no point near the line
+        on = 1 + n_same + np.zeros_like(left)
+        canonical = np.ones(partners.size, dtype=bool)
+        unsure = (on_fwd > 1) | (on_bwd > 0) | ~np.isfinite(phi)
+        if unsure.any():
+            j = partners[unsure]
+            sign = orientation(x[i, 0], x[i, 1], x[j, 0][:, None], x[j, 1][:, None], x[None, :, 0], x[None, :, 1])
+            left[unsure] = (sign > 0).sum(axis=1)
+            on[unsure] = (sign == 0).sum(axis=1)
+            # canonical pair of the line: its lowest index (i here, or the line was generated earlier) and the
+            # lowest index of a point on it distinct from x_i
+            first_on = np.argmax(sign == 0, axis=1)          # lowest index on the line
+            distinct = (sign == 0) & ~same[None, :]
+            second = np.argmax(distinct, axis=1)
+            canonical[unsure] = (first_on == i) & (second == j)
         right = n - left - on
-        norm = np.hypot(v[:, 0], v[:, 1])
-        ux, uy = -v[:, 1] / norm, v[:, 0] / norm        # left normal
-        c = ux * x[i, 0] + uy * x[i, 1]
+        keep = canonical
+        j = partners[keep]
+        dv = unit[j] - unit[i]                          # direction in box coordinates
+        lost = (dv[:, 0] == 0.0) & (dv[:, 1] == 0.0)    # distinct points that the change of coordinates merged
+        dv[lost] = (x[j[lost]] - x[i]) / half           # their direction from the exact data
+        norm = np.hypot(dv[:, 0], dv[:, 1])
+        ux, uy = -dv[:, 1] / norm, dv[:, 0] / norm      # left normal
+        c = ux * unit[i, 0] + uy * unit[i, 1]
+        left, right, on = left[keep], right[keep], on[keep]
         nxs += [ux, -ux]
         nys += [uy, -uy]
         cs += [c, -c]
@@ -192,9 +276,9 @@ def _pair_constraints(x: np.ndarray):
 class _Levels:
     """The halfplanes of every level ``R_k`` (in box coordinates scaled to [-1, 1]^2)."""
 
-    def __init__(self, x: np.ndarray):
+    def __init__(self, data: np.ndarray, x: np.ndarray, half: np.ndarray):
         self.n = x.shape[0]
-        nx, ny, c, lo, hi = _pair_constraints(x)
+        nx, ny, c, lo, hi = _pair_constraints(data, x, half)
         # a halfplane containing the whole box [-1, 1]^2 is redundant at every level
         useful = c < np.abs(nx) + np.abs(ny)
         self.nx, self.ny, self.c, self.lo, self.hi = nx[useful], ny[useful], c[useful], lo[useful], hi[useful]
@@ -226,6 +310,18 @@ class _Levels:
             out = (-np.inf, np.zeros(2))
         self._cache[k] = out
         return out
+
+    def has_area(self, k: int) -> bool:
+        """Whether ``R_k`` (within the box) has positive area: the LP decides clear cases, clipping the rest."""
+        if k == 0:
+            return True
+        r = self.chebyshev(k)[0]
+        if r > _SURE_RADIUS:
+            return True
+        if r < -_SURE_RADIUS:
+            return False
+        # a thin or degenerate region: clip the box by every halfplane (robust) and look at the area
+        return polygon_area(_clip_all(*self.halfplanes(k))) > 0.0
 
     def polygon(self, k: int, interior: np.ndarray) -> np.ndarray:
         """Vertices (counter-clockwise) of ``R_k``; ``interior`` must lie strictly inside it."""
@@ -324,8 +420,13 @@ class TukeyDepthRegions:
         p = check_2d(points, "points")
         if p.shape[1] != 2:
             raise ValueError("points must have 2 columns")
+        return self._levels_within(p, _INSIDE_TOL)
+
+    def _levels_within(self, p: np.ndarray, relative_tol: float) -> np.ndarray:
+        """Levels read off the polygons, a point within ``relative_tol`` (of the box scale) of a region counting
+        as inside it (a negative value shrinks the regions instead)."""
         out = np.full(p.shape[0], self.levels[0] if len(self.levels) else 0, dtype=np.int64)
-        tol = _INSIDE_TOL * self._scale[1]
+        tol = relative_tol * self._scale[1]
         for k, poly in zip(self.levels, self.polygons):
             if poly.shape[0] >= 3:
                 out[_inside(p, poly, tol)] = k
@@ -353,7 +454,7 @@ def _compute(data: np.ndarray, box: np.ndarray, epsilon: float | None, tail_mass
              levels_obj: _Levels | None = None) -> tuple[TukeyDepthRegions, _Levels, dict]:
     """All levels (``epsilon is None`` or ``tail_mass == 0``) or the deepest ones until the tail bound holds."""
     u, centre, half = _to_unit(data, box)
-    lv = _Levels(u) if levels_obj is None else levels_obj
+    lv = _Levels(data, u, half) if levels_obj is None else levels_obj
     n = lv.n
     jac = float(half[0] * half[1])                     # area factor from unit to data coordinates
     area_box = 4.0                                     # [-1, 1]^2
@@ -367,7 +468,7 @@ def _compute(data: np.ndarray, box: np.ndarray, epsilon: float | None, tail_mass
             else:
                 hi = mid - 1
         return lo
-    k_area = last_true(lambda k: lv.chebyshev(k)[0] > _RADIUS_TOL)
+    k_area = last_true(lv.has_area)
     k_star = last_true(lambda k: lv.chebyshev(k)[0] >= -_RADIUS_TOL)
     interior = lv.chebyshev(k_area)[1] if k_area > 0 else np.zeros(2)
     ks, polys, areas = [], [], []
@@ -422,9 +523,8 @@ def _compute(data: np.ndarray, box: np.ndarray, epsilon: float | None, tail_mass
 
 
 def _annuli(outer: np.ndarray, inner: np.ndarray) -> np.ndarray:
-    """Annulus areas ``outer - inner``; differences below ``_ANNULUS_TOL * outer`` (rounding) count as 0."""
-    a = outer - inner
-    return np.where(a > _ANNULUS_TOL * outer, a, 0.0)
+    """Annulus areas ``outer - inner`` (never negative). No tolerance: a thin annulus keeps its area."""
+    return np.maximum(outer - inner, 0.0)
 
 
 def _centroid(poly: np.ndarray) -> np.ndarray:
@@ -452,7 +552,8 @@ def tukey_depth_regions(data, box, epsilon: float | None = None, *, tail_mass: f
     Parameters
     ----------
     data : array-like of shape (n, 2)
-        The private sample (any finite points; points outside the box are fine).
+        The private sample (finite points of magnitude at most 1e200; points
+        outside the box are fine).
     box : ((x_min, y_min), (x_max, y_max))
         The public box carrying the uniform prior.
     epsilon : float, optional
@@ -471,15 +572,19 @@ def tukey_depth_regions(data, box, epsilon: float | None = None, *, tail_mass: f
 
     Notes
     -----
-    Floating point: the computation runs in coordinates where the box is
-    :math:`[-1, 1]^2` (depth is affine invariant). Angles of data points seen
-    from a data point that differ by less than 1e-10 rad count as equal
-    (collinear), as in :func:`~dpcp_tutorial.halfspace_depth`, and a region
-    whose largest inscribed disc has radius below 1e-12 (in those coordinates)
-    counts as having no area (a point or a segment). An annulus whose computed
-    area is below 1e-9 of the area of its outer region is rounding and counts
-    as 0 (otherwise a huge epsilon could give weight to a sliver that does not
-    exist).
+    Floating point: the geometry runs in coordinates where the box is
+    :math:`[-1, 1]^2` (depth is affine invariant); the counts of every line
+    are exact (orientation predicate on the original data, see the module
+    docstring). A level has area when the Chebyshev radius of its region (a
+    linear program, accurate to about 1e-7) is clearly positive, or, for thin
+    regions, when the box clipped by the level's halfplanes has positive area;
+    annulus areas are differences of polygon areas, never rounded to 0, so a
+    sliver between two regions keeps its weight. ``max_depth`` and
+    ``deepest_point`` (the non-private median only) read the Chebyshev radius
+    with a 1e-12 tolerance. Public inputs: the box corners within 1e50 of the
+    origin, sides of at least 1e-50; the data domain is coordinates of
+    magnitude at most 1e200 (far outside any such box: points outside the box
+    are fine), where no intermediate quantity overflows.
     """
     x = _check_data_2d(data)
     b = _check_box(box)
@@ -585,9 +690,10 @@ def private_tukey_median_2d(data, epsilon: float, box, size: int | None = None, 
     Privacy: :math:`\\varepsilon`-DP for replace-one neighbours; :math:`\\varepsilon/2`-DP
     for add/remove neighbours (the halfspace count moves by 0 or +1 everywhere
     when a point is added); :math:`n` need not be public. The function raises only on public
-    inputs (box, epsilon, size, tail_mass, rng, the shape of ``data`` and
-    finiteness); data outside the box, ties, collinear data and regions
-    without area are handled.
+    inputs (box, epsilon, size, tail_mass, rng, the shape of ``data``) and on
+    data outside the domain (NaN, infinite values, coordinates beyond 1e200:
+    one fixed message for every such data set); data outside the box, ties,
+    collinear and nearly collinear data and regions without area are handled.
 
     Parameters
     ----------
@@ -600,6 +706,13 @@ def private_tukey_median_2d(data, epsilon: float, box, size: int | None = None, 
     tail_mass : float
         Bound on the probability of the slow path, in [0, 1); 0 computes every level.
     rng : None, int or numpy.random.Generator
+        Source of randomness: ``None`` (fresh entropy) for a real release; a
+        seed makes the release reproducible by anyone, so not private
+        (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real releases*).
+        NumPy's floating-point uniforms draw the level and the point; no
+        OpenDP sampler is offered, as OpenDP has no sampler for a continuous
+        law on polygons (its exact samplers cover additive noise and selection
+        from finitely many candidates).
 
     Returns
     -------
@@ -608,7 +721,7 @@ def private_tukey_median_2d(data, epsilon: float, box, size: int | None = None, 
     x = _check_data_2d(data)
     epsilon = check_epsilon(epsilon)
     b = _check_box(box)
-    m = 1 if size is None else check_positive_int(size, "size")
+    m = 1 if size is None else check_positive_int(size, "size", maximum=10 ** 8)
     tail_mass = check_scalar(tail_mass, "tail_mass", low=0.0, high=1.0, low_inclusive=True)
     rng = check_random_state(rng)
     regions, lv, info = _compute(x, b, epsilon, tail_mass)
@@ -721,7 +834,7 @@ def total_variation_on_cells(regions: TukeyDepthRegions, epsilon: float, x_edges
         :math:`\\tfrac12\\sum_c\\sum_k |p_c/|c| - d_k|\\,|c \\cap (R_k\\setminus R_{k+1})|`.
     """
     dens, areas = _cell_level_areas(regions, epsilon, x_edges, y_edges)
-    p = np.asarray(probabilities, dtype=float)
+    p = _real_array(probabilities, "probabilities")
     if p.shape != areas.shape[1:]:
         raise ValueError(f"probabilities must have shape {areas.shape[1:]} (one value per cell), got {p.shape}")
     if not (np.all(np.isfinite(p)) and np.all(p >= 0) and np.isclose(p.sum(), 1.0)):
@@ -733,15 +846,25 @@ def total_variation_on_cells(regions: TukeyDepthRegions, epsilon: float, x_edges
     return tv_cells, tv_spread
 
 
+def _check_regions(regions) -> TukeyDepthRegions:
+    if not isinstance(regions, TukeyDepthRegions):
+        raise TypeError(f"regions must be the TukeyDepthRegions returned by tukey_depth_regions, got "
+                        f"{type(regions).__name__}")
+    return regions
+
+
 def _cell_level_areas(regions: TukeyDepthRegions, epsilon: float, x_edges, y_edges):
     """Densities ``d_k`` and areas ``|cell \\cap annulus_k|`` of shape (levels, cells_x, cells_y)."""
-    prob = regions.level_probabilities(epsilon)
-    xe, ye = np.asarray(x_edges, dtype=float), np.asarray(y_edges, dtype=float)
+    prob = _check_regions(regions).level_probabilities(epsilon)
+    xe, ye = _real_array(x_edges, "x_edges"), _real_array(y_edges, "y_edges")
+    if not (np.isfinite(xe).all() and np.isfinite(ye).all()):
+        raise ValueError("x_edges and y_edges contain NaN or infinite values; the cells must be finite")
     if xe.ndim != 1 or ye.ndim != 1 or xe.size < 2 or ye.size < 2 or np.any(np.diff(xe) <= 0) \
             or np.any(np.diff(ye) <= 0):
         raise ValueError("x_edges and y_edges must be increasing 1-D arrays with at least 2 entries")
     if not (np.allclose([xe[0], ye[0]], regions.box[0]) and np.allclose([xe[-1], ye[-1]], regions.box[1])):
-        raise ValueError("the cell edges must span the box exactly: first edges = box[0], last edges = box[1]")
+        raise ValueError("x_edges and y_edges must span the box exactly: first edges = box[0], last edges = "
+                         "box[1]")
     with np.errstate(divide="ignore", invalid="ignore"):
         dens = np.where(regions.annulus_areas > 0, prob / regions.annulus_areas, 0.0)
     inside = [np.outer(np.diff(xe), np.diff(ye))]

@@ -20,7 +20,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = pathlib.Path(dpcp_tutorial.__file__).resolve().parent
 
 # import name -> distribution name, where they differ
-_DIST = {"sklearn": "scikit-learn", "dp_accounting": "dp-accounting"}
+_DIST = {"sklearn": "scikit-learn", "dp_accounting": "dp-accounting", "pipeline_dp": "pipeline-dp", "pydp": "python-dp",
+         "apache_beam": "apache-beam", "tmlt": "tmlt.analytics"}
 
 
 def _requirement_name(req: str) -> str:

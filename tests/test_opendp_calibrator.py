@@ -36,7 +36,7 @@ def _utilities(data, candidates, a):
 def test_scores_are_opendps_and_the_level_is_its_rational():
     scores = np.array([0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9])
     for relation in ("replace-one", "add/remove"):
-        cand, util, scale, a, _ = _opendp_release(scores, 0.25, 1.0, 4, 0.0, 1.0, "raw", relation, None)
+        cand, util, scale, a, _, _ = _opendp_release(scores, 0.25, 1.0, 4, 0.0, 1.0, "raw", relation, None)
         assert a == 0.75
         expected = _utilities(scores, cand, 0.75)
         assert np.allclose(util, expected - expected.min())
@@ -50,7 +50,7 @@ def test_opendps_privacy_map_reports_our_epsilon(relation, d_in, level):
     gen = np.random.default_rng(3)
     for n, epsilon in [(300, 1.0), (1000, 0.3), (5000, 2.0)]:
         scores = gen.uniform(size=n)
-        _, util, scale, a, meas = _opendp_release(scores, 0.1, epsilon, 50, 0.0, 1.0, level, relation, None)
+        _, util, scale, a, meas, _ = _opendp_release(scores, 0.1, epsilon, 50, 0.0, 1.0, level, relation, None)
         assert util is not None
         assert meas.map(d_in) == pytest.approx(epsilon, rel=1e-12)
         if relation == "add/remove":      # the crude map for replace-one neighbours (d_in = 2)
@@ -73,7 +73,7 @@ def test_our_sampler_and_opendps_follow_the_same_exact_law(relation):
     """Chi-square of both samplers against the exact permute-and-flip law at the matching scale."""
     scores = np.array([0.05, 0.1, 0.2, 0.3, 0.45, 0.5, 0.6, 0.62, 0.8, 0.9, 0.95, 0.97])
     epsilon, bins = 1.0, 8
-    cand, util, scale, a, meas = _opendp_release(scores, 0.25, epsilon, bins, 0.0, 1.0, "raw", relation, None)
+    cand, util, scale, a, meas, _ = _opendp_release(scores, 0.25, epsilon, bins, 0.0, 1.0, "raw", relation, None)
     _, probs = opendp_quantile_probabilities(scores, 0.25, epsilon, bins=bins, level="raw", relation=relation)
     assert probs.max() < 0.6 and np.sum(probs > 0.02) >= 4       # a law with spread: the test has power
     gen = np.random.default_rng(5)
@@ -90,7 +90,7 @@ def test_our_sampler_and_opendps_follow_the_same_exact_law(relation):
 def test_opendps_law_is_permute_and_flip_not_the_softmax(relation):
     """Two candidates with score gap d: P(best) = 1 - exp(-d/s)/2 (exponential noise), not 1/(1 + exp(-d/s))."""
     scores = np.r_[np.full(9, 0.2), np.full(3, 0.8)]          # u(0.5) = 0, u(1) = 3 at a = 0.75
-    cand, util, scale, a, meas = _opendp_release(scores, 0.25, 1.0, 2, 0.0, 1.0, "raw", relation, None)
+    cand, util, scale, a, meas, _ = _opendp_release(scores, 0.25, 1.0, 2, 0.0, 1.0, "raw", relation, None)
     assert a == 0.75 and np.allclose(util, [0.0, 3.0])
     pf, softmax = 1 - math.exp(-3.0 / scale) / 2, 1 / (1 + math.exp(-3.0 / scale))
     _, probs = opendp_quantile_probabilities(scores, 0.25, 1.0, bins=2, level="raw", relation=relation)
@@ -133,7 +133,7 @@ def test_exact_privacy_audit_of_the_corrected_release(relation):
     """Max log-ratio of the exact law over neighbours (ties, lattice, extreme scores) <= epsilon,
     and the stated loss under the other relation (level fixed from the public n)."""
     epsilon, bins, n = 1.0, 10, 300
-    _, _, scale, a, _ = _opendp_release(np.full(n, 0.5), 0.1, epsilon, bins, 0.0, 1.0, "corrected", relation,
+    _, _, scale, a, _, _ = _opendp_release(np.full(n, 0.5), 0.1, epsilon, bins, 0.0, 1.0, "corrected", relation,
                                         None)
     other_relation = "add/remove" if relation == "replace-one" else "replace-one"
     other_bound = epsilon * max(a, 1 - a) if relation == "replace-one" else epsilon / max(a, 1 - a)

@@ -292,3 +292,98 @@ def test_label_set_is_never_read_from_the_data():
                       dp.DPCPClassifier(dp.DPLogisticRegression(x_bound=1.0))):
         msgs = {_message(lambda yy: estimator.fit(_X[:len(yy)], yy), yy) for yy in (y, y[1:])}
         assert len(msgs) == 1                       # the same refusal with or without the rare class
+
+
+# --------------------------------------------------------------------------- 4. issue 19 §6: neighbouring pairs
+
+_CALIBRATORS = {
+    "pcoqs_quantile": lambda s, **kw: dp.pcoqs_quantile(s, 0.1, 0.5, **kw),
+    "laplace_histogram_quantile": lambda s, **kw: dp.laplace_histogram_quantile(s, 0.1, 1.0, bins=20, **kw),
+    "laplace_histogram_quantile(paper)": lambda s, **kw: dp.laplace_histogram_quantile(s, 0.1, 1.0, bins=20,
+                                                                                        variant="paper", **kw),
+    "opendp_quantile": lambda s, **kw: dp.opendp_quantile(s, 0.1, 1.0, bins=20, **kw),
+    "opendp_quantile(raw)": lambda s, **kw: dp.opendp_quantile(s, 0.1, 1.0, bins=20, level="raw", **kw),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CALIBRATORS))
+def test_one_infinite_or_huge_score_releases_like_a_score_beyond_the_range(name):
+    """Neighbours that differ in one score: 0.5 against +inf, 1e101, 1e300 and 2.0 (all above the public range),
+    -inf against -5. Every data set releases; the calibrators clip to (or never count outside) [lower, upper], so
+    the scores beyond the same end give the same release for the same noise."""
+    release = _CALIBRATORS[name]
+    base = _S[:2000].copy()
+
+    def with_first(value):
+        s = base.copy()
+        s[0] = value
+        return s
+
+    assert 0.0 <= release(with_first(0.5), rng=3) <= 1.0
+    above = {release(with_first(v), rng=3) for v in (np.inf, 1e101, 1e300, 2.0)}
+    below = {release(with_first(v), rng=3) for v in (-np.inf, -1e101, -5.0)}
+    assert len(above) == 1 and len(below) == 1
+    assert all(0.0 <= q <= 1.0 for q in above | below)
+
+
+def test_opendp_law_is_the_same_for_scores_beyond_the_range():
+    base = _S[:500].copy()
+    laws = []
+    for v in (1.0, 7.0, np.inf, 1e200):
+        s = base.copy()
+        s[0] = v
+        laws.append(dp.opendp_quantile_probabilities(s, 0.1, 1.0, bins=20)[1])
+    for law in laws[1:]:
+        np.testing.assert_array_equal(law, laws[0])
+
+
+def test_a_nan_score_raises_the_same_for_every_calibrator_and_data_set():
+    for name, release in _CALIBRATORS.items():
+        a, b = _message(release, _nan_at(_S, [0])), _message(release, _nan_at(_S, [3, 9, 200]))
+        assert a == b, name
+
+
+@pytest.mark.parametrize("rounding", ["nearest", "up"])
+@pytest.mark.parametrize("lower, upper", [(0.0, 1.0), (0.003, 0.997), (-1.0, 2.5)])
+def test_pcoqs_release_never_leaves_the_public_range(rounding, lower, upper):
+    """The issue's case, pcoqs_quantile(np.full(10, 1.), .5, 1e6, rounding="up") = 1.01, and its relatives: the
+    last step can leave the search interval's midpoint above upper, and rounding can pass either end."""
+    assert dp.pcoqs_quantile(np.full(10, 1.0), 0.5, 1e6, rounding="up", rng=0) <= 1.0
+    gen = np.random.default_rng(4)
+    for seed in range(40):
+        scores = gen.choice([lower, upper, (lower + upper) / 2], size=int(gen.integers(1, 30)))
+        for rho in (1e-3, 1.0, 1e6):
+            q = dp.pcoqs_quantile(scores, float(gen.choice([0.05, 0.5, 0.9])), rho, lower=lower, upper=upper,
+                                  rounding=rounding, rng=seed)
+            assert lower <= q <= upper
+
+
+def test_object_dtype_scores_follow_the_shared_rule():
+    """Object arrays: real entries are converted like everywhere in the package (same release as the float
+    array), any other entry is a TypeError with one fixed message (never an AssertionError from the counting)."""
+    scores = _S[:200]
+    for fn in (lambda s: dp.private_quantile(s, 0.1, 1.0, bins=50, rng=0),
+               lambda s: dp.private_quantile(s, 0.1, 1.0, bins=dp.quantile_edges(50) ** 2, rng=0),
+               lambda s: dp.pps_private_quantile(s, 0.2, 5.0, m=20, rng=0)):
+        assert fn(scores.astype(object)) == fn(scores)
+        with_none = scores.astype(object)
+        with_none[5] = None
+        with_text = scores.astype(object)
+        with_text[50] = "0.5"
+        a, b = _message(fn, with_none), _message(fn, with_text)
+        assert a == b and a[0] is TypeError
+
+
+@pytest.mark.parametrize("call", [
+    lambda v: dp.private_quantile_privacy_loss(0.1, 1000, 1.0, relation="add/remove", public_n=v),
+    lambda v: dp._counts.edge_histogram(np.array([2.0]), dp.quantile_edges(10), validated=v),
+    lambda v: dp.opendp_quantile_probabilities(_S, 0.1, 1.0, bins=20, log=v),
+    lambda v: dp.private_quantile_probabilities(_S, 0.1, 1.0, bins=20, log=v),
+    lambda v: dp.exponential_mechanism_probabilities(np.arange(3.0), 1.0, 1.0, log=v),
+])
+@pytest.mark.parametrize("value", ["False", "True", 0, 1, None])
+def test_flags_are_real_booleans(call, value):
+    """A flag read by truthiness turns the string "False" into True: private_quantile_privacy_loss(public_n="False")
+    under-reported the loss, edge_histogram(validated="False") skipped the [0, 1] check."""
+    with pytest.raises(TypeError, match="True or False"):
+        call(value)

@@ -17,6 +17,7 @@ pytest.importorskip("distributed")
 
 from dpcp_tutorial import GaussianPrior  # noqa: E402
 from dpcp_tutorial import (  # noqa: E402
+    GaussianPrior,
     dpcp_quantile,
     pps_private_quantile,
     private_depth_median,
@@ -108,8 +109,8 @@ def test_depth_median_equals_in_memory(client, depth):
     rng = np.random.default_rng(4)
     data = np.round(rng.standard_normal((3_000, 3)), 2)
     x = da.from_array(data, chunks=(450, 3))
+    prior = GaussianPrior(scale=2.0, mean=0.1)
     for seed in range(2):
-        prior = GaussianPrior(0.0, 5.0 * np.sqrt(3))
         got = scale.private_depth_median(x, 2.0, depth, prior, n_candidates=200, n_directions=60, rng=seed)
         want = private_depth_median(data, 2.0, depth, prior=prior, n_candidates=200, n_directions=60, rng=seed)
         assert np.array_equal(got, want)
@@ -185,3 +186,194 @@ def test_killing_a_worker_mid_reduction_gives_the_same_release(client):
     assert result["q"] == expected
     with pytest.raises(ProcessLookupError):          # the worker process is really gone
         os.kill(pids[victim], 0)
+
+
+# --------------------------------------------------------------------------- issue 19 §5: the Dask path
+
+def test_local_cluster_passed_as_client_and_closed_with_it(client):
+    s = lattice_scores(8_000, 21)
+    x = da.from_array(s, chunks=1_000)
+    own = scale.local_cluster(n_workers=1)           # kept, not a with block
+    try:
+        assert scale.private_quantile(x, 0.1, 1.0, rng=3, client=own) == private_quantile(s, 0.1, 1.0, rng=3)
+        assert scale.pps_private_quantile(x, 0.1, 1.0, m=200, rng=3, client=own) == \
+            pps_private_quantile(s, 0.1, 1.0, m=200, rng=3)
+    finally:
+        own.close()
+    assert own.status == "closed" and own.cluster.status.name == "closed"   # the cluster went with its client
+    with pytest.raises(ValueError, match="closed"):                          # early, with what to do
+        scale.private_quantile(x, 0.1, 1.0, rng=3, client=own)
+    with pytest.raises(TypeError, match="local_cluster"):
+        scale.private_quantile(x, 0.1, 1.0, rng=3, client=object())
+    with scale.local_cluster(n_workers=1) as managed:                       # the with form still works
+        assert scale.private_quantile(x, 0.1, 1.0, rng=4, client=managed) == private_quantile(s, 0.1, 1.0, rng=4)
+    assert scale.private_quantile(x, 0.1, 1.0, rng=5) == private_quantile(s, 0.1, 1.0, rng=5)  # default again
+
+
+def _frame(rng, rows):
+    import pandas as pd
+
+    X = rng.standard_normal((rows, 2))
+    city = rng.choice(["a", "b", "c"], size=rows)
+    y = X @ np.array([1.0, -2.0]) + (city == "b") * 1.5 + rng.standard_normal(rows)
+    return pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "city": city, "y": y})
+
+
+def test_model_fitted_on_a_dataframe_gets_dataframes_without_warnings(client):
+    import warnings
+
+    from sklearn.linear_model import LinearRegression
+
+    from dpcp_tutorial import normalised_residual_score
+
+    rng = np.random.default_rng(22)
+    train, cal = _frame(rng, 300), _frame(rng, 4_000)
+    model = LinearRegression().fit(train[["x0", "x1"]], train["y"])        # remembers feature names
+    ddf = dd.from_pandas(cal, npartitions=5)
+    scores = scale.model_scores(ddf, model, ["x0", "x1"], "y", bound=6.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # in-process run: any sklearn warning would raise here
+        local = scores.compute(scheduler="sync").to_numpy()
+    expected = normalised_residual_score(cal["y"].to_numpy(), model.predict(cal[["x0", "x1"]]), 6.0)
+    assert np.array_equal(local, expected)
+    assert scale.private_quantile(scores, 0.1, 1.0, rng=2) == private_quantile(expected, 0.1, 1.0, rng=2)
+    # a model fitted on a NumPy array gets NumPy arrays (no "X has feature names" warning either)
+    plain = LinearRegression().fit(train[["x0", "x1"]].to_numpy(), train["y"].to_numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scale.model_scores(ddf, plain, ["x0", "x1"], "y", bound=6.0).compute(scheduler="sync")
+
+
+def test_column_transformer_selecting_columns_by_name(client):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from dpcp_tutorial import normalised_residual_score
+
+    rng = np.random.default_rng(23)
+    train, cal = _frame(rng, 300), _frame(rng, 3_000)
+    columns = ColumnTransformer([("num", StandardScaler(), ["x1", "x0"]), ("cat", OneHotEncoder(), ["city"])])
+    model = make_pipeline(columns, LinearRegression()).fit(train[["city", "x0", "x1"]], train["y"])
+    scores = scale.model_scores(dd.from_pandas(cal, npartitions=4), model, ["city", "x0", "x1"], "y", bound=6.0)
+    expected = normalised_residual_score(cal["y"].to_numpy(), model.predict(cal[["city", "x0", "x1"]]), 6.0)
+    assert np.array_equal(scores.compute().to_numpy(), expected)
+    assert scale.private_quantile(scores, 0.1, 1.0, rng=6) == private_quantile(expected, 0.1, 1.0, rng=6)
+
+
+# --------------------------------------------------------------------------- issue 19 §6: data-dependent edges
+
+def test_classification_scores_quote_no_label_and_never_fail(client):
+    import pandas as pd
+    from sklearn.linear_model import LogisticRegression
+
+    from dpcp_tutorial import aps_score, lac_score
+
+    rng = np.random.default_rng(24)
+    X = rng.standard_normal((600, 2))
+    labels = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    model = LogisticRegression().fit(X, labels)
+    cal = pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "label": labels})
+    neighbour = cal.copy()
+    neighbour.loc[17, "label"] = 7345                  # one record with a label the model does not know
+    for kind, score in (("lac", lac_score), ("aps", aps_score)):
+        ours = scale.model_scores(dd.from_pandas(cal, npartitions=3), model, ["x0", "x1"], "label", kind=kind)
+        expected = score(model.predict_proba(X), labels)
+        assert np.allclose(ours.compute().to_numpy(), expected, rtol=0, atol=1e-15)
+        theirs = scale.model_scores(dd.from_pandas(neighbour, npartitions=3), model, ["x0", "x1"], "label",
+                                    kind=kind)
+        got = theirs.compute().to_numpy()           # both neighbours release; the unknown label scores 1
+        assert got[17] == 1.0 and np.array_equal(np.delete(got, 17), np.delete(ours.compute().to_numpy(), 17))
+        q = scale.private_quantile(theirs, 0.1, 1.0, rng=1)
+        assert 0.0 < q <= 1.0
+    with pytest.raises(TypeError, match="predict_proba"):
+        scale.model_scores(dd.from_pandas(cal, npartitions=2), object(), ["x0", "x1"], "label", kind="lac")
+
+
+def test_residual_scores_of_unusable_records_are_one(client):
+    import pandas as pd
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.default_rng(25)
+    X = rng.standard_normal((500, 2))
+    y = X.sum(axis=1)
+    model = LinearRegression().fit(X, y)
+    frame = pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "y": y})
+    frame.loc[3, "x1"] = np.nan                         # the model would raise on this row
+    frame.loc[4, "y"] = np.nan
+    frame.loc[5, "x0"] = np.inf
+    s = scale.model_scores(dd.from_pandas(frame, npartitions=2), model, ["x0", "x1"], "y", bound=2.0)
+    got = s.compute().to_numpy()
+    assert np.array_equal(got[3:6], [1.0, 1.0, 1.0]) and np.all((got >= 0) & (got <= 1))
+
+
+def test_depth_median_refuses_nonfinite_rows_like_in_memory(client):
+    data = np.random.default_rng(26).standard_normal((800, 2))
+    u = random_directions(30, 2, rng=0)
+    grid = public_grid(-1.5, 1.5, 7, 2)
+    for value in (np.nan, np.inf, -np.inf, 1e150):
+        bad = data.copy()
+        bad[611, 1] = value
+        with pytest.raises(ValueError) as at_scale:
+            scale.private_depth_median(da.from_array(bad, chunks=(100, 2)), 1.0, "idd", candidates=grid,
+                                       directions=u, rng=0)
+        with pytest.raises(ValueError) as in_memory:
+            private_depth_median(bad, 1.0, "idd", candidates=grid, directions=u, rng=0)
+        assert str(at_scale.value) == str(in_memory.value)
+        assert "611" not in str(at_scale.value) and "150" not in str(at_scale.value)
+    with pytest.raises(TypeError, match="prior"):            # no silent default prior (D2)
+        scale.private_depth_median(da.from_array(data, chunks=(100, 2)), 1.0, "spatial", rng=0)
+    with pytest.raises(TypeError, match="complex"):
+        scale.private_depth_median(da.from_array(data.astype(complex), chunks=(100, 2)), 1.0, "spatial",
+                                   candidates=grid, rng=0)
+
+
+@pytest.mark.parametrize("make", [lambda s: s.astype(complex), lambda s: s.astype(str),
+                                  lambda s: s.astype(object)])
+def test_scores_are_never_cast(client, make):
+    s = lattice_scores(2_000, 27)
+    with pytest.raises(TypeError):
+        scale.private_quantile(da.from_array(make(s), chunks=500), 0.1, 1.0, rng=0)
+    with pytest.raises(TypeError):
+        scale.score_histogram(dd.from_array(make(s), chunksize=500), quantile_edges(100))
+    if make(s).dtype.kind != "O":
+        with pytest.raises(TypeError):                     # in memory too
+            private_quantile(make(s), 0.1, 1.0, rng=0)
+
+
+@pytest.mark.parametrize("edges", [[0.5, np.nan, 1.0], ["0.5", "1.0"], [], [0.2, np.inf], [0.5, 0.2, 1.0]])
+def test_bad_edges_are_refused_like_in_memory(client, edges):
+    x = da.from_array(lattice_scores(1_000, 28), chunks=250)
+    edges = np.array(edges)
+    expected = TypeError if edges.dtype.kind == "U" else ValueError
+    with pytest.raises(expected):
+        scale.score_histogram(x, edges)
+    with pytest.raises(expected):
+        scale.private_quantile(x, 0.1, 1.0, bins=edges, rng=0)
+    with pytest.raises(expected):
+        private_quantile(lattice_scores(1_000, 28), 0.1, 1.0, bins=edges, rng=0)
+
+
+@pytest.mark.parametrize("scores, message", [([0.1, np.nan], "NaN"), ([0.1, np.inf], "infinite"),
+                                              ([0.1, 1.5], r"\[0, 1\]")])
+def test_score_domain_messages_equal_in_memory(client, scores, message):
+    scores = np.array(scores * 50)
+    with pytest.raises(ValueError, match=message) as at_scale:
+        scale.private_quantile(da.from_array(scores, chunks=7), 0.1, 1.0, rng=0)
+    with pytest.raises(ValueError) as in_memory:
+        private_quantile(scores, 0.1, 1.0, rng=0)
+    assert str(at_scale.value) == str(in_memory.value)
+
+
+def test_simulated_scores_refuses_bad_seeds_and_sizes():
+    with pytest.raises(TypeError, match="seed"):
+        scale.simulated_scores(seed="10", n=10**30)
+    with pytest.raises(ValueError, match="n="):
+        scale.simulated_scores(10**30)
+    with pytest.raises(ValueError, match="chunk"):
+        scale.simulated_scores(10**15, chunk_size=10)
+    with pytest.raises(ValueError, match="seed"):
+        scale.simulated_scores(10, seed=-1)
+    with pytest.raises(ValueError, match="distribution"):
+        scale.simulated_scores(10, distribution="normal")
