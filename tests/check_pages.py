@@ -49,6 +49,7 @@ WIDE, NARROW, NARROW_HEIGHT = "1280,1600", 500, 60000
 #: widest legible figure, in inches: at 500 px the content column is about 460 px wide, so a
 #: figure W inches wide shows 10 pt text at 10 * 460 / (72 W) px, at least 8 px for W <= 8
 MAX_FIGURE_INCHES = 8.0
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 MATH_MARKERS = ('class="math', "\\(", "\\[")
 
 
@@ -116,12 +117,18 @@ def _broken_images(page: pathlib.Path, source: str) -> list[str]:
     return broken, [f"{src}: {why}" for src, why in wide if why]
 
 
+def _is_notebook(page: pathlib.Path) -> bool:
+    """A page built from a notebook (a chapter, the intro, a case study, a computed reference page)."""
+    return (ROOT / "book" / (page.stem + ".ipynb")).is_file()
+
+
 def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path, narrow: bool = False) -> list[str]:
     """Return a list of problems found on one page (empty when it is fine)."""
     source = page.read_text(encoding="utf-8")
     broken, wide = _broken_images(page, source)
     problems = [f"broken image {b}" for b in broken]
-    if page.stem[:2].isdigit():  # chapters: figures must be legible at 500 px
+    computed = _is_notebook(page)
+    if computed:  # chapters and other computed pages: figures must be legible at 500 px
         problems += [f"figure too wide for a 500 px window, {w}" for w in wide]
     body = source.split('<main', 1)[-1]
     if any(marker in body for marker in MATH_MARKERS):
@@ -130,7 +137,7 @@ def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path, narrow: bo
         if typeset == 0:
             problems.append("page has math but Chromium rendered no <mjx-container> (MathJax not typeset)")
     _run_chromium(browser, page, f"--window-size={WIDE}", f"--screenshot={shots / (page.stem + '.png')}")
-    if narrow and page.stem[:2].isdigit():  # chapters: the whole page at 500 px, to look at the figures
+    if narrow and computed:  # computed pages: the whole page at 500 px, to look at the figures
         shot = shots / (page.stem + "-narrow.png")
         _run_chromium(browser, page, f"--window-size={NARROW},{NARROW_HEIGHT}", f"--screenshot={shot}")
         _crop_blank_bottom(shot)

@@ -245,7 +245,7 @@ def leaked_quantile(boundaries, sizes, beta):
 
 # chapter 16
 def pcoqs_noise_sd(epsilon, steps):
-    rho = epsilon ** 2 / 2          # epsilon-DP implies (epsilon^2 / 2)-zCDP
+    rho = epsilon * math.tanh(epsilon / 2)   # epsilon-DP implies rho-zCDP (tight)
     return math.sqrt(steps / (2 * rho))     # rho / steps per Gaussian count
 
 

@@ -16,16 +16,20 @@ def test_pcoqs_noise_sd_checker(capsys):
         return math.sqrt(steps / (2 * epsilon))
 
     def no_split(epsilon, steps):
-        return math.sqrt(1 / epsilon ** 2)
+        return math.sqrt(1 / (2 * epsilon * math.tanh(epsilon / 2)))
 
     def variance(epsilon, steps):
-        return steps / epsilon ** 2
+        return steps / (2 * epsilon * math.tanh(epsilon / 2))
 
     def rho_is_epsilon_squared(epsilon, steps):
         return math.sqrt(steps / (2 * epsilon ** 2))
 
+    def loose_conversion(epsilon, steps):
+        return math.sqrt(steps) / epsilon          # rho = epsilon^2 / 2
+
     for wrong, phrase in [(rho_is_epsilon, "convert"), (no_split, "split over the steps"),
-                          (variance, "not a variance"), (rho_is_epsilon_squared, "differs from the one")]:
+                          (variance, "not a variance"), (rho_is_epsilon_squared, "differs from the one"),
+                          (loose_conversion, "tanh")]:
         assert not check_pcoqs_noise_sd(wrong)
         assert phrase in capsys.readouterr().out
 

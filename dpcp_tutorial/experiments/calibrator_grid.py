@@ -28,10 +28,12 @@ The calibrators (all at ``alpha = 0.1``, replace-one neighbours, ``n`` public;
 :data:`METHODS` records the guarantee of each):
 
 =====================  ============================================================
-``alg1_tight``         :func:`~dpcp_tutorial.private_quantile` (default, 1000 bins)
+``alg1_tight``         chapter 3's tight :func:`~dpcp_tutorial.private_quantile` (default, 1000 bins): the
+                       calibrator of private split CP, ``PrivateSplitConformalRegressor(calibrator="quantile")``
 ``alg1_original``      the same, ``variant="original"`` (the DPCP write-up's Algorithm 1)
-``pps_tight``          :func:`~dpcp_tutorial.pps_private_quantile` (tight exponent)
-``pps_reference``      the same, ``variant="reference"`` (Angelopoulos et al.'s code)
+``pps_tight``          Angelopoulos et al.'s :func:`~dpcp_tutorial.pps_private_quantile` (``calibrator="pps"``),
+                       tight exponent
+``pps_reference``      the same, ``variant="reference"`` (the exponent of Angelopoulos et al.'s code)
 ``pcoqs``              :func:`~dpcp_tutorial.pcoqs_quantile` as the authors ship it (rank :math:`\\lceil(1-\\alpha)(n+1)\\rceil`, rounded to 2 decimals)
 ``pcoqs_up``           the same target, rounded *up* to 2 decimals
 ``pcoqs_corrected``    a corrected target (:func:`pcoqs_corrected_alpha`), rounded up
@@ -42,12 +44,23 @@ The calibrators (all at ``alpha = 0.1``, replace-one neighbours, ``n`` public;
 =====================  ============================================================
 
 **Equal privacy.** The pure-DP methods get ``epsilon`` (replace-one, ``n``
-public); P-COQS, which is :math:`\\rho`-zCDP, gets :math:`\\rho = \\varepsilon^2/2`.
-An :math:`\\varepsilon`-DP mechanism is :math:`\\varepsilon^2/2`-zCDP (Bun &
-Steinke 2016, Prop. 1.4) but not conversely, so this hands P-COQS the *weaker*
-guarantee. The exact replace-one loss of each release is recorded
-(``privacy_loss``): ``alg1_original`` spends less than ``epsilon`` and
-``pps_reference`` can spend more.
+public); P-COQS, which is :math:`\\rho`-zCDP, gets
+:math:`\\rho = \\varepsilon\\tanh(\\varepsilon/2)` (:func:`zcdp_of_pure_dp`), the
+smallest :math:`\\rho` such that *every* :math:`\\varepsilon`-DP mechanism is
+:math:`\\rho`-zCDP. The conversion does not go back (:math:`\\rho`-zCDP does not
+imply :math:`\\varepsilon`-DP), so P-COQS still holds the *weaker* guarantee. The
+looser :math:`\\varepsilon^2/2` of Bun & Steinke (2016, Prop. 1.4) would give it
+1.08 times that budget at :math:`\\varepsilon = 1`, 1.66 times at 3 and 5 times at
+10. The exact replace-one loss of each release is recorded (``privacy_loss``):
+``alg1_original`` spends less than ``epsilon`` and ``pps_reference`` can spend
+more.
+
+**Recomputing some methods.** ``--only METHOD ... --merge PATH`` reruns only the
+named methods on the grid of the result at ``PATH`` and replaces their rows
+there (:func:`merge_methods`). Because every method's noise has its own seed
+and the calibration sets are shared, the merged result equals a full run with
+the current code, timings apart; ``meta["runs"]`` records each run's command,
+methods and seconds.
 
 Seeds: the calibration sets of a cell (law, n, epsilon) come from one
 generator seeded by (seed, law, n, epsilon) and are shared by all methods
@@ -74,6 +87,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import pathlib
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -101,19 +115,21 @@ PCOQS_STEPS = cal.pcoqs_steps()
 SLOW_METHODS = ("opendp_corrected", "opendp_raw")
 
 METHODS = {
-    "alg1_tight": dict(label="Algorithm 1, tight", privacy="epsilon-DP", coverage="proved",
+    "alg1_tight": dict(label="tight private quantile (private split CP's default calibrator)", privacy="epsilon-DP",
+                       coverage="proved",
                        other_relation="add/remove: epsilon*max(a0, 1-a0) with n public"),
-    "alg1_original": dict(label="Algorithm 1, write-up", privacy="epsilon/(2 max(a0,1-a0))-DP (below epsilon)",
+    "alg1_original": dict(label="the write-up's Algorithm 1", privacy="epsilon/(2 max(a0,1-a0))-DP (below epsilon)",
                           coverage="none", other_relation="add/remove: epsilon/2 with n public"),
-    "pps_tight": dict(label="private split, tight", privacy="epsilon-DP", coverage="proved",
+    "pps_tight": dict(label="Angelopoulos et al., tight exponent", privacy="epsilon-DP", coverage="proved",
                       other_relation="add/remove: epsilon*max(q, 1-q)"),
-    "pps_reference": dict(label="private split, reference", privacy="c(1/q + 1/(1-q)), can exceed epsilon",
+    "pps_reference": dict(label="Angelopoulos et al., reference exponent", privacy="c(1/q + 1/(1-q)), can exceed epsilon",
                           coverage="proved", other_relation="add/remove: c/min(q, 1-q)"),
-    "pcoqs": dict(label="P-COQS (as shipped)", privacy="epsilon^2/2-zCDP", coverage="paper's claim (approximate)",
+    "pcoqs": dict(label="P-COQS (as shipped)", privacy="rho-zCDP, rho = epsilon*tanh(epsilon/2)",
+                  coverage="paper's claim (approximate)",
                   other_relation="same (counts have sensitivity 1 under both)"),
-    "pcoqs_up": dict(label="P-COQS, rounded up", privacy="epsilon^2/2-zCDP", coverage="none",
+    "pcoqs_up": dict(label="P-COQS, rounded up", privacy="rho-zCDP, rho = epsilon*tanh(epsilon/2)", coverage="none",
                      other_relation="same"),
-    "pcoqs_corrected": dict(label="P-COQS, corrected target", privacy="epsilon^2/2-zCDP",
+    "pcoqs_corrected": dict(label="P-COQS, corrected target", privacy="rho-zCDP, rho = epsilon*tanh(epsilon/2)",
                             coverage="proved (up to the search tolerance)", other_relation="same"),
     "laplace_paper": dict(label="Laplace histogram (paper)", privacy="epsilon-DP", coverage="none",
                           other_relation="add/remove: epsilon/2"),
@@ -134,6 +150,71 @@ PARAMETERS = {
 PROVED = tuple(name for name, info in METHODS.items() if info["coverage"].startswith("proved"))
 
 DESCRIPTION = "chapter 16: every private conformal calibrator at equal privacy, exact coverage given the threshold"
+
+
+ZCDP_CONVERSION = "rho = epsilon * tanh(epsilon / 2)"
+
+
+# ---------------------------------------------------------------------------
+# equal privacy: the tight pure-DP -> zCDP conversion
+# ---------------------------------------------------------------------------
+
+def zcdp_of_pure_dp(epsilon: float) -> float:
+    """The smallest :math:`\\rho` such that every :math:`\\varepsilon`-DP mechanism is :math:`\\rho`-zCDP (chapter 16).
+
+    .. math:: \\rho(\\varepsilon) = \\varepsilon\\tanh(\\varepsilon/2)
+              = \\varepsilon\\,\\frac{e^{\\varepsilon} - 1}{e^{\\varepsilon} + 1}
+              \\le \\frac{\\varepsilon^2}{2}.
+
+    *Proof.* For an :math:`\\varepsilon`-DP pair :math:`P = M(x)`, :math:`Q = M(x')` the
+    ratio :math:`w = dQ/dP` lies in :math:`[e^{-\\varepsilon}, e^{\\varepsilon}]` with
+    :math:`\\mathbb E_P w = 1`, and :math:`e^{(\\lambda-1)D_\\lambda(P\\|Q)} = \\mathbb E_P w^{1-\\lambda}`
+    with :math:`w \\mapsto w^{1-\\lambda}` convex: the expectation is largest for the
+    two-point law on the endpoints, which is binary randomised response
+    (:func:`renyi_divergence_rr`). Writing :math:`t = \\lambda - 1` and :math:`a = \\varepsilon/2`,
+    :math:`tD_\\lambda(RR) = \\log\\cosh(a + \\varepsilon t) - \\log\\cosh a`; Taylor's theorem with
+    :math:`(\\log\\cosh)' = \\tanh` and :math:`(\\log\\cosh)'' = \\mathrm{sech}^2 \\le \\mathrm{sech}^2 a` on
+    :math:`[a, \\infty)` gives :math:`tD_\\lambda \\le \\varepsilon t\\tanh a + \\tfrac12\\varepsilon^2 t^2\\mathrm{sech}^2 a
+    \\le \\rho t(1 + t)`, the last step because :math:`2a \\le \\sinh 2a`. So
+    :math:`D_\\lambda \\le \\rho\\lambda` for every order :math:`\\lambda > 1`, which is
+    :math:`\\rho`-zCDP; and as :math:`\\lambda \\to 1`, :math:`D_\\lambda(RR)/\\lambda` tends to the
+    Kullback-Leibler divergence :math:`(2p - 1)\\varepsilon = \\rho` of randomised response
+    (:math:`p = e^{\\varepsilon}/(1 + e^{\\varepsilon})`), so no smaller :math:`\\rho` holds for it.
+    The familiar :math:`\\varepsilon^2/2` (Bun & Steinke 2016, Prop. 1.4) is valid but
+    :math:`\\varepsilon/(2\\tanh(\\varepsilon/2))` times larger (1.08 at
+    :math:`\\varepsilon = 1`, 1.66 at 3, 5.0 at 10). ``tests/test_calibrator_grid.py``
+    checks the supremum over a fine grid of orders.
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating, np.integer)):
+        raise TypeError(f"epsilon must be a number, got {type(epsilon).__name__}")
+    epsilon = float(epsilon)
+    if not (math.isfinite(epsilon) and epsilon > 0.0):
+        raise ValueError(f"epsilon={epsilon!r} must be a positive finite pure-DP budget")
+    return epsilon * math.tanh(epsilon / 2.0)
+
+
+def renyi_divergence_rr(epsilon: float, order) -> np.ndarray:
+    """Rényi divergence :math:`D_\\lambda` of binary randomised response at :math:`\\varepsilon` (chapter 16).
+
+    :math:`P = (p, 1-p)`, :math:`Q = (1-p, p)`, :math:`p = e^{\\varepsilon}/(1+e^{\\varepsilon})`:
+
+    .. math:: D_\\lambda(P\\|Q) = \\frac{1}{\\lambda-1}
+              \\log\\big(p\\,e^{(\\lambda-1)\\varepsilon} + (1-p)\\,e^{-(\\lambda-1)\\varepsilon}\\big),
+              \\qquad \\lambda > 1,
+
+    computed as :math:`\\varepsilon + \\log\\big(1 + (1-p)(e^{-2\\varepsilon t} - 1)\\big)/t` with
+    :math:`t = \\lambda - 1` (``log1p``/``expm1``: accurate for orders close to 1,
+    where the supremum of :math:`D_\\lambda/\\lambda` lies; ``order`` may be an array of orders > 1).
+    """
+    epsilon = float(epsilon)
+    order = np.asarray(order, dtype=float)
+    if not (math.isfinite(epsilon) and epsilon > 0.0):
+        raise ValueError(f"epsilon={epsilon!r} must be a positive finite pure-DP budget")
+    if not np.all(np.isfinite(order)) or not np.all(order > 1.0):
+        raise ValueError("every Rényi order must be a finite number > 1")
+    t = order - 1.0
+    q = 1.0 / (1.0 + math.exp(epsilon))          # 1 - p, the probability of the other answer
+    return epsilon + np.log1p(q * np.expm1(-2.0 * epsilon * t)) / t
 
 
 # ---------------------------------------------------------------------------
@@ -207,17 +288,19 @@ def pcoqs_corrected_alpha(alpha: float, n: int, rho: float, steps: int = PCOQS_S
 
     :func:`~dpcp_tutorial.pcoqs_corrected_level` with the search's step count
     ``steps`` given directly. Our derivation (not the paper's). Let :math:`\\sigma = \\sqrt{T/(2\\rho)}`,
-    :math:`\\tau = \\sigma\\,\\Phi^{-1}(1 - \\gamma/T)`, so that all :math:`T`
-    Gaussian noises are below :math:`\\tau` with probability :math:`\\ge 1-\\gamma`
-    (union bound), and :math:`k = \\lceil(1-\\alpha+\\gamma)(n+1)\\rceil`. With the
+    :math:`\\tau = \\sigma\\,\\Phi^{-1}(1 - \\zeta/T)`, so that all :math:`T`
+    Gaussian noises are below :math:`\\tau` with probability :math:`\\ge 1-\\zeta`
+    (union bound), and :math:`k = \\lceil(1-\\alpha+\\zeta)(n+1)\\rceil`. With the
     target rank :math:`m' = \\lceil k - 1 + \\tau\\rceil`, on that event every
     step that moves left has a true count :math:`\\ge k`, so the right end of
     the search interval stays :math:`\\ge s_{(k)}` and the output is
-    :math:`\\ge s_{(k)} - \\delta/2`; rounding *up* keeps it there. Coverage is
-    then :math:`\\ge k/(n+1) - \\gamma \\ge 1-\\alpha` up to the probability that a
-    score lies within the tolerance :math:`\\delta = 10^{-10}` below
-    :math:`s_{(k)}` (zero for the continuous law here). :math:`\\gamma` minimises
-    :math:`m'` over a public grid.
+    :math:`\\ge s_{(k)} - \\kappa/2`, with :math:`\\kappa = 10^{-10}` the search tolerance;
+    rounding *up* to the hundredths keeps it :math:`\\ge s_{(k)}` unless
+    :math:`s_{(k)}` lies within :math:`\\kappa/2` *above* a multiple of 0.01
+    (probability zero for the continuous law here). Coverage is then
+    :math:`\\ge k/(n+1) - \\zeta \\ge 1-\\alpha`. :math:`\\zeta` minimises
+    :math:`m'` over a public grid (chapter 16 writes :math:`\\zeta` for the
+    failure share that :func:`~dpcp_tutorial.pcoqs_corrected_level` calls :math:`\\gamma`).
 
     Returns the level :math:`\\alpha' = 1 - m'/(n+1)` (so that
     :math:`\\lceil(1-\\alpha')(n+1)\\rceil = m'`), or ``None`` when :math:`m' > n`:
@@ -252,7 +335,7 @@ def _releasers(n: int, epsilon: float, methods) -> dict:
 
     The public parameter is the method's data-independent setting in this cell (:data:`PARAMETERS`).
     """
-    rho = epsilon ** 2 / 2.0
+    rho = zcdp_of_pure_dp(epsilon)
     out = {}
     for name in methods:
         if name in ("alg1_tight", "alg1_original"):
@@ -332,7 +415,7 @@ def run_cell(law: ScoreLaw, n: int, epsilon: float, reps: int, methods, seed: in
         cov = law.cdf(t)
         _, infeasible, loss, parameter = releasers[name]
         rows.append({
-            "law": law.name, "n": int(n), "epsilon": float(epsilon), "rho": float(epsilon ** 2 / 2.0),
+            "law": law.name, "n": int(n), "epsilon": float(epsilon), "rho": zcdp_of_pure_dp(epsilon),
             "method": name, "reps": int(t.size),
             "coverage": float(cov.mean()), "coverage_se": float(cov.std(ddof=1) / math.sqrt(t.size)),
             "mean_threshold": float(t.mean()), "threshold_sd": float(t.std(ddof=1)),
@@ -387,7 +470,7 @@ def run_grid(laws=LAWS, ns=NS, epsilons=EPSILONS, reps: int = 1000, methods=tupl
               "seed": int(seed), "slow_methods": list(SLOW_METHODS), "slow_reps": slow_reps,
               "slow_from_n": int(slow_from_n), "alg1_bins": ALG1_BINS, "histogram_bins": HIST_BINS,
               "opendp_bins": OPENDP_BINS, "pps_m_rule": "analytic over 10..10**6", "pcoqs_steps": PCOQS_STEPS,
-              "relation": "replace-one, n public", "zcdp_conversion": "rho = epsilon**2 / 2"}
+              "relation": "replace-one, n public", "zcdp_conversion": ZCDP_CONVERSION}
     laws_info = {name: {"description": law.description, "oracle_threshold": law.quantile(1.0 - ALPHA),
                         "pool_size": None if law.pool is None else int(law.pool.size)}
                  for name, law in law_objects.items()}
@@ -424,11 +507,67 @@ def run_grid(laws=LAWS, ns=NS, epsilons=EPSILONS, reps: int = 1000, methods=tupl
     return result(True)
 
 
+#: the methods whose budget is a zCDP rho (converted from epsilon by :func:`zcdp_of_pure_dp`)
+ZCDP_METHODS = tuple(name for name in METHODS if name.startswith("pcoqs"))
+_GRID_KEYS = ("laws", "n", "epsilons", "reps", "seed", "slow_reps", "slow_from_n")
+
+
+def merge_methods(base: dict, methods, workers: int = 1, command: str | None = None,
+                  show_progress: bool = True) -> dict:
+    """Recompute ``methods`` on the grid of the result ``base`` and replace their rows there.
+
+    ``base`` is a complete result of :func:`run_grid` (e.g. the committed JSON,
+    parsed). The grid (laws, sizes, budgets, repetitions, seed, OpenDP caps) is
+    read from ``base["config"]``; every other method's rows are kept as they
+    are. Since the calibration sets of a cell are shared by all methods and
+    each method's noise has its own seed, the merged rows equal those of a full
+    run with the current code (timings apart). When the zCDP conversion of
+    ``base`` differs from :data:`ZCDP_CONVERSION`, every zCDP method
+    (:data:`ZCDP_METHODS`) must be recomputed, so that no row keeps the old
+    budget. ``meta["runs"]`` lists every run that produced rows of the result
+    (command, methods, seconds); ``meta["seconds"]`` is this run's.
+    """
+    if not isinstance(base, dict) or not {"config", "rows", "meta"} <= set(base):
+        raise ValueError("base must be a result of run_grid (a dict with config, rows and meta)")
+    if not base["meta"].get("complete"):
+        raise ValueError("base is an incomplete run: finish it (or rerun it in full) before merging methods into it")
+    config = dict(base["config"])
+    methods = list(methods)
+    if not methods or any(m not in config["methods"] for m in methods):
+        raise ValueError(f"methods={methods!r}: choose among the methods of the base result, {config['methods']}")
+    if config.get("zcdp_conversion") != ZCDP_CONVERSION and not set(ZCDP_METHODS) <= set(methods):
+        raise ValueError(f"the base result converts epsilon to zCDP by {config.get('zcdp_conversion')!r}, this "
+                         f"code by {ZCDP_CONVERSION!r}: recompute every zCDP method {list(ZCDP_METHODS)} together")
+    start = time.perf_counter()
+    fresh = run_grid(laws=config["laws"], ns=config["n"], epsilons=config["epsilons"], reps=config["reps"],
+                     methods=methods, seed=config["seed"], workers=workers, slow_reps=config["slow_reps"],
+                     slow_from_n=config["slow_from_n"], show_progress=show_progress)
+    seconds = round(time.perf_counter() - start, 1)
+    new_rows = {(r["law"], r["n"], r["epsilon"], r["method"]): r for r in fresh["rows"]}
+    rows = [new_rows.get((r["law"], r["n"], r["epsilon"], r["method"]), r) for r in base["rows"]]
+    # the cell's zCDP budget is recorded on every row (a label of the cell, not a measurement)
+    rows = [{**r, "rho": zcdp_of_pure_dp(r["epsilon"])} for r in rows]
+    if sum(1 for r in rows if r["method"] in methods) != len(new_rows):
+        raise ValueError("the base result does not hold one row per cell and method of its own grid")
+    config["zcdp_conversion"] = ZCDP_CONVERSION
+    meta = {k: v for k, v in base["meta"].items() if k not in ("runs", "seconds", "command", "experiment")}
+    runs = list(base["meta"].get("runs") or [{"command": base["meta"].get("command"),
+                                             "methods": list(base["config"]["methods"]),
+                                             "seconds": base["meta"].get("seconds")}])
+    runs.append({"command": command, "methods": methods, "seconds": seconds})
+    meta.update({"runs": runs, "seconds": seconds})
+    if command is not None:
+        meta["command"] = command
+    # the methods' descriptions are this code's (they describe the rows, all of which equal this code's)
+    methods_info = {m: {**METHODS[m], "public_parameter": PARAMETERS[m]} for m in config["methods"]}
+    return {"config": config, "laws": base["laws"], "methods": methods_info, "rows": rows, "meta": meta}
+
+
 def add_arguments(parser) -> None:
     parser.add_argument("--laws", nargs="+", default=list(LAWS), choices=LAWS, help="score laws")
     parser.add_argument("--n", type=int, nargs="+", default=list(NS), help="calibration sizes")
     parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS),
-                        help="pure-DP budgets (P-COQS gets rho = epsilon**2/2)")
+                        help="pure-DP budgets (P-COQS gets rho = epsilon*tanh(epsilon/2))")
     parser.add_argument("--reps", type=int, default=1000, help="repetitions per cell (default: %(default)s)")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--slow-reps", type=int, default=100,
@@ -436,11 +575,25 @@ def add_arguments(parser) -> None:
     parser.add_argument("--slow-from-n", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=1, help="parallel processes (results do not depend on it)")
     parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--merge", type=pathlib.Path, default=None, metavar="PATH",
+                        help="recompute only --methods on the grid of the result at PATH and replace their rows "
+                             "(the other grid options must equal that result's configuration)")
 
 
 def run(args) -> dict:
     out = getattr(args, "out", None)
+    command = "python -m dpcp_tutorial.experiments " + " ".join(sys.argv[1:])
+    if getattr(args, "merge", None) is not None:
+        base = json.loads(pathlib.Path(args.merge).read_text())
+        given = {"laws": list(args.laws), "n": list(args.n), "epsilons": [float(e) for e in args.epsilons],
+                 "reps": args.reps, "seed": args.seed, "slow_reps": args.slow_reps, "slow_from_n": args.slow_from_n}
+        differ = [k for k in _GRID_KEYS if base["config"].get(k) != given[k]]
+        if differ:
+            raise ValueError(f"--merge: the options {differ} differ from the configuration of {args.merge}; "
+                             "leave them at that result's values (the defaults give the full grid)")
+        return merge_methods(base, args.methods, workers=args.workers, command=command,
+                             show_progress=not getattr(args, "quiet", False))
     return run_grid(laws=args.laws, ns=args.n, epsilons=args.epsilons, reps=args.reps, methods=args.methods,
                     seed=args.seed, workers=args.workers, slow_reps=args.slow_reps, slow_from_n=args.slow_from_n,
                     checkpoint=out, show_progress=not getattr(args, "quiet", False),
-                    command="python -m dpcp_tutorial.experiments " + " ".join(sys.argv[1:]))
+                    command=command)
