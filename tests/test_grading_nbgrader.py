@@ -14,7 +14,9 @@ PyPI with the ``[course]`` extra; without it this module is skipped.
 from __future__ import annotations
 
 import ast
+import contextlib
 import csv
+import io
 import importlib.util
 import json
 import os
@@ -53,8 +55,11 @@ def _load(path: Path) -> dict:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     out = tmp_path_factory.mktemp("nbgrader")
-    names = make_nbgrader.generate(out, None, release=True)
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        names = make_nbgrader.generate(out, None, release=True)
     assert names == CHAPTERS, "every chapter with a checked exercise becomes an assignment"
+    notes = printed.getvalue().strip().splitlines()[:-1]
+    assert not notes, f"every exercise and its solution come from its chapter: {notes}"
     return out / "course"
 
 
