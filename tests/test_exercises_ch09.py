@@ -64,4 +64,4 @@ def test_idd_checker(capsys):
     assert not check_integrated_dual_depth(lambda p, d, u: idd(p, d, u, factor=2.0))
     assert "twice too large" in capsys.readouterr().out
     assert not check_integrated_dual_depth(lambda p, d, u: idd(p, d, u) * len(u))
-    assert "do not sum" in capsys.readouterr().out
+    assert "divide by L" in capsys.readouterr().out

@@ -54,3 +54,17 @@ def test_pool_coverage_checker(capsys):
                           (assumes_sorted, "differs"), (miscoverage, "miscoverage")]:
         assert not check_pool_coverage(wrong)
         assert phrase in capsys.readouterr().out
+
+
+def test_pcoqs_noise_sd_uses_the_conversion_of_chapter_16():
+    """The checker's expected noise is the one at the budget the chapter and its runner use,
+    rho = eps tanh(eps/2) (``calibrator_grid.zcdp_of_pure_dp``), not the looser eps^2/2."""
+    from dpcp_tutorial.experiments.calibrator_grid import zcdp_of_pure_dp
+
+    def from_the_runner(epsilon, steps):
+        return math.sqrt(steps / (2 * zcdp_of_pure_dp(epsilon)))
+
+    assert check_pcoqs_noise_sd(from_the_runner, quiet=True, secret="a course secret")
+    for epsilon in (0.1, 1.0, 10.0):
+        assert math.isclose(from_the_runner(epsilon, 34), pcoqs_noise_sd(epsilon, 34), rel_tol=1e-12)
+    assert math.isclose(zcdp_of_pure_dp(1.0), math.tanh(0.5), rel_tol=1e-12)

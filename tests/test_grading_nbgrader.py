@@ -1,18 +1,26 @@
 """The nbgrader path (issue 21 section 5): the course generated from the book, graded offline by nbgrader.
 
-``tools/make_nbgrader.py`` writes the source notebook of chapter 1 from the chapter, ``nbgrader
-generate_assignment`` makes the student version, two submissions (the solutions, and wrong answers typed
-into the student version) are autograded with the instructor's secret in the environment, and ``nbgrader
-export`` writes the grades: full marks for the solutions, partial credit counted from the cases for the
-wrong answers. nbgrader comes from PyPI with the ``[course]`` extra; without it this module is skipped.
+``tools/make_nbgrader.py`` writes the source notebook of every chapter from the chapter and ``nbgrader
+generate_assignment`` makes the student versions (one nbgrader run for all chapters, as ``make nbgrader``
+does). Every chapter's source notebook is checked for its structure and run in this process: its solutions earn
+full marks from the hidden tests (the instructor's secret in the environment), the student version's stubs earn
+nothing. Then submissions of chapters 1 and 4 (the solutions, and wrong answers typed into the student version)
+are autograded by nbgrader and ``nbgrader export`` writes the grades: full marks
+for the solutions, partial credit counted from the cases for the wrong answers, and one graded exercise with
+several functions (chapter 4's assembly exercise) or several checkers (``ex-04-code``). nbgrader comes from
+PyPI with the ``[course]`` extra; without it this module is skipped.
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import csv
+import io
 import importlib.util
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -20,59 +28,161 @@ import pytest
 
 pytest.importorskip("nbgrader", reason="nbgrader is the [course] extra: pip install -e '.[course]'")
 
+from dpcp_tutorial.grading import grading_table  # noqa: E402
+from dpcp_tutorial.grading.points import POINTS  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = importlib.util.spec_from_file_location("make_nbgrader", ROOT / "tools" / "make_nbgrader.py")
 make_nbgrader = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(make_nbgrader)
 
-pytestmark = pytest.mark.slow     # two kernels and nbgrader's database: about 30 s
+pytestmark = pytest.mark.slow     # nbgrader's database, one generation for all chapters, two kernels per submission
+
+SECRET = "a course secret"
+TABLE = grading_table()
+CHAPTERS = sorted({e.chapter for e in TABLE})
+LABELS = {key for key in make_nbgrader.references() if key[0] != "doc"}   # (role, label)
 
 
 def _source(cell) -> str:
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     out = tmp_path_factory.mktemp("nbgrader")
-    names = make_nbgrader.generate(out, {1}, release=True)
-    assert names == ["ch01"]
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        names = make_nbgrader.generate(out, None, release=True)
+    assert names == CHAPTERS, "every chapter with a checked exercise becomes an assignment"
+    notes = printed.getvalue().strip().splitlines()[:-1]
+    assert not notes, f"every exercise and its solution come from its chapter: {notes}"
     return out / "course"
 
 
-def test_source_notebook_is_read_from_the_chapter(course):
-    notebook = json.loads((course / "source" / "ch01" / "ch01.ipynb").read_text(encoding="utf-8"))
-    chapter = (ROOT / "book" / "01_conformal_prediction.ipynb").read_text(encoding="utf-8")
+def _graded_cells(notebook: dict) -> tuple[list, list]:
     cells = notebook["cells"]
-    solutions = [c for c in cells if c["metadata"].get("nbgrader", {}).get("solution")]
-    tests = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade")]
+    return ([c for c in cells if c["metadata"].get("nbgrader", {}).get("solution")],
+            [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade")])
+
+
+def test_source_notebook_is_read_from_the_chapter(course):
+    notebook = _load(course / "source" / "ch01" / "ch01.ipynb")
+    chapter = (ROOT / "book" / "01_conformal_prediction.ipynb").read_text(encoding="utf-8")
+    solutions, tests = _graded_cells(notebook)
     assert len(solutions) == len(tests) == 2
-    assert all("### BEGIN SOLUTION" in _source(c) and "### END SOLUTION" in _source(c) for c in solutions)
-    assert all("### BEGIN HIDDEN TESTS" in _source(c) and "secret=True" in _source(c) for c in tests)
     assert {c["metadata"]["nbgrader"]["points"] for c in tests} == {6.0}
-    texts = [_source(c) for c in cells if c["cell_type"] == "markdown"]
+    texts = [_source(c) for c in notebook["cells"] if c["cell_type"] == "markdown"]
     assert any("my_quantile(scores, alpha)" in t and "my_quantile(scores, alpha)" in chapter for t in texts)
-    release = json.loads((course / "release" / "ch01" / "ch01.ipynb").read_text(encoding="utf-8"))
+    assert any("ties by class index" in t or "break ties by class index" in t for t in texts)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_chapter_becomes_an_assignment_with_its_exercises(course, chapter):
+    """Per exercise of the grading table: its text, an answer cell with one solution region per function, a
+    locked hidden test worth the exercise's points; the student version keeps stubs and loses the rest."""
+    notebook = _load(course / "source" / chapter / f"{chapter}.ipynb")
+    exercises = [e for e in TABLE if e.chapter == chapter]
+    solutions, tests = _graded_cells(notebook)
+    assert [c["metadata"]["nbgrader"]["grade_id"] for c in solutions] == [f"{e.label}-answer" for e in exercises]
+    assert [c["metadata"]["nbgrader"]["grade_id"] for c in tests] == [f"{e.label}-tests" for e in exercises]
+    assert len({c["id"] for c in notebook["cells"]}) == len(notebook["cells"]), "nbformat 4.5 cell ids"
+    markdown = "\n".join(_source(c) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    assert not re.search(r"\{(?:ref|prf:ref|doc|numref|eq)\}`", markdown), "MyST roles do not render in Jupyter"
+    prose = re.sub(r"^## ex-[\w-]+", "", markdown, flags=re.M)
+    bare = sorted(label for _, label in LABELS if re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", prose))
+    assert not bare, f"references left as bare labels: {bare}"
+    setup = _source(notebook["cells"][1])
+    implemented = {name.rsplit(".", 1)[-1] for e in exercises for name in e.implements}
+    imported = {a.asname or a.name for node in ast.walk(ast.parse(setup))
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names}
+    assert not imported & implemented, f"the setup hands out the package's implementation: {imported & implemented}"
+    for exercise, answer, test in zip(exercises, solutions, tests):
+        assert f"## {exercise.label} ({exercise.max_points:g} points)" in markdown
+        code = _source(answer)
+        defined = {n.name for n in ast.parse(code).body if isinstance(n, ast.FunctionDef)}
+        assert set(exercise.functions) <= defined
+        assert code.count("### BEGIN SOLUTION") == code.count("### END SOLUTION") >= len(exercise.functions)
+        assert test["metadata"]["nbgrader"]["points"] == POINTS[exercise.label]
+        assert test["metadata"]["nbgrader"]["locked"]
+        body = _source(test)
+        assert body.startswith("### BEGIN HIDDEN TESTS") and "secret=True" in body
+        assert all(f"{name}(" in body for name in exercise.checkers)
+    release = _load(course / "release" / chapter / f"{chapter}.ipynb")
     text = "\n".join(_source(c) for c in release["cells"])
-    assert "BEGIN SOLUTION" not in text and "raise NotImplementedError()" in text and "secret=True" not in text
+    assert "BEGIN SOLUTION" not in text and "secret=True" not in text and "HIDDEN TESTS" not in text
+    assert text.count("raise NotImplementedError()") >= sum(len(e.functions) for e in exercises)
+
+
+def _run(cells: list, namespace: dict) -> object:
+    """Execute the code cells in ``namespace``; return the value of the last cell's last expression."""
+    value = None
+    for cell in cells:
+        tree = ast.parse(_source(cell))
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, cell.get("id", "cell"), "exec"), namespace)
+        value = eval(compile(ast.Expression(last.value), "last", "eval"), namespace) if last else None
+    return value
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_solutions_earn_every_point_and_stubs_none(course, chapter, monkeypatch, capsys):
+    """The source notebook run top to bottom (its public checks print, its hidden tests give the points); the
+    student version with the source's hidden tests appended gives 0."""
+    monkeypatch.setenv("DPCP_GRADING_SECRET", SECRET)
+    source = _load(course / "source" / chapter / f"{chapter}.ipynb")
+    code = [c for c in source["cells"] if c["cell_type"] == "code"]
+    tests = [c for c in code if c["metadata"].get("nbgrader", {}).get("grade")]
+    exercises = [e for e in TABLE if e.chapter == chapter]
+    namespace: dict = {}
+    earned = []
+    for cell in code:
+        value = _run([cell], namespace)
+        if cell in tests:
+            earned.append(value)
+    assert earned == [POINTS[e.label] for e in exercises], capsys.readouterr().out[-3000:]
+    release = _load(course / "release" / chapter / f"{chapter}.ipynb")
+    stubs: dict = {}
+    _run([release["cells"][1]], stubs)       # the locked setup cell
+    for cell in release["cells"][2:]:
+        if cell["cell_type"] == "code" and cell["metadata"].get("nbgrader", {}).get("solution"):
+            _run([cell], stubs)
+    assert [_run([t], stubs) for t in tests] == [0] * len(tests)
 
 
 def test_autograde_and_export_offline(course):
-    release = json.loads((course / "release" / "ch01" / "ch01.ipynb").read_text(encoding="utf-8"))
-    for cell in release["cells"]:
-        if "def my_quantile" in _source(cell):
-            cell["source"] = "def my_quantile(scores, alpha):\n    return float(np.quantile(scores, 1 - alpha))\n"
-    for student, notebook in [("good", json.loads((course / "source" / "ch01" / "ch01.ipynb").read_text())),
-                              ("wrong", release)]:
-        folder = course / "submitted" / student / "ch01"
-        folder.mkdir(parents=True)
-        (folder / "ch01.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
-    env = dict(os.environ, DPCP_GRADING_SECRET="a course secret")
-    make_nbgrader.run_nbgrader(["autograde", "ch01", "--create", "--force"], course, env)
+    """nbgrader itself: chapters 1 and 4 autograded for two students and exported (the student versions'
+    stubs earn nothing: the in-process test above)."""
+    submissions = {}
+    for chapter in ("ch01", "ch04"):
+        source = _load(course / "source" / chapter / f"{chapter}.ipynb")
+        release = _load(course / "release" / chapter / f"{chapter}.ipynb")
+        wrong = json.loads(json.dumps(release))
+        for cell in wrong["cells"]:
+            if "def my_quantile" in _source(cell):
+                cell["source"] = "def my_quantile(scores, alpha):\n    return float(np.quantile(scores, 1 - alpha))\n"
+            if "def my_round_up(" in _source(cell):     # my_qtilde stays a stub: half of ex-04-code's cases
+                cell["source"] = _source(cell).replace(
+                    "def my_round_up(scores, m):\n    # YOUR CODE HERE\n    raise NotImplementedError()",
+                    "def my_round_up(scores, m):\n    edges = np.arange(m) / (m - 1)\n"
+                    "    return edges[np.minimum(np.searchsorted(edges, scores, side='right'), m - 1)]")
+        submissions[chapter] = {"good": source, "wrong": wrong}
+    for chapter, students in submissions.items():
+        for student, notebook in students.items():
+            folder = course / "submitted" / student / chapter
+            folder.mkdir(parents=True)
+            (folder / f"{chapter}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    env = dict(os.environ, DPCP_GRADING_SECRET=SECRET)
+    make_nbgrader.run_nbgrader(["autograde", "ch0[14]", "--create", "--force"], course, env)
     make_nbgrader.run_nbgrader(["export"], course, env)
     with open(course / "grades.csv", newline="", encoding="utf-8") as handle:
-        grades = {row["student_id"]: row for row in csv.DictReader(handle)}
-    assert float(grades["good"]["score"]) == float(grades["good"]["max_score"]) == 12.0
-    wrong = float(grades["wrong"]["score"])
-    assert 0.0 < wrong < 6.0, "the wrong my_quantile earns partial credit, the missing my_aps_sets nothing"
+        grades = {(row["assignment"], row["student_id"]): row for row in csv.DictReader(handle)}
+    score = {key: float(row["score"]) for key, row in grades.items()}
+    assert score[("ch01", "good")] == float(grades[("ch01", "good")]["max_score"]) == 12.0
+    assert score[("ch04", "good")] == float(grades[("ch04", "good")]["max_score"]) == 18.0
+    assert 0.0 < score[("ch01", "wrong")] < 6.0, "a wrong my_quantile earns partial credit, a stub nothing"
+    assert 0.0 < score[("ch04", "wrong")] < 6.0, "my_round_up right and my_qtilde a stub: part of ex-04-code"
     shutil.rmtree(course / "autograded", ignore_errors=True)

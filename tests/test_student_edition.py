@@ -29,6 +29,9 @@ student_edition = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(student_edition)
 
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+#: every notebook of the book (chapters, the introduction, case studies, reference pages): a line of solution code
+#: that one of them shows outside a solution is no fingerprint
+NOTEBOOKS = sorted(p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 PAGES = sorted((ROOT / "book").glob("*.md"))
 MARKERS = ("{solution}", 'class="solution', "solution-title", "solution-content")
 FENCED_CODE = re.compile(r"^(`{3,})[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
@@ -46,7 +49,7 @@ def _is_solution_cell(cell) -> bool:
 def _instructor_texts():
     """(solution texts, solution cells' code, everything else) of the instructor edition."""
     solutions, solution_code, rest = [], [], []
-    for path in CHAPTERS:
+    for path in NOTEBOOKS:
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             text = _source(cell)
             if _is_solution_cell(cell):

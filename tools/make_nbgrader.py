@@ -8,11 +8,15 @@ For every chapter with coding exercises it writes ``<out>/course/source/chNN/chN
 notebook read from the chapter *at generation time* (the exercises are found by their labels, so rewording a
 chapter changes the course the next time it is generated):
 
-* a read-only setup cell with the imports the answers need;
-* per coding exercise: the exercise's text (from the chapter's ``{exercise}`` block); an answer cell whose
-  function bodies are ``### BEGIN SOLUTION`` / ``### END SOLUTION`` regions holding the instructor edition's
-  solution (the chapter's cells tagged ``solution``; ``tests/exercise_solutions.py`` for an exercise whose
-  chapter does not define its functions yet); a cell that runs the checker on the public cases (what a
+* a read-only setup cell with the imports the answers need (only the names they read, so that it never hands
+  out the package's implementation of an exercise);
+* per coding exercise: the exercise's text (from the chapter's ``{exercise}`` block, its MyST references
+  written out as text: "the section *Reproducing the sources* of chapter 4", "Theorem *...* (chapter 15)");
+  an answer cell with every function the exercise asks for (several for the assembly exercises), each body a
+  ``### BEGIN SOLUTION`` / ``### END SOLUTION`` region holding the instructor edition's solution (the
+  chapter's cells tagged ``solution``; ``tests/exercise_solutions.py`` for an exercise whose chapter does not
+  define its functions yet), the solution's helper functions nested into the function that uses them, so that
+  the student version has one stub per function; a cell that runs the checker(s) on the public cases (what a
   student sees in the book); and a locked autograder test cell worth the exercise's points
   (:data:`dpcp_tutorial.grading.points.POINTS`) whose body is a ``### BEGIN HIDDEN TESTS`` region: it runs
   the checker in graded mode (``secret=True``: the cases come from the environment variable
@@ -20,8 +24,8 @@ chapter changes the course the next time it is generated):
   ``points * cases passed / cases``, which nbgrader records as partial credit.
 
 It also writes ``<out>/course/nbgrader_config.py`` and, unless ``--no-release``, runs ``nbgrader
-generate_assignment`` for every chapter (the student versions land in ``<out>/course/release``). Then, in
-``<out>/course``::
+generate_assignment`` once for all the chapters written (the student versions land in
+``<out>/course/release``). Then, in ``<out>/course``::
 
     nbgrader autograde chNN --create        # after copying submissions to submitted/<student>/chNN/chNN.ipynb
     nbgrader export                         # grades.csv
@@ -50,8 +54,11 @@ from dpcp_tutorial.grading import _source, grading_table  # noqa: E402
 
 EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise\}[^\n]*\n:label: *(?P<label>[\w-]+)[ \t]*\n"
                       r"(?P<options>(?::[\w-]+:[^\n]*\n)*)(?P<body>.*?)^\1[ \t]*$", re.S | re.M)
-ROLE = re.compile(r"\{[\w:-]+\}`([^`<]*?)\s*(?:<[^`>]*>)?`")
+ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<text>[^`<]*?)\s*(?:<(?P<target>[^`>]*)>)?`")
 SETUP_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)
+HEADING_LABEL = re.compile(r"^\((?P<label>[\w-]+)\)=[ \t]*\n+#+ +(?P<title>.+?)[ \t]*$", re.M)
+PRF_LABEL = re.compile(r"^(`{3,}|:{3,})\{prf:(?P<kind>\w+)\}(?P<title>[^\n]*)\n(?:(?::[\w-]+:[^\n]*\n)*?)"
+                       r":label: *(?P<label>[\w-]+)", re.M)
 
 
 def _source_of(cell: dict) -> str:
@@ -59,18 +66,62 @@ def _source_of(cell: dict) -> str:
     return "".join(src) if isinstance(src, list) else str(src)
 
 
-def _markdown(text: str) -> str:
-    """MyST roles as plain text (Jupyter renders neither ``{ref}`` nor ``{doc}``)."""
-    return ROLE.sub(lambda m: m.group(1) or "", text).strip()
+def _where(stem: str) -> str:
+    return f"chapter {int(stem[:2])}" if re.match(r"\d\d_", stem) else f"the page *{stem}*"
 
 
-def exercise_texts(notebook: dict) -> dict[str, str]:
+def references() -> dict[tuple[str, str], str]:
+    """How a MyST reference reads in a plain notebook: ``(role, target) -> text``, from every page of the book.
+
+    A section label reads as its heading and chapter, a theorem-like box as its kind and title, an exercise as
+    its number, a document as its title (Jupyter renders none of ``{ref}``, ``{prf:ref}`` and ``{doc}``).
+    """
+    out: dict[tuple[str, str], str] = {}
+    pages = sorted((ROOT / "book").glob("*.ipynb")) + sorted((ROOT / "book").glob("*.md"))
+    for path in pages:
+        if path.suffix == ".ipynb":
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            text = "\n\n".join(_source_of(c) for c in cells if c["cell_type"] == "markdown")
+        else:
+            text = path.read_text(encoding="utf-8")
+        where = _where(path.stem)
+        title = re.search(r"^# +(.+?)[ \t]*$", text, re.M)
+        if title:
+            out[("doc", path.stem)] = (f"chapter {int(path.stem[:2])} (*{title.group(1)}*)"
+                                       if re.match(r"\d\d_", path.stem) else f"*{title.group(1)}*")
+        for match in HEADING_LABEL.finditer(text):
+            out[("ref", match.group("label"))] = f"the section *{match.group('title')}* of {where}"
+        for match in PRF_LABEL.finditer(text):
+            name = match.group("kind").capitalize()
+            heading = match.group("title").strip()
+            out[("prf:ref", match.group("label"))] = f"{name} *{heading}* ({where})" if heading else \
+                f"the {name.lower()} {match.group('label')} ({where})"
+        if re.match(r"\d\d_", path.stem):
+            for number, match in enumerate(EXERCISE.finditer(text), 1):
+                out[("ref", match.group("label"))] = f"exercise {int(path.stem[:2])}.{number}"
+    return out
+
+
+def _markdown(text: str, refs: dict | None = None) -> str:
+    """MyST roles as plain text: an explicit text is kept, a bare reference reads as :func:`references` says."""
+    refs = refs or {}
+
+    def plain(match: re.Match) -> str:
+        if match.group("target"):
+            return match.group("text")
+        target = match.group("text")
+        return refs.get((match.group("role"), target), refs.get(("ref", target), target))
+
+    return ROLE.sub(plain, text).strip()
+
+
+def exercise_texts(notebook: dict, refs: dict | None = None) -> dict[str, str]:
     out = {}
     for cell in notebook["cells"]:
         if cell["cell_type"] != "markdown":
             continue
         for match in EXERCISE.finditer(_source_of(cell)):
-            out[match.group("label")] = _markdown(match.group("body"))
+            out[match.group("label")] = _markdown(match.group("body"), refs)
     return out
 
 
@@ -94,8 +145,26 @@ def _fallback_units(functions) -> list:
     return _source.needed_units(units, functions)
 
 
-def _with_regions(unit, functions) -> str:
-    """A function definition whose body is one solution region (its signature and docstring stay)."""
+def _setup_source(unit, needed: set[str]) -> str | None:
+    """A setup statement for the notebook: an import keeps only the names the answers read (so that the setup
+    never hands the student the package's implementation of an exercise); ``None`` when nothing is left."""
+    node = ast.parse(unit.source).body[0]
+    if not isinstance(node, (ast.Import, ast.ImportFrom)):
+        return unit.source
+    kept = [a for a in node.names if (a.asname or a.name.split(".")[0]) in needed or a.name == "*"]
+    if not kept:
+        return None
+    if len(kept) == len(node.names):
+        return unit.source
+    node.names = kept
+    return ast.unparse(node)
+
+
+def _with_regions(unit, functions, helpers: tuple = ()) -> str:
+    """A function definition whose body is one solution region (its signature and docstring stay); ``helpers``
+    (the solution's own helper functions that only this function uses) go into the region, nested, so that the
+    student version holds one stub per function the exercise asks for and no stub that raises when the cell
+    runs."""
     tree = ast.parse(unit.source)
     node = tree.body[0]
     lines = unit.source.splitlines()
@@ -108,7 +177,35 @@ def _with_regions(unit, functions) -> str:
     start = (body[1] if keep_doc else first).lineno - 1
     indent = re.match(r"\s*", lines[start]).group(0)
     head, rest = lines[:start], lines[start:]
-    return "\n".join(head + [indent + "### BEGIN SOLUTION"] + rest + [indent + "### END SOLUTION"])
+    nested = []
+    for helper in helpers:
+        nested += [(indent + line) if line.strip() else "" for line in helper.source.splitlines()] + [""]
+    return "\n".join(head + [indent + "### BEGIN SOLUTION"] + nested + rest + [indent + "### END SOLUTION"])
+
+
+def _answer_code(code: list, functions) -> str:
+    """The answer cell: every function the exercise asks for, each with its region; a helper function of the
+    solution is nested into the one function that uses it (it stays a region of its own when several do)."""
+    asked = [u for u in code if set(functions) & u.defines]
+    helpers = [u for u in code if u not in asked]
+    helper_names = {name for u in helpers for name in u.defines}
+
+    def closure(unit) -> set:
+        seen, todo = set(), set(unit.reads) & helper_names
+        while todo:
+            name = todo.pop()
+            seen.add(name)
+            todo |= {r for h in helpers if name in h.defines for r in h.reads & helper_names} - seen
+        return seen
+
+    users = {id(h): [a for a in asked if h.defines & closure(a)] for h in helpers}
+    nested = {id(a): tuple(h for h in helpers if users[id(h)] == [a] and
+                           isinstance(ast.parse(h.source).body[0], (ast.FunctionDef, ast.AsyncFunctionDef)))
+              for a in asked}
+    placed = {id(h) for hs in nested.values() for h in hs}
+    parts = [_with_regions(u, functions) for u in helpers if id(u) not in placed]
+    parts += [_with_regions(u, functions, nested[id(u)]) for u in asked]
+    return "\n\n\n".join(parts)
 
 
 def _cell(kind: str, source: str, nbgrader: dict | None = None) -> dict:
@@ -138,7 +235,7 @@ def chapter_notebook(chapter: str, exercises: list, notes: list[str]) -> dict | 
     notebook = json.loads(paths[0].read_text(encoding="utf-8"))
     title = next((line[2:].strip() for c in notebook["cells"] if c["cell_type"] == "markdown"
                   for line in _source_of(c).splitlines() if line.startswith("# ")), paths[0].stem)
-    texts = exercise_texts(notebook)
+    texts = exercise_texts(notebook, references())
     units = _units(notebook, paths[0].name)
     setup, answers = [], []
     for exercise in exercises:
@@ -150,9 +247,12 @@ def chapter_notebook(chapter: str, exercises: list, notes: list[str]) -> dict | 
             chosen = _fallback_units(exercise.functions)
             notes.append(f"{chapter}: {exercise.label}'s solution taken from tests/exercise_solutions.py")
         code = [u for u in chosen if not (isinstance(ast.parse(u.source).body[0], SETUP_STATEMENTS))]
+        needed = set().union(*(u.reads for u in chosen if not isinstance(ast.parse(u.source).body[0],
+                                                                         (ast.Import, ast.ImportFrom))))
         for unit in chosen:
-            if unit not in code and unit.source not in setup:
-                setup.append(unit.source)
+            statement = None if unit in code else _setup_source(unit, needed)
+            if statement is not None and statement not in setup:
+                setup.append(statement)
         answers.append((exercise, texts[exercise.label], code))
     if not answers:
         return None
@@ -164,7 +264,7 @@ def chapter_notebook(chapter: str, exercises: list, notes: list[str]) -> dict | 
     for exercise, text, code in answers:
         checks = [getattr(checkers_module, name) for name in exercise.checkers]
         cells.append(_cell("markdown", f"## {exercise.label} ({exercise.max_points:g} points)\n\n{text}"))
-        body = "\n\n\n".join(_with_regions(u, exercise.functions) for u in code)
+        body = _answer_code(code, exercise.functions)
         cells.append(_cell("code", body, _meta(f"{exercise.label}-answer", solution=True)))
         calls = "\n".join(f"{c.__name__}({', '.join(c.functions)})" for c in checks)
         cells.append(_cell("code", "from dpcp_tutorial.exercises import " + ", ".join(c.__name__ for c in checks)
@@ -181,6 +281,8 @@ def chapter_notebook(chapter: str, exercises: list, notes: list[str]) -> dict | 
                 "### END HIDDEN TESTS")
         cells.append(_cell("code", test, _meta(f"{exercise.label}-tests", grade=True, locked=True,
                                                 points=exercise.max_points)))
+    for index, cell in enumerate(cells):
+        cell["id"] = f"{chapter}-{index:02d}"
     return {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
             "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                          "language_info": {"name": "python"}}}
@@ -229,9 +331,10 @@ def generate(out: Path, chapters: set[int] | None = None, release: bool = True) 
         names.append(chapter)
     for note in notes:
         print(note)
-    if release:
-        for name in names:
-            run_nbgrader(["generate_assignment", name, "--force", "--create"], course)
+    if release and names:
+        # one nbgrader process for every assignment: its id is a glob over source/, which holds exactly the
+        # chapters written above (one process per chapter costs seconds each)
+        run_nbgrader(["generate_assignment", "ch[0-9][0-9]", "--force", "--create"], course)
     print(f"nbgrader course with {len(names)} assignments in {course}")
     return names
 

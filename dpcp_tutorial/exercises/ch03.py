@@ -70,7 +70,7 @@ def _loss_cases(rng: np.random.Generator) -> list[Case]:
          implements=("dpcp_tutorial.quantile._algorithm1_logits", "dpcp_tutorial._counts.below_above",
                      "dpcp_tutorial._counts.edge_histogram"))
 def check_algorithm1_loss(ctx, case) -> None:
-    """Check a reader's ``loss(scores, edges, alpha0) -> array``: the losses of Algorithm 1 (chapter 3).
+    """Check a reader's ``loss(scores, edges, alpha0) -> array``: the losses of the write-up's Algorithm 1 (chapter 3, *Reproducing the sources*).
 
     Expected: :math:`w_j = \\max(a_j/(1-\\alpha_0), b_j/\\alpha_0)` with :math:`a_j = \\#\\{R_i < e_j\\}` and
     :math:`b_j = \\#\\{R_i > e_j\\}`, one loss per edge. Cases include scores exactly on edges, ties, scores at

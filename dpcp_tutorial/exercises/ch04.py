@@ -91,7 +91,7 @@ def _level_cases(rng: np.random.Generator) -> list[Case]:
 @checker(function="my_qtilde", exercise="ex-04-code", cases=_level_cases,
          implements=("dpcp_tutorial.private_split.pps_corrected_level",))
 def check_pps_level(ctx, case) -> None:
-    """Check a reader's ``my_qtilde(n, alpha, epsilon, m, gamma) -> float``: the corrected level of chapter 4.
+    """Check a reader's ``my_qtilde(n, alpha, epsilon, m, gamma) -> float``: Angelopoulos et al.'s corrected level (chapter 4, *Reproducing the sources*).
 
     Expected: :math:`\\tilde q = (n+1)(1-\\alpha)/(n(1-\\gamma\\alpha)) + 2\\log(m/(\\gamma\\alpha))/(\\varepsilon n)`,
     uncapped. Five cases, one where the level exceeds 1 and one at small n.

@@ -67,9 +67,10 @@ def _n_cases(rng: np.random.Generator) -> list[Case]:
 @checker(function="smallest_n", exercise="ex-08-code-n", cases=_n_cases,
          implements=("dpcp_tutorial.dpcp.dpcp_levels", "dpcp_tutorial.quantile.algorithm1_level"))
 def check_smallest_n(ctx, case) -> None:
-    """Check a reader's ``smallest_n(alpha, epsilon1, epsilon2, delta) -> int``: the smallest n for which DPCP is feasible.
+    """Check a reader's ``smallest_n(alpha, epsilon1, epsilon2, delta) -> int``: the write-up's smallest feasible n.
 
-    Feasible means that Algorithm 1's level alpha0 is strictly positive (chapter 6): expected
+    The smallest n for which the DPCP write-up's Algorithm 1 is feasible, i.e. its level
+    :math:`\\alpha_0^{\\mathrm{wu}} = \\alpha_1 - 2/(n\\varepsilon_2)` is strictly positive (chapter 8): expected
     :math:`\\lfloor 2/(\\alpha_1\\varepsilon_2)\\rfloor + 1`; five cases.
     """
     alpha, eps1, eps2, delta = case.args
@@ -84,6 +85,6 @@ def check_smallest_n(ctx, case) -> None:
     elif got == _smallest_n(alpha, eps1, eps2, 0.0) and delta > 0:
         ctx.fail("delta is missing from alpha1", detail)
     elif got == expected - 1:
-        ctx.fail("off by one: at your n, alpha0 is not yet strictly positive", detail)
+        ctx.fail("off by one: at your n, the write-up's alpha0 is not yet strictly positive", detail)
     else:
         ctx.fail(f"your n is too {'small' if got < expected else 'large'}", detail)

@@ -106,7 +106,8 @@ def check_integrated_dual_depth(ctx, case) -> None:
             "your univariate depth is twice too large (its maximum must be 1/4)": _idd(points, data, u, "2ff"),
             "you used min(F, 1 - F) as the univariate depth; compare with the definition of the IDD":
                 _idd(points, data, u, "min"),
-            "average over the directions (divide by m), do not sum": _idd(points, data, u, reduce="sum"),
+            "average over the directions (divide by L, the number of directions), do not sum":
+                _idd(points, data, u, reduce="sum"),
         }
         hint = next((h for h, w in variants.items()
                      if np.allclose(got, w, rtol=0, atol=1e-12) and not np.allclose(w, want, rtol=0, atol=1e-12)),

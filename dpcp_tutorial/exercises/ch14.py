@@ -33,9 +33,10 @@ def _count_cases(rng: np.random.Generator) -> list[Case]:
 def check_partition_counts(ctx, case) -> None:
     """Check a reader's ``partition_counts(scores, edges) -> counts`` (chapter 14).
 
-    ``counts`` must be an array of shape ``(2, L)`` for the ``L`` edges, computed
-    from this partition alone (strict counts below and above each edge), whose sum over the partitions of a
-    data set gives the counts of Algorithm 1 on the whole data set. Cases include scores
+    ``counts`` must be an array of counts of shape ``(2, M)`` for the ``M`` public edges, computed from this
+    partition alone (strict counts below and above each edge, :math:`\\#\\{R_i < e_j\\}` and
+    :math:`\\#\\{R_i > e_j\\}`), whose sum over the partitions of a data set gives the same counts for the whole
+    data set (from which the private quantile's :math:`a_j, b_j` follow). Cases include scores
     equal to edges, scores of exactly 0 and 1, unequal edges and an empty partition.
     """
     edges = case.edges

@@ -76,7 +76,7 @@ def check_tukey_level_probabilities(ctx, case):
 
     Expected: the law of the depth count of the exact private Tukey median
     (replace-one :math:`\\varepsilon`-DP, :math:`\\beta = \\varepsilon n/2`) over the given
-    levels, :math:`\\propto a_k e^{\\varepsilon k/2}`, including cases where naive exponentials overflow and
+    levels, :math:`\\propto v_k e^{\\varepsilon k/2}` (:math:`v_k` the area of annulus :math:`k`), including cases where naive exponentials overflow and
     levels whose annulus has no area.
     """
     levels, areas, eps = case.levels, case.areas, case.epsilon

@@ -101,7 +101,7 @@ def check_bounded_normalized_score(ctx, case):
     ``g`` holds the raw outputs of a scale model (possibly negative or zero);
     the function must return one score per point, in [0, 1], built from the
     public floor ``sigma_min`` and the public bound ``score_bound`` as in the
-    chapter: :math:`\\min(|y-\\mu|/(K\\max(g, \\sigma_{\\min})), 1)`. Cases include negative scale
+    chapter: :math:`\\min(|y-\\mu|/(B\\max(g, \\sigma_{\\min})), 1)` with :math:`B` = ``score_bound``. Cases include negative scale
     predictions, residuals far beyond the bound and exact zeros.
     """
     y, mu, g, smin, bound = case.y, case.mu, case.g, case.smin, case.bound
