@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import textwrap
 from dataclasses import dataclass, field
 
 from ._validation import check_choice, check_delta, check_epsilon, check_scalar
@@ -359,15 +360,29 @@ class PrivacyAccount:
         lines += _table(rows)
         if self.parts:
             lines.append("parts:")
-            lines += _table([("label", "reads", "add/remove", "replace-one")] +
-                            [(p.label, p.part, _fmt_pair(p.add_remove), _fmt_pair(p.replace_one))
-                             for p in self.parts], indent="  ")
+            rows = [("label", "reads", "add/remove", "replace-one")]
+            for p in self.parts:    # long labels wrap inside their column
+                label = textwrap.wrap(p.label, width=_LABEL_WIDTH, break_on_hyphens=False) or [""]
+                rows.append((label[0], p.part, _fmt_pair(p.add_remove), _fmt_pair(p.replace_one)))
+                rows += [(more, "", "", "") for more in label[1:]]
+            lines += _table(rows, indent="  ")
         if self.composition:
-            lines.append(f"composition: {self.composition}")
+            lines += _wrap("composition: ", self.composition)
         if self.public:
-            lines.append("public: " + "; ".join(self.public))
-        lines += [f"note: {n}" for n in self.notes]
+            lines += _wrap("public: ", "; ".join(self.public))
+        for note in self.notes:
+            lines += _wrap("note: ", note)
         return "\n".join(lines)
+
+
+_WIDTH = 88          # printed accounts wrap their prose lines at this width
+_LABEL_WIDTH = 44    # and the labels of their parts at this one
+
+
+def _wrap(label: str, text: str) -> list[str]:
+    """``label + text`` wrapped at :data:`_WIDTH`, continuation lines indented under the text."""
+    return textwrap.wrap(label + text, width=_WIDTH, subsequent_indent=" " * len(label),
+                         break_long_words=False, break_on_hyphens=False) or [label.rstrip()]
 
 
 def _table(rows, indent: str = "  ") -> list[str]:

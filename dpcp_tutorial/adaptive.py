@@ -3,21 +3,21 @@
 A constant-width interval :math:`\\hat\\mu(x) \\pm t` is too wide where the noise
 is small and too narrow where it is large (chapter 1). The normalised score
 
-.. math:: s(x, y) = \\min\\Big(\\frac{|y - \\hat\\mu(x)|}{K\\,\\hat\\sigma(x)},\\ 1\\Big),
+.. math:: s(x, y) = \\min\\Big(\\frac{|y - \\hat\\mu(x)|}{B\\,\\hat\\sigma(x)},\\ 1\\Big),
           \\qquad \\hat\\sigma(x) = \\max\\big(\\sigma_{\\min},\\ g(x)\\big),
 
-gives intervals :math:`\\hat\\mu(x) \\pm K\\hat\\sigma(x)\\hat q` whose width follows a
+gives intervals :math:`\\hat\\mu(x) \\pm B\\hat\\sigma(x)\\hat q` whose width follows a
 *scale model* :math:`g` of the absolute residuals. Everything that makes it
 private and bounded is public:
 
 * :math:`\\sigma_{\\min} > 0` (``sigma_min``), a floor on the scale, so that the
   ratio is finite;
-* :math:`K > 0` (``score_bound``), a public bound on the normalised residual.
-  Dividing by :math:`K` and clipping at 1 puts every score in :math:`[0, 1]`, the
-  domain of the private quantile, whatever the data. Any public :math:`K` keeps
-  the guarantees; :math:`K = 2Y/\\sigma_{\\min}` (the default, with :math:`Y` the
+* :math:`B > 0` (``score_bound``), a public bound on the normalised residual.
+  Dividing by :math:`B` and clipping at 1 puts every score in :math:`[0, 1]`, the
+  domain of the private quantile, whatever the data. Any public :math:`B` keeps
+  the guarantees; :math:`B = 2y_{\\max}/\\sigma_{\\min}` (the default, with :math:`y_{\\max}` the
   public bound ``y_bound`` on :math:`|y|` and on the clipped predictions) never
-  clips a response inside :math:`[-Y, Y]`, a smaller :math:`K` resolves the
+  clips a response inside :math:`[-y_{\\max}, y_{\\max}]`, a smaller :math:`B` resolves the
   typical scores with fewer bins and only costs width when the released
   threshold reaches 1 (then the interval is the whole line);
 * the grid of the private quantile (``bins``) and the calibration size
@@ -110,7 +110,7 @@ def _check_positive(value, name: str, hint: str) -> float:
 def normalized_score(y_true, y_pred, scale, score_bound: float) -> np.ndarray:
     """Bounded normalised residual score (chapter 17).
 
-    .. math:: s = \\min\\Big(\\frac{|y - \\hat\\mu(x)|}{K\\,\\hat\\sigma(x)},\\ 1\\Big) \\in [0, 1].
+    .. math:: s = \\min\\Big(\\frac{|y - \\hat\\mu(x)|}{B\\,\\hat\\sigma(x)},\\ 1\\Big) \\in [0, 1].
 
     Parameters
     ----------
@@ -120,31 +120,31 @@ def normalized_score(y_true, y_pred, scale, score_bound: float) -> np.ndarray:
         The scales :math:`\\hat\\sigma(x) > 0` (already floored at a public
         :math:`\\sigma_{\\min}`).
     score_bound : float
-        The public bound :math:`K > 0`, chosen without looking at the data.
+        The public bound :math:`B > 0`, chosen without looking at the data.
 
     Returns
     -------
     ndarray of shape (n,)
     """
     score_bound = _check_positive(score_bound, "score_bound",
-                                  "K is a public bound on the normalised residual, chosen before seeing the data")
+                                  "B is a public bound on the normalised residual, chosen before seeing the data")
     y_true = check_1d(y_true, "y_true")
     y_pred = check_1d(y_pred, "y_pred")
     scale = check_1d(scale, "scale")
     check_same_length(("y_true", y_true), ("y_pred", y_pred), ("scale", scale))
     if not scale.min() > 0.0:   # scales come from a public floor: a non-positive one is a programming error
         raise ValueError("scale must be positive; floor the scale model at a public sigma_min > 0")
-    # divide twice rather than by the product K * scale, which underflows to 0 for tiny public bounds (0/0 = NaN
+    # divide twice rather than by the product B * scale, which underflows to 0 for tiny public bounds (0/0 = NaN
     # for a residual of 0); an overflow to inf is clipped to 1. Nothing here can fail on finite inputs.
     with np.errstate(over="ignore", under="ignore"):
         return np.minimum(np.abs(y_true - y_pred) / score_bound / scale, 1.0)
 
 
 def normalized_interval(y_pred, scale, qhat: float, score_bound: float) -> np.ndarray:
-    """Intervals :math:`\\hat\\mu(x) \\pm K\\hat\\sigma(x)\\hat q`, the line when :math:`\\hat q = 1` (chapter 17).
+    """Intervals :math:`\\hat\\mu(x) \\pm B\\hat\\sigma(x)\\hat q`, the line when :math:`\\hat q = 1` (chapter 17).
 
     :math:`\\{y : s(x, y) \\le \\hat q\\}` for the score of :func:`normalized_score`:
-    for :math:`\\hat q < 1` this is :math:`|y - \\hat\\mu(x)| \\le K\\hat\\sigma(x)\\hat q`;
+    for :math:`\\hat q < 1` this is :math:`|y - \\hat\\mu(x)| \\le B\\hat\\sigma(x)\\hat q`;
     the top edge :math:`\\hat q = 1` admits every clipped score, i.e. every
     :math:`y`.
 
@@ -160,7 +160,7 @@ def normalized_interval(y_pred, scale, qhat: float, score_bound: float) -> np.nd
     qhat = check_scalar(qhat, "qhat", low=0.0, high=1.0, low_inclusive=True, high_inclusive=True,
                         hint="qhat is a threshold on scores normalised to [0, 1]")
     score_bound = _check_positive(score_bound, "score_bound",
-                                  "K is a public bound on the normalised residual, chosen before seeing the data")
+                                  "B is a public bound on the normalised residual, chosen before seeing the data")
     with np.errstate(over="ignore", under="ignore"):
         half = np.full(y_pred.size, math.inf) if qhat >= 1.0 else score_bound * qhat * scale
     return np.column_stack([y_pred - half, y_pred + half])
@@ -304,7 +304,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     (or log) residuals of the mean model (part 2); ``calibrate(X3, y3)``
     releases the threshold :math:`\\hat q` of the scores
     :func:`normalized_score` with the tight private quantile (part 3);
-    ``predict_interval`` returns :math:`\\hat\\mu(x) \\pm K\\hat\\sigma(x)\\hat q`.
+    ``predict_interval`` returns :math:`\\hat\\mu(x) \\pm B\\hat\\sigma(x)\\hat q`.
 
     Parameters
     ----------
@@ -323,16 +323,16 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         computes from part 3 (the trainers carry their own budgets, read from
         their ``privacy_``; the rule: :mod:`dpcp_tutorial.accounting`).
     y_bound : float
-        **Required** public bound :math:`Y` on the responses, in their units,
-        from domain knowledge; mean predictions are clipped to :math:`[-Y, Y]`.
+        **Required** public bound :math:`y_{\\max}` on the responses, in their units,
+        from domain knowledge; mean predictions are clipped to :math:`[-y_{\\max}, y_{\\max}]`.
     sigma_min : float
         Public floor of the scale, :math:`\\hat\\sigma(x) \\ge \\sigma_{\\min} > 0`;
         **required** with a scale model (the smallest noise level that domain
         knowledge allows, e.g. the measurement resolution); unused (but
         validated) without one.
     score_bound : float or None
-        Public :math:`K`; ``None``: :math:`2Y/\\sigma_{\\min}` (:math:`2Y` with a
-        constant scale), which never clips a response inside :math:`[-Y, Y]`.
+        Public :math:`B`; ``None``: :math:`2y_{\\max}/\\sigma_{\\min}` (:math:`2Y` with a
+        constant scale), which never clips a response inside :math:`[-y_{\\max}, y_{\\max}]`.
     bins : int
         Edges of the private quantile (:math:`j/M`).
     scale_target : {"abs", "log"}
@@ -353,7 +353,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     n_ : int
         The calibration size the mechanism used.
     score_bound_ : float
-        The :math:`K` used.
+        The :math:`B` used.
     privacy_ : PrivacyAccount
         The models' own accounts (parts 1 and 2; a model without ``privacy_``
         is listed as trained on public data) in parallel with the calibration
@@ -365,7 +365,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     by a per-record rule (its own coin or a public key, independent of the
     values and of the other records), the parts compose in parallel
     (:mod:`dpcp_tutorial.accounting`). Model outputs on private records are
-    clipped to public bounds before the score (means to :math:`[-Y, Y]`, NaN
+    clipped to public bounds before the score (means to :math:`[-y_{\\max}, y_{\\max}]`, NaN
     read as 0; scales to :math:`[\\sigma_{\\min}, 10^{100}]`, NaN read as
     :math:`\\sigma_{\\min}`), and the score is computed so that it cannot fail, so
     no branch, error or message of ``calibrate`` depends on private values
@@ -421,7 +421,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         if self.score_bound is None:
             bound = 2.0 * y_bound / (sigma_min if self.scale_estimator is not None else 1.0)
         else:
-            bound = _check_positive(self.score_bound, "score_bound", "K is a public bound on the normalised "
+            bound = _check_positive(self.score_bound, "score_bound", "B is a public bound on the normalised "
                                     "residual, chosen before seeing the data (or None for 2 y_bound / sigma_min)")
         return y_bound, sigma_min, bound
 
@@ -486,7 +486,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         return _clean_outputs(mean.predict(X), -y_bound, y_bound, 0.0)
 
     def predict(self, X) -> np.ndarray:
-        """Mean predictions :math:`\\hat\\mu(x)`, clipped to the public :math:`[-Y, Y]`."""
+        """Mean predictions :math:`\\hat\\mu(x)`, clipped to the public :math:`[-y_{\\max}, y_{\\max}]`."""
         y_bound, _, _ = self._settings()
         return self._mean(check_2d(X, "X"), y_bound)
 
@@ -529,12 +529,12 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         mean, scale = self._models()
         self.privacy_ = _pipeline_account(
             [("mean model", mean, "part 1"), ("scale model", scale, "part 2")], calibration, notes,
-            (f"y_bound Y = {y_bound:g}", f"score bound K = {bound:g}", _size_text(n, self.n_)))
+            (f"y_bound y_max = {y_bound:g}", f"score bound B = {bound:g}", _size_text(n, self.n_)))
         _warn_trivial(self.qhat_, "every interval is (-inf, inf)")
         return self
 
     def predict_interval(self, X) -> np.ndarray:
-        """Intervals (n, 2): :math:`\\hat\\mu(x) \\pm K\\hat\\sigma(x)\\hat q`; the line when ``qhat_ == 1``."""
+        """Intervals (n, 2): :math:`\\hat\\mu(x) \\pm B\\hat\\sigma(x)\\hat q`; the line when ``qhat_ == 1``."""
         if not hasattr(self, "qhat_"):
             raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X3, y3) first")
         X = check_2d(X, "X")
@@ -637,18 +637,18 @@ class DPSGDQuantileRegressor(RegressorMixin, _DPSGDBase):
 
 def _check_score_bound(score_bound) -> float:
     return _check_positive(score_bound, "score_bound",
-                           "K is a public bound on the CQR score, chosen before seeing the data")
+                           "B is a public bound on the CQR score, chosen before seeing the data")
 
 
 def cqr_score(y_true, lower, upper, score_bound: float) -> np.ndarray:
     """Bounded conformalised-quantile-regression score (chapter 17).
 
     .. math:: E = \\max(\\hat q_{lo}(x) - y,\\ y - \\hat q_{hi}(x)), \\qquad
-              s = \\tfrac12\\big(\\mathrm{clip}(E/K, -1, 1) + 1\\big) \\in [0, 1],
+              s = \\tfrac12\\big(\\mathrm{clip}(E/B, -1, 1) + 1\\big) \\in [0, 1],
 
-    with a public :math:`K > 0` (Romano et al., 2019, made bounded for the
+    with a public :math:`B > 0` (Romano et al., 2019, made bounded for the
     private quantile). :math:`s \\le \\hat q < 1` is exactly
-    :math:`E \\le (2\\hat q - 1)K` (:func:`cqr_interval`).
+    :math:`E \\le (2\\hat q - 1)B` (:func:`cqr_interval`).
     """
     score_bound = _check_score_bound(score_bound)
     y_true = check_1d(y_true, "y_true")
@@ -656,12 +656,12 @@ def cqr_score(y_true, lower, upper, score_bound: float) -> np.ndarray:
     upper = check_1d(upper, "upper")
     check_same_length(("y_true", y_true), ("lower", lower), ("upper", upper))
     excess = np.maximum(lower - y_true, y_true - upper)   # inputs within 1e100: finite
-    with np.errstate(over="ignore"):                       # a tiny public K: the ratio overflows to inf, clipped
+    with np.errstate(over="ignore"):                       # a tiny public B: the ratio overflows to inf, clipped
         return 0.5 * (np.clip(excess / score_bound, -1.0, 1.0) + 1.0)
 
 
 def cqr_interval(lower, upper, qhat: float, score_bound: float) -> np.ndarray:
-    """Intervals :math:`[\\hat q_{lo}(x) - t, \\hat q_{hi}(x) + t]`, :math:`t = (2\\hat q - 1)K` (chapter 17).
+    """Intervals :math:`[\\hat q_{lo}(x) - t, \\hat q_{hi}(x) + t]`, :math:`t = (2\\hat q - 1)B` (chapter 17).
 
     :math:`\\{y : s(x, y) \\le \\hat q\\}` for :func:`cqr_score`; the whole line when
     :math:`\\hat q = 1`. The margin :math:`t` may be negative; a row with
@@ -705,7 +705,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         Budget of the private quantile (the trainers carry their own; the rule:
         :mod:`dpcp_tutorial.accounting`).
     score_bound : float
-        **Required** public :math:`K > 0` of :func:`cqr_score`, in the
+        **Required** public :math:`B > 0` of :func:`cqr_score`, in the
         response's units: how far outside the quantile band a response can
         plausibly fall (e.g. the documented range of the response).
     bins : int
@@ -738,7 +738,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
     def __init__(self, lower_estimator, upper_estimator, alpha: float = 0.1, epsilon: float = 1.0, *,
                  score_bound=REQUIRED, bins: int = 1000, n: int | None = None, prefit: bool = False,
                  rng: RandomLike = None, sampler: str = "numpy"):
-        require(score_bound, "score_bound", type(self).__name__, "score_bound is the public K of the CQR score, "
+        require(score_bound, "score_bound", type(self).__name__, "score_bound is the public B of the CQR score, "
                 "in the response's units: how far outside the quantile band a response can plausibly fall.")
         self.lower_estimator = lower_estimator
         self.upper_estimator = upper_estimator
@@ -825,7 +825,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         self.privacy_ = _pipeline_account(
             [("lower quantile model", lower, parts.get("lower", "lower-model part")),
              ("upper quantile model", upper, parts.get("upper", "upper-model part"))], calibration, notes,
-            (f"score bound K = {bound:g}", _size_text(n, self.n_)))
+            (f"score bound B = {bound:g}", _size_text(n, self.n_)))
         _warn_trivial(self.qhat_, "every interval is (-inf, inf)")
         return self
 

@@ -5,8 +5,12 @@ The exponential mechanism with a public base measure :math:`\\pi` releases
 .. math:: \\tilde\\theta \\sim Q_X(d\\theta) \\propto \\exp\\big(\\beta D(\\theta; X)\\big)\\,\\pi(d\\theta),
           \\qquad \\beta = \\frac{\\varepsilon}{2\\,GS_n(D)},
 
-which is :math:`\\varepsilon`-DP for replace-one neighbours (McSherry & Talwar,
-2007; Ramsay, Jagannath & Chenouri, 2025). Two samplers:
+which is :math:`\\varepsilon`-DP for replace-one neighbours with ``n`` public
+(McSherry & Talwar, 2007; Ramsay, Jagannath & Chenouri, 2025). For add/remove
+neighbours the same mechanism, with :math:`\\beta` computed from the data's own
+size, is :math:`\\varepsilon/2`-DP and ``n`` need not be public: for the depths
+here :math:`nD` never decreases and grows by at most :math:`n\\,GS_n` when a
+record is added (chapter 10, theorem ``thm-depth-mechanism``). Two samplers:
 
 * ``sampler="candidates"`` -- **exact**: the finite mechanism over
   data-independent candidates (draws from the public prior made inside the
@@ -31,8 +35,10 @@ cannot detect data-derived inputs anyway (``data + 1e-12`` passes). A
 candidate that happens to equal a record is harmless: the mechanism is
 :math:`\\varepsilon`-DP for every fixed set of public candidates. Every error
 raised here depends only on public inputs (shapes, ``epsilon``, the prior,
-the candidates' shape, the sampler's settings), never on data values; the
-record count ``n`` is public (replace-one neighbours).
+the candidates' shape, the sampler's settings), never on data values. The
+record count ``n`` is treated as public (replace-one neighbours); under
+add/remove the checks on ``n`` (``n >= 2``) are the only data-size-dependent
+edge, so an add/remove release must be made on at least two records by design.
 """
 
 from __future__ import annotations
@@ -373,7 +379,9 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", sampler
         The total privacy budget of the release, under replace-one neighbours
         with ``n`` public (the rule for ``epsilon``:
         :mod:`dpcp_tutorial.accounting`); the candidate sampler is exactly
-        :math:`\\varepsilon`-DP.
+        :math:`\\varepsilon`-DP. Under add/remove neighbours the same release
+        is :math:`\\varepsilon/2`-DP and ``n`` need not be public (chapter 10,
+        ``thm-depth-mechanism``).
     depth : {"halfspace", "spatial", "idd", "smoothed_idd"}
         The utility. ``sampler="langevin"`` needs ``"smoothed_idd"``.
     sampler : {"candidates", "langevin"}

@@ -16,11 +16,11 @@ used here (the default, ``class_sizes="private"``):
    :math:`P(Z = z) \\propto e^{-\\varepsilon_0 |z|}`, with
    :math:`\\varepsilon_0 =` ``count_share`` :math:`\\cdot\\,\\varepsilon`;
 2. a public lower bound :math:`m_y = \\max(0, \\tilde n_y - t)` with
-   :math:`P(Z \\ge t+1) = q^{t+1}/(1+q) \\le \\eta`, :math:`q = e^{-\\varepsilon_0}`;
+   :math:`P(Z \\ge t+1) = q^{t+1}/(1+q) \\le \\zeta`, :math:`q = e^{-\\varepsilon_0}`;
 3. *subsample or pad* to exactly :math:`m_y` scores: a uniformly random
    :math:`m_y`-subset of the class's scores when :math:`n_y \\ge m_y`, else all of
    them plus :math:`m_y - n_y` copies of the maximal score 1;
-4. the class threshold is the chosen calibrator at level :math:`\\alpha - \\eta`
+4. the class threshold is the chosen calibrator at level :math:`\\alpha - \\zeta`
    on those :math:`m_y` scores with the public size :math:`m_y` and budget
    :math:`\\varepsilon - \\varepsilon_0`. A class whose :math:`m_y` is infeasible for
    the calibrator (decided from the released :math:`m_y` only) gets the
@@ -96,7 +96,7 @@ def count_lower_margin(epsilon: float, failure: float) -> int:
 
     For :math:`P(Z = z) = \\frac{1-q}{1+q} q^{|z|}`, :math:`q = e^{-\\varepsilon}`:
     :math:`P(Z \\ge s) = q^s/(1+q)` for :math:`s \\ge 1`, so
-    :math:`t = \\max(0, \\lceil \\log(1/(\\eta(1+q)))/\\varepsilon \\rceil - 1)`.
+    :math:`t = \\max(0, \\lceil \\log(1/(\\zeta(1+q)))/\\varepsilon \\rceil - 1)`.
     """
     epsilon = check_epsilon(epsilon)
     failure = check_scalar(failure, "failure", low=0.0, high=1.0)
@@ -169,13 +169,13 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         ``"private"`` (default): sizes released with noise as described in
         :mod:`dpcp_tutorial.mondrian`. A sequence declares the per-class
         calibration sizes **public** (then they must equal the data's, no
-        budget is spent on counts and :math:`\\eta = 0`).
+        budget is spent on counts and :math:`\\zeta = 0`).
     count_share : float
         Fraction of ``epsilon`` spent on the noisy counts, in :math:`[10^{-6}, 1)`
         (a public floor: below it the counts are pure noise).
     count_failure : float or None
-        :math:`\\eta`, the probability that a class's lower bound exceeds its
-        true size; the calibrators run at level :math:`\\alpha - \\eta`.
+        :math:`\\zeta`, the probability that a class's lower bound exceeds its
+        true size; the calibrators run at level :math:`\\alpha - \\zeta`.
         ``None``: :math:`\\alpha/10`.
     prefit : bool
     rng : None, int or numpy.random.Generator
@@ -220,9 +220,9 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     **Coverage.** Conditionally on the labels, the class-:math:`y` calibration
     scores and a class-:math:`y` test score are exchangeable, and the noisy
     count depends on the labels only. On the event :math:`m_y \\le n_y` (failure
-    probability :math:`\\le \\eta`) the :math:`m_y` scores are a uniform subset,
+    probability :math:`\\le \\zeta`) the :math:`m_y` scores are a uniform subset,
     exchangeable with the test score, and the calibrator's finite-sample
-    guarantee at level :math:`\\alpha-\\eta` applies; a class with threshold 1
+    guarantee at level :math:`\\alpha-\\zeta` applies; a class with threshold 1
     is always covered. Hence :math:`P(Y \\in C(X) \\mid Y = y) \\ge 1-\\alpha` for
     every class, for the calibrators with a proven guarantee
     (``"private_quantile"``, ``"opendp"``, ``"laplace_histogram"``; ``"pps"``
@@ -276,10 +276,10 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
                              hint=f"the fraction of epsilon spent on the noisy class counts, at least "
                                   f"{MIN_COUNT_SHARE:g} (below it the count noise, of scale 1/(count_share * "
                                   "epsilon) records, drowns every class size)")
-        eta = alpha / 10.0 if self.count_failure is None else check_scalar(
+        zeta = alpha / 10.0 if self.count_failure is None else check_scalar(
             self.count_failure, "count_failure", low=0.0, high=alpha,
             hint="the calibrators run at level alpha - count_failure, so it must lie in (0, alpha)")
-        return alpha, epsilon, bins, share, eta
+        return alpha, epsilon, bins, share, zeta
 
     def _threshold(self, scores, level, epsilon, m, bins, gen) -> float:
         """The calibrator at the public size m; 1 when m is infeasible (decided from public inputs only)."""
@@ -300,7 +300,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     # ------------------------------------------------------------------ calibration
     def calibrate(self, X, y):
         """Release the per-class thresholds ``qhat_`` from the calibration data."""
-        alpha, epsilon, bins, share, eta = self._check_settings()
+        alpha, epsilon, bins, share, zeta = self._check_settings()
         score_fn = self._score_fn()
         X = check_2d(X, "X")
         classes_, index = _encode_labels(y, self.classes, type(self).__name__)
@@ -318,9 +318,9 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
                 raise ValueError(f"class_sizes={self.class_sizes!r}: pass 'private' or one public size per class")
             count_eps = share * epsilon
             noisy = noisy_class_counts(counts, count_eps, rng=seeds[-1])   # ... then all count noise at once
-            margin = count_lower_margin(count_eps, eta)
+            margin = count_lower_margin(count_eps, zeta)
             sizes = np.clip(noisy - float(margin), 0.0, MAX_CLASS_CALIBRATION_SIZE).astype(np.int64)
-            cal_eps, level = epsilon - count_eps, alpha - eta
+            cal_eps, level = epsilon - count_eps, alpha - zeta
             self.noisy_counts_ = noisy
         else:
             sizes = np.asarray(self.class_sizes)
@@ -340,7 +340,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         self.calibration_sizes_ = sizes.astype(np.int64)
         self.qhat_ = qhat
         self.privacy_ = self._account(classes_, epsilon, count_eps if self.noisy_counts_ is not None else None,
-                                      cal_eps, eta)
+                                      cal_eps, zeta)
         trivial = classes_[qhat >= 1.0]
         if trivial.size:   # a function of the release and the public label set: post-processing, no privacy cost
             warnings.warn(f"the released threshold of class(es) {trivial.tolist()} is 1: those labels enter every "
@@ -349,7 +349,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
                           ReleaseWarning, stacklevel=2)
         return self
 
-    def _account(self, classes_, epsilon, count_eps, cal_eps, eta):
+    def _account(self, classes_, epsilon, count_eps, cal_eps, zeta):
         thresholds = [Spend(f"threshold of class {c!r} ({self.calibrator}, subsample-or-pad)", (cal_eps, 0.0),
                             (cal_eps, 0.0), part=f"class {c!r}") for c in classes_.tolist()]
         public = [f"classes = {classes_.tolist()}", f"score = {self.score!r}", f"bins = {self.bins}"]
@@ -360,7 +360,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
                 notes=("replace-one within a class (class sizes public): a record keeps its class",))
         counts = Spend("noisy class counts (discrete Laplace)", (count_eps, 0.0), (2.0 * count_eps, 0.0))
         return make_account([counts, *thresholds], relation="add/remove", chapter="chapter 17",
-                            public=public + [f"count_share = {self.count_share:g}", f"count_failure eta = {eta:.4g}"],
+                            public=public + [f"count_share = {self.count_share:g}", f"count_failure zeta = {zeta:.4g}"],
                             notes=("each record's class (its label) decides its calibration part: a per-record rule",))
 
     def predict_set(self, X) -> np.ndarray:

@@ -606,7 +606,17 @@ def _subsample_or_pad(scores: np.ndarray, m: int, gen: np.random.Generator) -> n
     is :math:`\\varepsilon`-DP under replace-one at size ``m`` is
     :math:`\\varepsilon`-DP under both relations at every part size.
     *Coverage*: a uniform subset of exchangeable scores stays exchangeable with
-    a test score, and pads of 1 only raise the threshold.
+    a test score, so the size-``m`` guarantee applies. With padding, both
+    calibrators' proofs (chapters 3 and 4) bound the miscoverage through the
+    rank of the release among the input scores, whose law the mechanism's
+    tail bound controls uniformly over inputs, and a release of rank
+    :math:`j` among :math:`k` exchangeable scores misses a test score with
+    probability at most :math:`1 - j/(k+1)`. Pads equal the maximal score 1:
+    a release below 1 has the same rank among the padded input as among the
+    :math:`|D| < m` real scores, and :math:`1 - j/(|D|+1) \\le 1 - j/(m+1)`;
+    a release of 1 always covers. So the coverage bound at size ``m`` holds at
+    every part size. (The law of the release itself is not monotone in the
+    scores; the argument uses only the rank.)
     """
     if scores.size >= m:
         return scores[gen.permutation(scores.size)[:m]]

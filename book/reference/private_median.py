@@ -130,10 +130,11 @@ def private_spatial_median(data, epsilon, prior_mean, prior_scale,
     so every exponent moves by at most epsilon / 2. Add/remove neighbours
     (one row added or removed, both data sets non-empty; n private, beta
     taken from each data set's own size): epsilon/2-DP, because adding a
-    row changes every exponent by an amount in [0, epsilon / 2]. Both hold for any number of
-    candidates, ties and lattice data included (a candidate equal to a
-    data row is allowed: S(0) = 0). The prior, K, epsilon and d are
-    public and must be chosen without looking at the data.
+    row changes every exponent by an amount in [0, epsilon / 2]. Both
+    hold for any number of candidates, ties and lattice data included (a
+    candidate equal to a data row is allowed: S(0) = 0). The prior, K,
+    epsilon and d are public and must be chosen without looking at the
+    data.
 
     Refusals. Every check on epsilon, the prior, K and rng depends on
     public inputs only, and so does the shape check (d and the 2-D
