@@ -17,10 +17,17 @@ same scores at equal privacy:
   itself computes the scores and the privacy map) with a proven level
   correction (``level="corrected"``, the default) or as is (``level="raw"``).
 
-Conversions used for comparisons at equal privacy: epsilon-DP implies
-``epsilon**2 / 2``-zCDP (Bun & Steinke 2016, Prop. 1.4), so a zCDP method run at
-``rho = epsilon**2 / 2`` receives the *weaker* guarantee; the book says so where
-it compares them.
+Equal privacy between the pure-DP calibrators and P-COQS (rho-zCDP): an
+epsilon-DP mechanism is ``rho = epsilon * tanh(epsilon / 2)``-zCDP, the sharp
+conversion (:func:`~dpcp_tutorial.pure_dp_to_zcdp`; chapter 16, proposition
+*Pure DP implies zCDP, tightly*), which is below the classic ``epsilon**2 / 2``
+of Bun & Steinke (2016, Prop. 1.4) by a factor up to 5 at epsilon = 10. The
+conversion goes one way only: P-COQS at that rho still holds the *weaker*
+guarantee (zCDP does not imply pure DP); the book says so where it compares them.
+
+Notation (chapter 16): :math:`\\kappa` is P-COQS's search tolerance (``tol``),
+:math:`\\zeta` the failure share of the corrected calibrators; :math:`\\delta`
+is kept for the DP parameter and :math:`\\gamma` for Angelopoulos et al.'s split.
 """
 
 from __future__ import annotations
@@ -100,14 +107,15 @@ def _check_range(lower, upper) -> tuple[float, float]:
 
 
 def pcoqs_steps(lower: float = 0.0, upper: float = 1.0, tol: float = 1e-10) -> int:
-    r"""Number of binary-search steps of P-COQS: :math:`T = \lceil \log_2((u - l)/\delta) \rceil`.
+    r"""Number of binary-search steps of P-COQS: :math:`T = \lceil \log_2((u - l)/\kappa) \rceil`.
 
     Parameters
     ----------
     lower, upper : float
         The public search interval :math:`[l, u]`.
     tol : float
-        The tolerance :math:`\delta` (1e-10 in the paper and its R package).
+        The tolerance :math:`\kappa` (1e-10 in the paper and its R package): after
+        :math:`T` halvings the search interval is no longer than :math:`\kappa`.
 
     Returns
     -------
@@ -144,11 +152,11 @@ def pcoqs_quantile(
     .. math:: c = \max\bigl(0, \lfloor \#\{i : l \le s_i \le \text{mid}\} + Z \rfloor\bigr),
               \quad Z \sim \mathcal N(0, \sigma^2), \quad \sigma = \sqrt{T / (2\rho)},
 
-    and moves right (:math:`\ell = \text{mid} + \delta`) when :math:`c < m`, left
+    and moves right (:math:`\ell = \text{mid} + \kappa`) when :math:`c < m`, left
     (:math:`r = \text{mid}`) otherwise. The output is :math:`(\ell + r)/2`,
     rounded to two decimals as the authors' R package and notebooks do, and
     kept in :math:`[l, u]` (the last step can leave :math:`\ell = \text{mid} +
-    \delta > r`, and rounding up can pass :math:`u`; such a release is :math:`u`).
+    \kappa > r`, and rounding up can pass :math:`u`; such a release is :math:`u`).
 
     Parameters
     ----------
@@ -163,7 +171,7 @@ def pcoqs_quantile(
     lower, upper : float
         Public search interval (the paper's ``lower_bound``, ``upper_bound``).
     tol : float
-        Tolerance :math:`\delta` of the search (1e-10 by default).
+        Tolerance :math:`\kappa` of the search (1e-10 by default).
     decimals : int or None
         Round the output to this many decimals (2 reproduces the authors'
         package); ``None`` returns the search's midpoint unrounded.
@@ -273,9 +281,9 @@ def _pcoqs_corrected_rank(alpha: float, n: int, rho: float, steps: int) -> int:
 
     sigma = math.sqrt(steps / (2.0 * rho))
     best = None
-    for gamma in np.geomspace(alpha * 1e-4, alpha * 0.999, 200):
-        k = math.ceil((1.0 - alpha + gamma) * (n + 1) - 1e-9 * (n + 1))
-        tau = sigma * float(stats.norm.isf(gamma / steps))
+    for zeta in np.geomspace(alpha * 1e-4, alpha * 0.999, 200):
+        k = math.ceil((1.0 - alpha + zeta) * (n + 1) - 1e-9 * (n + 1))
+        tau = sigma * float(stats.norm.isf(zeta / steps))
         target = math.ceil(k - 1 + tau)
         if best is None or target < best:
             best = target
@@ -286,25 +294,44 @@ def pcoqs_corrected_level(alpha: float, n: int, rho: float, *, lower: float = 0.
                           tol: float = 1e-10) -> float | None:
     r"""The level to pass to :func:`pcoqs_quantile` (with ``rounding="up"``) for a coverage guarantee (chapter 16).
 
-    Our derivation, not the paper's. With :math:`T` = :func:`pcoqs_steps`,
-    :math:`\sigma = \sqrt{T/(2\rho)}`, a failure probability
-    :math:`\gamma \in (0, \alpha)`, :math:`\tau = \sigma\,\Phi^{-1}(1 - \gamma/T)`
+    Our derivation, not the paper's (chapter 16, proposition *A certified
+    target for P-COQS*). With :math:`T` = :func:`pcoqs_steps`,
+    :math:`\sigma = \sqrt{T/(2\rho)}`, a failure share
+    :math:`\zeta \in (0, \alpha)`, :math:`\tau = \sigma\,\Phi^{-1}(1 - \zeta/T)`
     (all :math:`T` Gaussian noises are below :math:`\tau` with probability
-    :math:`\ge 1-\gamma`, union bound) and
-    :math:`k = \lceil(1-\alpha+\gamma)(n+1)\rceil`, the search targets the rank
+    :math:`\ge 1-\zeta`, union bound: the event :math:`E`) and
+    :math:`k = \lceil(1-\alpha+\zeta)(n+1)\rceil`, the search targets the rank
 
     .. math:: m' = \lceil k - 1 + \tau \rceil
 
-    instead of :math:`\lceil(1-\alpha)(n+1)\rceil`; :math:`\gamma` minimises
-    :math:`m'` over a public grid of 200 values. On the event above, a step
-    whose interval end is below :math:`s_{(k)}` sees a true count
-    :math:`\le k-1`, hence a noisy count :math:`< m'`, and never moves the right
-    end below :math:`s_{(k)}`; the output is then at least
-    :math:`s_{(k)} - \delta/2`, and rounding *up* keeps it there. So
-    :math:`P(S_{n+1} \le \hat q) \ge k/(n+1) - \gamma \ge 1 - \alpha` for
-    exchangeable scores, up to the probability that a score lies within the
-    tolerance :math:`\delta` below :math:`s_{(k)}` (zero for continuous scores;
-    the "up to the search tolerance" of chapter 16).
+    instead of :math:`\lceil(1-\alpha)(n+1)\rceil`; :math:`\zeta` minimises
+    :math:`m'` over a public grid of 200 values.
+
+    *Coverage.* On :math:`E`, a midpoint below :math:`s_{(k)}`, the
+    :math:`k`-th smallest score, has a true count :math:`\le k-1`, hence a noisy
+    count :math:`< m'`: the search moves right there, so the right end
+    :math:`r` of the interval never drops below :math:`s_{(k)}`. After the
+    :math:`T` halvings :math:`r - \ell \le \kappa` (the tolerance ``tol``), so the
+    unrounded output :math:`(\ell + r)/2` is at least :math:`s_{(k)} - \kappa/2`.
+    Rounding it *up* to a multiple of :math:`10^{-d}` (``decimals`` :math:`= d`,
+    ``rounding="up"``) gives a threshold :math:`t \ge s_{(k)}` except on the
+    failure event
+
+    .. math:: F = \{\text{the order statistic } s_{(k)} \text{ lies within } \kappa/2
+              \text{ just above a multiple of } 10^{-d}\}
+              = \{\exists j \in \mathbb Z:\ j\,10^{-d} < s_{(k)} \le j\,10^{-d} + \kappa/2\},
+
+    where a multiple of :math:`10^{-d}` falls in :math:`[s_{(k)} - \kappa/2, s_{(k)})`
+    and rounding up can stop below :math:`s_{(k)}`. Hence, for exchangeable
+    scores in ``[lower, upper]``,
+    :math:`P(S_{n+1} \le t) \ge k/(n+1) - \zeta - P(F) \ge 1 - \alpha - P(F)`,
+    and :math:`P(F) = 0` for a continuous score law (the "up to the search
+    tolerance" of chapter 16; for a discrete law check that no attainable score
+    lies in such a window, as chapter 16 does for the RAND HIE pool). Without
+    rounding (``decimals=None``) the output is only :math:`\ge s_{(k)} - \kappa/2`,
+    and the bound holds with :math:`F = \{s_{(k)} - \kappa/2 < S_{n+1} \le s_{(k)}\}`
+    (the test score within :math:`\kappa/2` at or below :math:`s_{(k)}`) in place
+    of the event above.
 
     Parameters
     ----------
@@ -315,7 +342,8 @@ def pcoqs_corrected_level(alpha: float, n: int, rho: float, *, lower: float = 0.
     rho : float
         zCDP budget of the search, > 0.
     lower, upper, tol : float
-        The search interval and tolerance passed to :func:`pcoqs_quantile` (they fix :math:`T`).
+        The search interval and tolerance :math:`\kappa` passed to
+        :func:`pcoqs_quantile` (they fix :math:`T`).
 
     Returns
     -------
@@ -359,7 +387,7 @@ def laplace_prefix_tail(bins: int, scale: float, failure: float) -> float:
     Setting the right side to ``failure`` and minimising over
     :math:`t = \lambda b \in (0, 1)`:
 
-    .. math:: \tau = b \min_{0<t<1} \frac{-M \log(1-t^2) + \log(1/\gamma)}{t}.
+    .. math:: \tau = b \min_{0<t<1} \frac{-M \log(1-t^2) + \log(1/\zeta)}{t}.
 
     Parameters
     ----------
@@ -368,7 +396,7 @@ def laplace_prefix_tail(bins: int, scale: float, failure: float) -> float:
     scale : float
         Laplace scale :math:`b`.
     failure : float
-        :math:`\gamma \in (0, 1)`.
+        The failure share :math:`\zeta \in (0, 1)`.
 
     Returns
     -------
@@ -383,7 +411,7 @@ def laplace_prefix_tail(bins: int, scale: float, failure: float) -> float:
     def level(t: float) -> float:
         return (-bins * math.log1p(-t * t) + log_inv) / t
 
-    # the minimiser is t* ~ sqrt(log(1/gamma) / M) for large M; bracket it safely inside (0, 1)
+    # the minimiser is t* ~ sqrt(log(1/zeta) / M) for large M; bracket it safely inside (0, 1)
     res = minimize_scalar(level, bounds=(1e-9, 1.0 - 1e-12), method="bounded",
                           options={"xatol": 1e-12, "maxiter": 500})
     guess = min(math.sqrt(log_inv / bins), 0.999)
@@ -393,16 +421,16 @@ def laplace_prefix_tail(bins: int, scale: float, failure: float) -> float:
 
 @functools.lru_cache(maxsize=256)
 def _corrected_rank(alpha: float, n: int, bins: int, scale: float) -> tuple[int, float, float]:
-    """Public choice of (k, gamma, tau) minimising the noisy count the threshold must reach."""
+    """Public choice of (k, zeta, tau) minimising the noisy count the threshold must reach."""
     best = None
-    for gamma in np.geomspace(alpha * 1e-4, alpha * 0.999, 200):
-        k = math.ceil((1.0 - alpha + gamma) * (n + 1) - 1e-9 * (n + 1))
-        tau = laplace_prefix_tail(bins, scale, float(gamma))
+    for zeta in np.geomspace(alpha * 1e-4, alpha * 0.999, 200):
+        k = math.ceil((1.0 - alpha + zeta) * (n + 1) - 1e-9 * (n + 1))
+        tau = laplace_prefix_tail(bins, scale, float(zeta))
         need = (k - 1) + tau
         if best is None or need < best[0]:
-            best = (need, k, float(gamma), tau)
-    _, k, gamma, tau = best
-    return k, gamma, tau
+            best = (need, k, float(zeta), tau)
+    _, k, zeta, tau = best
+    return k, zeta, tau
 
 
 def laplace_histogram_quantile(
@@ -430,11 +458,11 @@ def laplace_histogram_quantile(
     ``variant="corrected"`` (default) returns the smallest edge :math:`e_j` with
 
     .. math:: \tilde C_j = \sum_{i \le j} \tilde h_i \ \ge\ (k - 1) + \tau,
-              \qquad k = \lceil (1 - \alpha + \gamma)(n + 1) \rceil,
+              \qquad k = \lceil (1 - \alpha + \zeta)(n + 1) \rceil,
 
-    where :math:`\tau` = :func:`laplace_prefix_tail` ``(bins, b, gamma)`` bounds
-    every prefix sum of the noise with probability :math:`\ge 1-\gamma`, and
-    :math:`\gamma \in (0, \alpha)` is chosen from the public ``(alpha, n, bins,
+    where :math:`\tau` = :func:`laplace_prefix_tail` ``(bins, b, zeta)`` bounds
+    every prefix sum of the noise with probability :math:`\ge 1-\zeta`, and
+    the failure share :math:`\zeta \in (0, \alpha)` is chosen from the public ``(alpha, n, bins,
     b)`` to make :math:`(k-1)+\tau` smallest; ``upper`` when no edge qualifies.
 
     ``variant="paper"`` reproduces the "Lap_Hist" baseline of the P-COQS paper:
@@ -488,12 +516,12 @@ def laplace_histogram_quantile(
     Notes
     -----
     **Coverage of the corrected variant.** Let :math:`E` be the event that every
-    prefix sum of the noise is below :math:`\tau`, so :math:`P(E^c) \le \gamma`.
+    prefix sum of the noise is below :math:`\tau`, so :math:`P(E^c) \le \zeta`.
     On :math:`E`, :math:`\tilde C_j \ge (k-1)+\tau` forces the true count
     :math:`C_j > k-1`, i.e. at least :math:`k` scores are :math:`\le e_j`, so the
     threshold is at least the :math:`k`-th smallest score :math:`s_{(k)}`.
     For an exchangeable test score, :math:`P(S_{n+1} \le s_{(k)}) \ge k/(n+1)`,
-    hence coverage :math:`\ge k/(n+1) - \gamma \ge 1 - \alpha` (when
+    hence coverage :math:`\ge k/(n+1) - \zeta \ge 1 - \alpha` (when
     :math:`k > n` the output is ``upper`` and coverage is trivial).
 
     **Privacy.** The noisy histogram is the Laplace mechanism with the stated
@@ -543,7 +571,7 @@ def laplace_histogram_quantile(
         inside = (goal - before) / floored[j] if floored[j] > 0 else 1.0
         return float(edges[j] + min(max(inside, 0.0), 1.0) * (edges[j + 1] - edges[j]))
 
-    k, _gamma, tau = _corrected_rank(alpha, n, bins, scale)
+    k, _zeta, tau = _corrected_rank(alpha, n, bins, scale)
     if k > n:
         return float(upper)
     cumulative = np.cumsum(noisy)
@@ -605,8 +633,8 @@ def _opendp_level(alpha: float, n: int, epsilon: float, candidates: int, relatio
     if candidates == 1:
         return 1.0 - alpha, k_min
     ranks = {k_min}
-    for gamma in np.geomspace(alpha * 1e-4, alpha * 0.999, 80):
-        ranks.add(math.ceil((1.0 - alpha + gamma) * (n + 1) - 1e-9 * (n + 1)))
+    for zeta in np.geomspace(alpha * 1e-4, alpha * 0.999, 80):
+        ranks.add(math.ceil((1.0 - alpha + zeta) * (n + 1) - 1e-9 * (n + 1)))
     best = (1.0, 0)
     for k in sorted(r for r in ranks if r <= n):
         if _opendp_bound(1.0, n, k, candidates, epsilon, relation) > alpha:

@@ -177,6 +177,95 @@ def test_coinpress_bad_input():
 
 
 def test_privacy_conversions():
-    assert pure_dp_to_zcdp(10.0) == 50.0
+    assert pure_dp_to_zcdp(10.0, "bun-steinke") == 50.0
     assert zcdp_to_approx_dp(50.0, 1e-5) == pytest.approx(50 + 2 * np.sqrt(50 * np.log(1e5)))
     assert 97 < zcdp_to_approx_dp(50.0, 1e-5) < 99
+
+
+# --------------------------------------------------------------------------- pure DP -> zCDP
+
+EPS_GRID = np.geomspace(1e-6, 1e3, 400)
+# orders lambda = 1 + t: very close to 1 (where randomised response attains the sup), then up to 1e4
+ORDERS = 1.0 + np.concatenate([np.geomspace(1e-10, 1.0, 300), np.linspace(1.0, 100.0, 300)[1:],
+                               np.geomspace(100.0, 1e4, 50)[1:]])
+
+
+def _renyi_two_point(p_laws, q_laws, order):
+    """D_lambda(P || Q) of laws on a finite set from the definition, (1/t) log E_P[(P/Q)^t] with t = lambda - 1:
+    as log1p(sum_i P_i expm1(t log(P_i/Q_i))) / t for t <= 1 (accurate for orders close to 1), by log-sum-exp
+    above (no overflow)."""
+    from scipy.special import logsumexp
+
+    t = (order - 1.0)[:, None]
+    log_ratio = np.log(p_laws) - np.log(q_laws)
+    near = np.log1p(np.sum(p_laws[None, :] * np.expm1(np.minimum(t, 1.0) * log_ratio[None, :]), axis=1))
+    far = logsumexp(np.log(p_laws)[None, :] + t * log_ratio[None, :], axis=1)
+    return np.where(t[:, 0] <= 1.0, near, far) / t[:, 0]
+
+
+def test_pure_dp_to_zcdp_exact_values():
+    import math
+
+    assert pure_dp_to_zcdp(10.0) == 10.0 * math.tanh(5.0)              # tight is the default
+    assert pure_dp_to_zcdp(10.0, conversion="tight") == pytest.approx(9.999092042625952, rel=1e-15)
+    assert pure_dp_to_zcdp(1.0) == pytest.approx((math.e - 1) / (math.e + 1), rel=1e-15)
+    assert pure_dp_to_zcdp(2.0) == pytest.approx(2.0 * (math.e ** 2 - 1) / (math.e ** 2 + 1), rel=1e-15)
+    assert pure_dp_to_zcdp(1.0, "bun-steinke") == 0.5 and pure_dp_to_zcdp(3, "bun-steinke") == 4.5
+    # the factor eps / (2 tanh(eps/2)) between the two: 1.0008 at 0.1, 1.08 at 1, 1.66 at 3, 5.0 at 10
+    factors = {e: pure_dp_to_zcdp(e, "bun-steinke") / pure_dp_to_zcdp(e) for e in (0.1, 1.0, 3.0, 10.0)}
+    assert [round(factors[0.1], 4), round(factors[1.0], 2), round(factors[3.0], 2), round(factors[10.0], 1)] == [
+        1.0008, 1.08, 1.66, 5.0]
+    # the package's one implementation: chapter 16's runner calls it
+    from dpcp_tutorial.experiments.calibrator_grid import zcdp_of_pure_dp
+    assert all(zcdp_of_pure_dp(e) == pure_dp_to_zcdp(e) for e in (0.1, 1.0, 10.0))
+
+
+def test_tight_conversion_is_below_bun_steinke_monotone_and_equal_to_first_order():
+    tight = np.array([pure_dp_to_zcdp(e) for e in EPS_GRID])
+    bs = np.array([pure_dp_to_zcdp(e, "bun-steinke") for e in EPS_GRID])
+    assert np.all(tight <= bs) and np.all(tight > 0)
+    assert np.all(np.diff(tight) > 0) and np.all(np.diff(bs) > 0)       # both increase with epsilon
+    small = EPS_GRID < 1e-3
+    assert np.allclose(tight[small] / bs[small], 1.0, rtol=1e-6)        # eps^2/2 is the first-order term
+    big = EPS_GRID > 100
+    assert np.allclose(tight[big], EPS_GRID[big], rtol=1e-12)           # tanh -> 1: rho ~ eps
+
+
+@pytest.mark.parametrize("epsilon", [1e-3, 0.1, 0.5, 1.0, 3.0, 10.0, 30.0])
+def test_the_tight_rho_holds_for_and_is_attained_by_randomised_response(epsilon):
+    """The worst pair of a 2-point eps-DP mechanism (randomised response) has D_lambda <= rho lambda for
+    every order, with equality approached as lambda -> 1; eps^2/2 is far from attained at large eps."""
+    q = 1 / (1 + np.exp(epsilon))                  # the other answer's probability; p = 1 - q
+    p = 1 - q
+    P, Q = np.array([p, q]), np.array([q, p])
+    assert abs(np.log(P / Q)).max() == pytest.approx(epsilon, rel=1e-12)   # exactly eps-DP
+    rho = pure_dp_to_zcdp(epsilon)
+    ratio = np.concatenate([_renyi_two_point(P, Q, ORDERS), _renyi_two_point(Q, P, ORDERS)]) / np.tile(ORDERS, 2)
+    assert ratio.max() <= rho * (1 + 1e-9)
+    assert ratio.max() >= rho * (1 - 1e-6)                                # attained at the edge lambda -> 1
+    kl = p * np.log(p / q) + q * np.log(q / p)
+    assert kl == pytest.approx(rho, rel=1e-9)
+    if epsilon >= 3:
+        assert ratio.max() < 0.7 * pure_dp_to_zcdp(epsilon, "bun-steinke")
+    # every other 2-point eps-DP pair is below it too (the convexity argument)
+    for a in np.linspace(0.01, 0.99, 25):
+        b = a * np.exp(np.linspace(-epsilon, epsilon, 9))
+        b = b[b < 1]
+        for bb in b[np.abs(np.log((1 - b) / (1 - a))) <= epsilon]:      # both ratios within e^(+-eps)
+            d = _renyi_two_point(np.array([a, 1 - a]), np.array([bb, 1 - bb]), ORDERS[::7])
+            assert np.all(d <= rho * ORDERS[::7] * (1 + 1e-9) + 1e-15)
+
+
+@pytest.mark.parametrize("bad, error", [(0.0, ValueError), (-1.0, ValueError), (float("inf"), ValueError),
+                                        (float("nan"), ValueError), ("1.0", TypeError), (True, TypeError),
+                                        (1 + 0j, TypeError), (None, TypeError)])
+def test_pure_dp_to_zcdp_refuses_bad_budgets(bad, error):
+    with pytest.raises(error, match="epsilon"):
+        pure_dp_to_zcdp(bad)
+
+
+@pytest.mark.parametrize("bad, error", [("eps^2/2", ValueError), ("Tight", ValueError), (None, TypeError),
+                                        (1, TypeError)])
+def test_pure_dp_to_zcdp_refuses_unknown_conversions(bad, error):
+    with pytest.raises(error, match="conversion.*tight.*bun-steinke"):
+        pure_dp_to_zcdp(1.0, conversion=bad)

@@ -1,6 +1,7 @@
 """The contamination runner resumes an interrupted run from its checkpoint (issue 11, full-size run)."""
 
 import json
+import math
 
 import pytest
 
@@ -75,3 +76,51 @@ def test_resume_may_add_runs(tmp_path):
     with pytest.raises(ValueError, match="may only grow"):
         contamination.run_experiment(**dict(SETTINGS, runs=1, chain_runs=0),
                                      resume=json.loads(path.read_text()))
+
+
+# --- recomputing some estimators (--only ... --merge) ------------------------------------------------------
+
+def _rows_without(result, methods):
+    """Every error/ERMSE row except those of ``methods`` (and the CoinPress settings)."""
+    out = {}
+    for part in ("errors", "ermse", "ermse_se"):
+        out[part] = {s: {m: v for m, v in by.items() if m not in methods} for s, by in result[part].items()}
+    small = result.get("small_epsilon") or {}
+    for part in ("errors", "ermse", "ermse_se"):
+        out["small_" + part] = {k: {m: v for m, v in by.items() if m not in methods}
+                                for k, by in small.get(part, {}).items()}
+    out["settings"] = {k: v for k, v in result["settings"].items() if k not in ("coinpress_rho", "coinpress_conversion")}
+    return out
+
+
+def test_merge_recomputes_coinpress_at_the_tight_conversion_and_keeps_every_other_row(full):
+    cp = list(contamination.COINPRESS_METHODS)
+    assert full["settings"]["coinpress_conversion"] == "tight"
+    assert full["settings"]["coinpress_rho"] == pytest.approx(5.0 * math.tanh(2.5))
+    old = contamination.run_experiment(**SETTINGS, coinpress_conversion="bun-steinke")
+    assert old["settings"]["coinpress_rho"] == 12.5
+    merged = contamination.merge_methods(old, cp, command="merge", show_progress=False)
+    assert _rows_without(merged, cp) == _rows_without(old, cp)                # the other rows, bit for bit
+    for part in ("errors", "ermse", "ermse_se"):                               # CoinPress's rows = a full run's
+        assert {m: full[part]["contaminated"][m] for m in cp} == {m: merged[part]["contaminated"][m] for m in cp}
+        assert full["small_epsilon"][part] == merged["small_epsilon"][part]
+    assert merged["ermse"]["contaminated"]["coinpress"] != old["ermse"]["contaminated"]["coinpress"]
+    assert merged["settings"]["coinpress_conversion"] == "tight"
+    assert merged["settings"]["coinpress_rho"] == full["settings"]["coinpress_rho"]
+    assert [m["command"] for m in merged["meta"]["merges"]] == ["merge"]
+    again = contamination.merge_methods(merged, ["coinpress"], command="again", show_progress=False)
+    assert _strip(again) == _strip(merged) and len(again["meta"]["merges"]) == 2   # idempotent
+
+
+def test_merge_refuses_what_it_cannot_recompute(full):
+    old = contamination.run_experiment(**SETTINGS, coinpress_conversion="bun-steinke")
+    with pytest.raises(ValueError, match="recompute every CoinPress estimator"):
+        contamination.merge_methods(old, ["coinpress"], show_progress=False)
+    with pytest.raises(ValueError, match="choose among"):
+        contamination.merge_methods(full, ["private_idd"], show_progress=False)
+    with pytest.raises(ValueError, match="choose among"):
+        contamination.merge_methods(full, [], show_progress=False)
+    with pytest.raises(ValueError, match="incomplete"):
+        contamination.merge_methods({**full, "meta": {"complete": False}}, ["coinpress"], show_progress=False)
+    with pytest.raises(ValueError, match="conversion"):
+        contamination.run_experiment(**dict(SETTINGS, runs=1, chain_runs=0), coinpress_conversion="eps^2/2")

@@ -111,8 +111,58 @@ def test_committed_results_have_the_full_configuration(name):
     parser = argparse.ArgumentParser()
     getattr({"heavy_tails": heavy_tails, "depth_scaling": depth_scaling}[name], "add_arguments")(parser)
     defaults = vars(parser.parse_args([]))
-    assert result["meta"]["command"] in (f"python -m dpcp_tutorial.experiments {name}",
-                                         f"python -m dpcp_tutorial.experiments {name} --out dpcp_tutorial/data/{name}.json")
+    full_commands = (f"python -m dpcp_tutorial.experiments {name}",
+                     f"python -m dpcp_tutorial.experiments {name} --out dpcp_tutorial/data/{name}.json")
+    runs = result["meta"].get("runs") or [{"command": result["meta"]["command"]}]
+    assert runs[0]["command"] in full_commands                 # the full run ...
+    for later in runs[1:]:                                      # ... then only merges of some estimators into it
+        assert f"--merge dpcp_tutorial/data/{name}.json" in later["command"] and "--only" in later["command"]
+    assert result["meta"]["command"] == runs[-1]["command"]
+    if name == "heavy_tails":
+        assert result["config"]["coinpress_conversion"] == "tight"
     for key in ("n", "reps", "epsilons", "d", "repeats"):
         if key in defaults:
             assert result["config"][key] == defaults[key], key
+
+
+def _tiny_heavy_tails(**kw):
+    args = dict(n=[60], epsilons=[1.0, 10.0], reps=2, box=[-2.0, 3.0], grid_step=0.2, directions=8, seed=1,
+                quiet=True)
+    args.update(kw)
+    return heavy_tails.run(argparse.Namespace(**args))
+
+
+def test_heavy_tails_merge_replaces_only_the_named_estimator(tmp_path, monkeypatch):
+    """--only coinpress --merge: CoinPress's rows are recomputed (here at another conversion), the rest kept."""
+    fresh = _tiny_heavy_tails()
+    assert fresh["config"]["coinpress_conversion"] == "tight"
+    monkeypatch.setattr(heavy_tails, "COINPRESS_CONVERSION", "bun-steinke")
+    old = _tiny_heavy_tails()
+    old["meta"] = {"command": "old", "seconds": 1.0}
+    monkeypatch.setattr(heavy_tails, "COINPRESS_CONVERSION", "tight")
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps(old))
+    merged = _tiny_heavy_tails(merge=path, only=["coinpress"])
+    assert merged["results"] == fresh["results"] != old["results"]   # equals a full run with the current code
+    for dist, by_n in old["results"].items():
+        for name in heavy_tails.ESTIMATORS:
+            same = merged["results"][dist]["60"][name] == by_n["60"][name]
+            assert same == (name != "coinpress"), (dist, name)
+    assert merged["config"]["coinpress_conversion"] == "tight"
+    assert [r["estimators"] for r in merged["meta"]["runs"]] == [list(heavy_tails.ESTIMATORS), ["coinpress"]]
+    assert merged["meta"]["runs"][0]["command"] == "old"
+
+
+def test_heavy_tails_merge_refuses_a_stream_that_does_not_reproduce(tmp_path):
+    base = _tiny_heavy_tails()
+    base["results"]["cauchy"]["60"]["private_tukey_median"]["median"][0] += 1e-12
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps(base))
+    with pytest.raises(ValueError, match="not reproduced exactly"):
+        _tiny_heavy_tails(merge=path, only=["coinpress"])
+    with pytest.raises(ValueError, match="differ from the configuration"):
+        _tiny_heavy_tails(merge=path, only=["coinpress"], reps=3)
+    with pytest.raises(SystemExit, match="go together"):
+        _tiny_heavy_tails(merge=path)
+    with pytest.raises(ValueError, match="choose among"):
+        heavy_tails.merge_estimators(base, base, ["median"])

@@ -97,6 +97,7 @@ from scipy import stats
 from tqdm import tqdm
 
 from .. import calibrators as cal
+from ..baselines import pure_dp_to_zcdp
 from ..calibrators import _pcoqs_corrected_rank
 from ..private_split import pps_choose_m, pps_corrected_level, pps_privacy_loss, pps_private_quantile
 from ..quantile import private_quantile, private_quantile_level, private_quantile_privacy_loss
@@ -162,35 +163,14 @@ ZCDP_CONVERSION = "rho = epsilon * tanh(epsilon / 2)"
 def zcdp_of_pure_dp(epsilon: float) -> float:
     """The smallest :math:`\\rho` such that every :math:`\\varepsilon`-DP mechanism is :math:`\\rho`-zCDP (chapter 16).
 
-    .. math:: \\rho(\\varepsilon) = \\varepsilon\\tanh(\\varepsilon/2)
-              = \\varepsilon\\,\\frac{e^{\\varepsilon} - 1}{e^{\\varepsilon} + 1}
-              \\le \\frac{\\varepsilon^2}{2}.
-
-    *Proof.* For an :math:`\\varepsilon`-DP pair :math:`P = M(x)`, :math:`Q = M(x')` the
-    ratio :math:`w = dQ/dP` lies in :math:`[e^{-\\varepsilon}, e^{\\varepsilon}]` with
-    :math:`\\mathbb E_P w = 1`, and :math:`e^{(\\lambda-1)D_\\lambda(P\\|Q)} = \\mathbb E_P w^{1-\\lambda}`
-    with :math:`w \\mapsto w^{1-\\lambda}` convex: the expectation is largest for the
-    two-point law on the endpoints, which is binary randomised response
-    (:func:`renyi_divergence_rr`). Writing :math:`t = \\lambda - 1` and :math:`a = \\varepsilon/2`,
-    :math:`tD_\\lambda(RR) = \\log\\cosh(a + \\varepsilon t) - \\log\\cosh a`; Taylor's theorem with
-    :math:`(\\log\\cosh)' = \\tanh` and :math:`(\\log\\cosh)'' = \\mathrm{sech}^2 \\le \\mathrm{sech}^2 a` on
-    :math:`[a, \\infty)` gives :math:`tD_\\lambda \\le \\varepsilon t\\tanh a + \\tfrac12\\varepsilon^2 t^2\\mathrm{sech}^2 a
-    \\le \\rho t(1 + t)`, the last step because :math:`2a \\le \\sinh 2a`. So
-    :math:`D_\\lambda \\le \\rho\\lambda` for every order :math:`\\lambda > 1`, which is
-    :math:`\\rho`-zCDP; and as :math:`\\lambda \\to 1`, :math:`D_\\lambda(RR)/\\lambda` tends to the
-    Kullback-Leibler divergence :math:`(2p - 1)\\varepsilon = \\rho` of randomised response
-    (:math:`p = e^{\\varepsilon}/(1 + e^{\\varepsilon})`), so no smaller :math:`\\rho` holds for it.
-    The familiar :math:`\\varepsilon^2/2` (Bun & Steinke 2016, Prop. 1.4) is valid but
-    :math:`\\varepsilon/(2\\tanh(\\varepsilon/2))` times larger (1.08 at
-    :math:`\\varepsilon = 1`, 1.66 at 3, 5.0 at 10). ``tests/test_calibrator_grid.py``
-    checks the supremum over a fine grid of orders.
+    :math:`\\rho = \\varepsilon\\tanh(\\varepsilon/2) \\le \\varepsilon^2/2`: the package's
+    :func:`~dpcp_tutorial.pure_dp_to_zcdp` with its default ``conversion="tight"``
+    (formula, proof and neighbour relation there); kept under this name for
+    the grid and chapter 16. Randomised response attains it
+    (:func:`renyi_divergence_rr`); ``tests/test_calibrator_grid.py`` checks the
+    supremum over a fine grid of orders.
     """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating, np.integer)):
-        raise TypeError(f"epsilon must be a number, got {type(epsilon).__name__}")
-    epsilon = float(epsilon)
-    if not (math.isfinite(epsilon) and epsilon > 0.0):
-        raise ValueError(f"epsilon={epsilon!r} must be a positive finite pure-DP budget")
-    return epsilon * math.tanh(epsilon / 2.0)
+    return pure_dp_to_zcdp(epsilon, conversion="tight")
 
 
 def renyi_divergence_rr(epsilon: float, order) -> np.ndarray:

@@ -24,9 +24,11 @@ replace-one neighbours with :math:`n` public, unless noted):
 * ``coordinatewise`` -- :func:`~dpcp_tutorial.coordinatewise_private_median`
   with public bounds [-20, 20] and 4000 bins per coordinate;
 * ``coinpress`` -- :func:`~dpcp_tutorial.coinpress_mean` as specified
-  (every step clips the original data), :math:`\\rho = \\varepsilon^2/2`
-  (zCDP, a weaker guarantee than :math:`\\varepsilon`-DP), 4 steps, initial
-  ball :math:`B(0, 10\\sqrt d)`;
+  (every step clips the original data),
+  :math:`\\rho = \\varepsilon\\tanh(\\varepsilon/2)`, the sharp zCDP conversion of
+  :math:`\\varepsilon`-DP (:func:`~dpcp_tutorial.pure_dp_to_zcdp`: equal privacy,
+  though zCDP is still the weaker guarantee), 4 steps, initial ball
+  :math:`B(0, 10\\sqrt d)`;
 * ``sample_mean`` -- non-private; its error is :math:`\\approx 1.25\\sqrt d` here.
 
 The **authors' settings** (``authors=True``, option ``--authors``) add
@@ -47,14 +49,23 @@ and are shared by both runs.
 **Small budgets** (``small_epsilons``, option ``--small-epsilons``): at the
 dimensions ``small_dims`` the private estimators ``private_idd``,
 ``coordinatewise``, ``coinpress`` and ``coinpress_in_place`` are run again at
-each of these :math:`\\varepsilon` (CoinPress at :math:`\\rho = \\varepsilon^2/2`),
+each of these :math:`\\varepsilon` (CoinPress at :math:`\\rho = \\varepsilon\\tanh(\\varepsilon/2)`),
 on the same contaminated data sets.
+
+**Recomputing some estimators.** ``--only METHOD ... --merge PATH`` reruns only
+the named estimators without a Langevin chain (:data:`MERGEABLE`) on the runs
+and settings of the result at ``PATH`` and replaces their rows there
+(:func:`merge_methods`); every other row stays as it is. Every estimator has
+its own seed and the data sets depend only on the run index, so the merged
+rows equal those of a full run with the current code. ``meta["merges"]``
+records each merge's command, estimators and seconds.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pathlib
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -73,6 +84,11 @@ DESCRIPTION = "depth medians vs CoinPress vs the mean under 25% contamination, e
 METHODS = ("private_idd", "nonprivate_idd", "spatial_median", "coordinatewise", "coinpress", "sample_mean")
 AUTHORS_METHODS = ("private_idd_authors", "coinpress_in_place")
 SMALL_EPSILON_METHODS = ("private_idd", "coordinatewise", "coinpress", "coinpress_in_place")
+#: the estimators that :func:`merge_methods` can recompute (no Langevin chain, no recorded time)
+MERGEABLE = ("spatial_median", "coordinatewise", "coinpress", "coinpress_in_place", "sample_mean")
+COINPRESS_METHODS = ("coinpress", "coinpress_in_place")
+#: how CoinPress's zCDP budget is obtained from epsilon (:func:`~dpcp_tutorial.pure_dp_to_zcdp`)
+COINPRESS_CONVERSION = "tight"
 
 
 def ermse_and_se(errors) -> tuple[float, float]:
@@ -108,8 +124,13 @@ def _job(kind: str, run: int, config: dict) -> dict:
     """
     dims, seed, n, eps = config["dims"], config["seed"], config["n"], config["epsilon"]
     smoothing, compare = config["smoothing"], config["compare_directions"]
-    rho = pure_dp_to_zcdp(eps)
+    conversion = config.get("coinpress_conversion", COINPRESS_CONVERSION)
+    rho = pure_dp_to_zcdp(eps, conversion)
+    only = config.get("only")                 # merge_methods: compute only these cheap estimators
     errors, seconds, small = {}, {}, {}
+
+    def want(method):
+        return only is None or method in only
 
     def put(setting, method, k, estimate, table=errors, size=len(dims)):
         table.setdefault(setting, {}).setdefault(method, [None] * size)[k] = float(np.linalg.norm(estimate))
@@ -122,23 +143,29 @@ def _job(kind: str, run: int, config: dict) -> dict:
             u = random_directions(config["n_directions"], d, rng=np.random.default_rng([seed + 1, run, d]))
             ball = 10.0 * np.sqrt(d)
             if kind == "cheap":
-                start = time.perf_counter()
-                put(setting, "nonprivate_idd", k, depth_median(data, "smoothed_idd", directions=u, smoothing=smoothing))
-                if setting == "contaminated":
-                    seconds.setdefault("nonprivate_idd", [None] * len(dims))[k] = time.perf_counter() - start
-                if compare:
-                    put(setting, f"nonprivate_idd_m{compare}", k,
-                        depth_median(data, "smoothed_idd", directions=u[:compare], smoothing=smoothing))
-                put(setting, "spatial_median", k, spatial_median(data))
-                put(setting, "coordinatewise", k, coordinatewise_private_median(
-                    data, eps, (-20.0, 20.0), bins=4000, rng=np.random.default_rng([seed + 5, run, d])))
+                if only is None:
+                    start = time.perf_counter()
+                    put(setting, "nonprivate_idd", k,
+                        depth_median(data, "smoothed_idd", directions=u, smoothing=smoothing))
+                    if setting == "contaminated":
+                        seconds.setdefault("nonprivate_idd", [None] * len(dims))[k] = time.perf_counter() - start
+                    if compare:
+                        put(setting, f"nonprivate_idd_m{compare}", k,
+                            depth_median(data, "smoothed_idd", directions=u[:compare], smoothing=smoothing))
+                if want("spatial_median"):
+                    put(setting, "spatial_median", k, spatial_median(data))
+                if want("coordinatewise"):
+                    put(setting, "coordinatewise", k, coordinatewise_private_median(
+                        data, eps, (-20.0, 20.0), bins=4000, rng=np.random.default_rng([seed + 5, run, d])))
                 # both CoinPress variants get the same noise (a paired comparison)
-                put(setting, "coinpress", k, coinpress_mean(data, rho, radius=ball,
-                                                            rng=np.random.default_rng([seed + 6, run, d])))
-                if config["authors"]:
+                if want("coinpress"):
+                    put(setting, "coinpress", k, coinpress_mean(data, rho, radius=ball,
+                                                                rng=np.random.default_rng([seed + 6, run, d])))
+                if config["authors"] and want("coinpress_in_place"):
                     put(setting, "coinpress_in_place", k, coinpress_mean(
                         data, rho, radius=ball, variant="in_place", rng=np.random.default_rng([seed + 6, run, d])))
-                put(setting, "sample_mean", k, data.mean(axis=0))
+                if want("sample_mean"):
+                    put(setting, "sample_mean", k, data.mean(axis=0))
             elif kind in ("chains", "authors"):
                 method = "private_idd" if kind == "chains" else "private_idd_authors"
                 budget = eps if kind == "chains" else eps / 3.0        # eps/3: beta = eps n / 6
@@ -158,10 +185,14 @@ def _job(kind: str, run: int, config: dict) -> dict:
                     put(key, "private_idd", k, _chain(data, e, u, smoothing,
                                                       np.random.default_rng([seed + 4, run, d, j])), small, size)
                     continue
-                put(key, "coordinatewise", k, coordinatewise_private_median(
-                    data, e, (-20.0, 20.0), bins=4000, rng=np.random.default_rng([seed + 7, run, d, j])), small, size)
+                if want("coordinatewise"):
+                    put(key, "coordinatewise", k, coordinatewise_private_median(
+                        data, e, (-20.0, 20.0), bins=4000, rng=np.random.default_rng([seed + 7, run, d, j])),
+                        small, size)
                 for variant, method in (("specified", "coinpress"), ("in_place", "coinpress_in_place")):
-                    put(key, method, k, coinpress_mean(data, pure_dp_to_zcdp(e), radius=10.0 * np.sqrt(d),
+                    if not want(method):
+                        continue
+                    put(key, method, k, coinpress_mean(data, pure_dp_to_zcdp(e, conversion), radius=10.0 * np.sqrt(d),
                                                        variant=variant,
                                                        rng=np.random.default_rng([seed + 8, run, d, j])),
                         small, size)
@@ -208,7 +239,9 @@ def _summarise(config: dict, done: list[dict]) -> dict:
         "n": n, "dims": dims, "runs": config["runs"], "chain_runs": config["chain_runs"], "epsilon": eps,
         "n_directions": config["n_directions"], "smoothing": config["smoothing"], "beta": eps * n / 2,
         "prior": "N(0, 25 d I)", "langevin_steps": [max(1000, 80 * d) for d in dims], "seed": config["seed"],
-        "coinpress_rho": pure_dp_to_zcdp(eps), "coinpress_variant": "specified",
+        "coinpress_rho": pure_dp_to_zcdp(eps, config.get("coinpress_conversion", COINPRESS_CONVERSION)),
+        "coinpress_conversion": config.get("coinpress_conversion", COINPRESS_CONVERSION),
+        "coinpress_variant": "specified",
         "coordinatewise_bounds": [-20.0, 20.0], "authors": config["authors"],
         "compare_directions": config["compare_directions"]}
     if config["authors"]:
@@ -277,7 +310,8 @@ def run_experiment(n: int = 10_000, dims=(2, 10, 20, 50, 100), runs: int = 50, e
                    n_directions: int = 500, smoothing: float = 10.0, clean: bool = False, seed: int = 421,
                    authors: bool = False, compare_directions: int | None = None, small_epsilons=(),
                    small_dims=(2, 10), chain_runs: int | None = None, workers: int = 1, checkpoint=None,
-                   command: str | None = None, show_progress: bool = True, resume: dict | None = None) -> dict:
+                   command: str | None = None, show_progress: bool = True, resume: dict | None = None,
+                   coinpress_conversion: str = COINPRESS_CONVERSION) -> dict:
     """Run the experiment and return a JSON-able dict (chapter 10 runs a reduced version live).
 
     The estimators without a Langevin chain run on ``runs`` data sets; the
@@ -314,6 +348,11 @@ def run_experiment(n: int = 10_000, dims=(2, 10, 20, 50, 100), runs: int = 50, e
         finished jobs are kept (see :func:`jobs_from_checkpoint`) and only the
         others run. Seeds are per estimator, so the result equals an
         uninterrupted run's (up to the recorded times).
+    coinpress_conversion : {"tight", "bun-steinke"}
+        CoinPress's budget :math:`\\rho` from :math:`\\varepsilon`
+        (:func:`~dpcp_tutorial.pure_dp_to_zcdp`): the sharp
+        :math:`\\varepsilon\\tanh(\\varepsilon/2)` (equal privacy) or the looser
+        :math:`\\varepsilon^2/2`, which hands CoinPress more privacy loss.
 
     Returns
     -------
@@ -340,7 +379,8 @@ def run_experiment(n: int = 10_000, dims=(2, 10, 20, 50, 100), runs: int = 50, e
               "n_directions": n_directions, "smoothing": smoothing,
               "settings": ["contaminated", "clean"] if clean else ["contaminated"], "seed": seed,
               "authors": authors, "compare_directions": compare_directions, "small_epsilons": small_epsilons,
-              "small_dims": small_dims}
+              "small_dims": small_dims, "coinpress_conversion": coinpress_conversion}
+    pure_dp_to_zcdp(epsilon, coinpress_conversion)          # validates the conversion before any work
     jobs = [("cheap", r) for r in range(runs)]
     for r in range(chain_runs):
         jobs += [("chains", r)] + ([("authors", r)] if authors else []) + ([("small", r)] if small_epsilons else [])
@@ -398,6 +438,78 @@ def run_experiment(n: int = 10_000, dims=(2, 10, 20, 50, 100), runs: int = 50, e
     return result
 
 
+def merge_methods(base: dict, methods, command: str | None = None, show_progress: bool = True) -> dict:
+    """Recompute the estimators ``methods`` on the runs and settings of the result ``base`` and replace their rows.
+
+    ``base`` is a complete result of :func:`run_experiment` (e.g. a committed
+    JSON, parsed). Only estimators without a Langevin chain can be recomputed
+    (:data:`MERGEABLE`); their errors, ERMSE and standard errors are replaced
+    in every setting and, with small budgets, in ``small_epsilon``; every other
+    row is kept as it is. Each estimator's noise has its own seed and the data
+    sets depend only on the run index, so the merged rows equal those of a
+    full run with the current code. When ``base``'s CoinPress conversion
+    differs from :data:`COINPRESS_CONVERSION`, every CoinPress estimator of
+    ``base`` must be recomputed, so that no row keeps the old budget; the
+    settings then record the current conversion and :math:`\\rho`.
+    ``meta["merges"]`` lists every merge (command, estimators, seconds); the
+    rest of ``base``'s meta describes the run that produced the other rows.
+    """
+    if not isinstance(base, dict) or not {"settings", "errors", "ermse", "meta"} <= set(base):
+        raise ValueError("base must be a result of run_experiment (a dict with settings, errors, ermse and meta)")
+    if base["meta"].get("complete") is False:
+        raise ValueError("base is an incomplete run: finish it (--resume) before merging estimators into it")
+    present = base["errors"].get("contaminated", {})
+    methods = list(methods)
+    if not methods or any(m not in MERGEABLE or m not in present for m in methods):
+        raise ValueError(f"methods={methods!r}: choose among the estimators without a chain that the base result "
+                         f"holds, {[m for m in MERGEABLE if m in present]}")
+    settings = base["settings"]
+    old_conversion = settings.get("coinpress_conversion", "bun-steinke")
+    stale = [m for m in COINPRESS_METHODS if m in present and m not in methods]
+    if old_conversion != COINPRESS_CONVERSION and stale:
+        raise ValueError(f"the base result gives CoinPress rho by the {old_conversion!r} conversion, this code by "
+                         f"{COINPRESS_CONVERSION!r}: recompute every CoinPress estimator {stale + methods} together")
+    run_sets = {m: list(base.get("runs_per_method", {}).get(m, range(len(present[m][0])))) for m in methods}
+    runs = sorted(next(iter(run_sets.values())))
+    if any(sorted(r) != runs for r in run_sets.values()):
+        raise ValueError(f"methods={methods!r} were computed on different runs in the base result; merge them "
+                         "one at a time")
+    small = base.get("small_epsilon") or {}
+    config = {"n": settings["n"], "dims": list(settings["dims"]), "runs": settings["runs"],
+              "chain_runs": settings.get("chain_runs", settings["runs"]), "epsilon": settings["epsilon"],
+              "n_directions": settings["n_directions"], "smoothing": settings["smoothing"],
+              "settings": [s for s in ("contaminated", "clean") if s in base["errors"]], "seed": settings["seed"],
+              "authors": settings.get("authors", False), "compare_directions": settings.get("compare_directions"),
+              "small_epsilons": [float(e) for e in small.get("epsilons", [])],
+              "small_dims": [int(d) for d in small.get("dims", [])],
+              "coinpress_conversion": COINPRESS_CONVERSION, "only": frozenset(methods)}
+    start = time.perf_counter()
+    done = [_job("cheap", r, config) for r in tqdm(runs, desc="contamination merge", disable=not show_progress)]
+    seconds = round(time.perf_counter() - start, 1)
+    out = json.loads(json.dumps(base))
+    for setting, by_method in _collect(done, "errors").items():
+        for method, by_run in by_method.items():
+            errors, value, se, _ = _tabulate(by_run, len(config["dims"]))
+            out["errors"][setting][method] = errors
+            out["ermse"][setting][method] = value
+            if "ermse_se" in out:
+                out["ermse_se"][setting][method] = se
+    if small:
+        for key, by_method in _collect(done, "small").items():
+            for method, by_run in by_method.items():
+                errors, value, se, _ = _tabulate(by_run, len(config["small_dims"]))
+                block = out["small_epsilon"]
+                block["errors"][key][method] = errors
+                block["ermse"][key][method] = value
+                block["ermse_se"][key][method] = se
+    if any(m in COINPRESS_METHODS for m in methods):
+        out["settings"]["coinpress_rho"] = pure_dp_to_zcdp(settings["epsilon"], COINPRESS_CONVERSION)
+        out["settings"]["coinpress_conversion"] = COINPRESS_CONVERSION
+    out["meta"]["merges"] = list(base["meta"].get("merges", [])) + [
+        {"command": command, "methods": methods, "seconds": seconds}]
+    return out
+
+
 def add_arguments(parser) -> None:
     parser.add_argument("--n", type=int, default=10_000, help="sample size (default: %(default)s)")
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 10, 20, 50, 100], help="dimensions")
@@ -419,9 +531,22 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=int, default=421)
     parser.add_argument("--resume", action="store_true",
                         help="keep the finished jobs of the checkpoint at --out (same options) and run the rest")
+    parser.add_argument("--only", nargs="+", choices=list(MERGEABLE), default=None, metavar="METHOD",
+                        help="with --merge: the estimators (without a chain) to recompute, e.g. coinpress "
+                             "coinpress_in_place")
+    parser.add_argument("--merge", type=pathlib.Path, default=None, metavar="PATH",
+                        help="recompute only --only on the runs and settings of the result at PATH and replace "
+                             "their rows (the settings are read from that result; other options are ignored)")
 
 
 def run(args) -> dict:
+    only, merge = getattr(args, "only", None), getattr(args, "merge", None)
+    if (only is None) != (merge is None):
+        raise SystemExit("--only and --merge go together, e.g. --merge PATH --only coinpress coinpress_in_place")
+    if merge is not None:
+        return merge_methods(json.loads(pathlib.Path(merge).read_text()), only,
+                             command="python -m dpcp_tutorial.experiments " + " ".join(sys.argv[1:]),
+                             show_progress=not getattr(args, "quiet", False))
     resume = None
     if getattr(args, "resume", False):
         if not args.out.exists():

@@ -11,9 +11,11 @@ is 0. For every data set the runner computes
 * ``private_tukey_median`` -- the exponential mechanism over the same public
   grid with the same depth, :math:`\\beta = \\varepsilon n/2`: exactly
   :math:`\\varepsilon`-DP;
-* ``coinpress`` -- CoinPress with :math:`\\rho = \\varepsilon^2/2` (zCDP, a weaker
-  guarantee than :math:`\\varepsilon`-DP), initial ball of radius
-  :math:`10\\sqrt d` around the centre of the public box;
+* ``coinpress`` -- CoinPress with :math:`\\rho = \\varepsilon\\tanh(\\varepsilon/2)`, the
+  sharp zCDP conversion of :math:`\\varepsilon`-DP
+  (:func:`~dpcp_tutorial.pure_dp_to_zcdp`; equal privacy, though zCDP is still
+  the weaker guarantee), initial ball of radius :math:`10\\sqrt d` around the
+  centre of the public box;
 * ``private_coordinate_median`` -- the coordinate-wise private median with the
   grid's public box as bounds, :math:`\\varepsilon/2` per coordinate.
 
@@ -30,11 +32,25 @@ Errors are Euclidean distances to the centre 0, summarised over repetitions by
 their median and quartiles (the mean's error under Cauchy data has no finite
 moments, so no RMSE is reported for it) and, for the other estimators, also by
 the root mean squared error.
+
+**Recomputing some estimators.** ``--only NAME ... --merge PATH`` reruns the
+grid of the result at ``PATH`` and replaces only the named estimators' rows
+there (:func:`merge_estimators`). All estimators draw from one random stream
+(data, then per budget the private Tukey median, CoinPress and the
+coordinate-wise median), and no estimator's number of draws depends on its
+budget or result, so the rerun repeats everything; the merge refuses unless
+every other estimator's rows come out bit-identical to the base's, which shows
+that the recomputed rows are those of a full run with the current code.
+``meta["runs"]`` records each run's command, estimators and seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import pathlib
+import sys
+import time
 
 import numpy as np
 from tqdm import tqdm
@@ -51,6 +67,8 @@ DISTRIBUTIONS = ("cauchy", "gaussian")
 ESTIMATORS = ("mean", "spatial_median", "tukey_median", "private_tukey_median", "coinpress",
               "private_coordinate_median")
 PRIVATE = ("private_tukey_median", "coinpress", "private_coordinate_median")
+#: how CoinPress's zCDP budget is obtained from epsilon (:func:`~dpcp_tutorial.pure_dp_to_zcdp`)
+COINPRESS_CONVERSION = "tight"
 
 
 def equally_spaced_directions(n_directions: int) -> np.ndarray:
@@ -219,7 +237,8 @@ def simulate(distribution: str, n: int, epsilons, reps: int, *, box: tuple[float
             logits = (epsilon * n / 2.0) * (values - values.max())
             errors["private_tukey_median"][e, r] = np.linalg.norm(grid[gumbel_max_sample(logits, rng)])
             errors["coinpress"][e, r] = np.linalg.norm(
-                coinpress_mean(x, pure_dp_to_zcdp(epsilon), radius=radius, center=centre, rng=rng))
+                coinpress_mean(x, pure_dp_to_zcdp(epsilon, COINPRESS_CONVERSION), radius=radius, center=centre,
+                              rng=rng))
             errors["private_coordinate_median"][e, r] = np.linalg.norm(
                 coordinatewise_private_median(x, epsilon, (lower, upper), bins=bins, rng=rng))
     return errors
@@ -244,19 +263,92 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grid-step", type=float, default=0.025, help="public grid spacing (default: %(default)s)")
     parser.add_argument("--directions", type=int, default=64, help="equally spaced directions (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=11, help="random seed (default: %(default)s)")
+    parser.add_argument("--only", nargs="+", choices=list(ESTIMATORS), default=None, metavar="NAME",
+                        help="with --merge: the estimators whose rows are replaced (e.g. coinpress)")
+    parser.add_argument("--merge", type=pathlib.Path, default=None, metavar="PATH",
+                        help="rerun the grid of the result at PATH and replace only the --only estimators' rows, "
+                             "after checking that every other row is reproduced exactly (the other options must "
+                             "equal that result's configuration; the defaults give the committed grid)")
+
+
+def _config(args: argparse.Namespace, depth: GridHalfspaceDepth) -> dict:
+    return {"n": list(args.n), "epsilons": list(args.epsilons), "reps": args.reps, "box": list(args.box),
+            "grid_step": args.grid_step, "directions": args.directions, "seed": args.seed, "d": 2,
+            "candidates": int(depth.candidates.shape[0]), "coinpress_conversion": COINPRESS_CONVERSION}
+
+
+def merge_estimators(base: dict, fresh: dict, only, command: str | None = None,
+                     seconds: float | None = None) -> dict:
+    """``base`` with the rows of the estimators ``only`` replaced by those of ``fresh``.
+
+    ``fresh`` is a complete rerun of ``base``'s grid (same sizes, budgets,
+    repetitions, box, grid, directions and seed). Every other estimator's
+    summary in ``fresh`` must equal ``base``'s exactly: the estimators share one
+    random stream, so this equality shows that the replaced rows are the ones a
+    full run with the current code gives. ``config`` becomes ``fresh``'s (it
+    records the current CoinPress conversion); ``meta["runs"]`` lists every run
+    that produced rows of the result.
+    """
+    only = list(only)
+    if not only or any(name not in ESTIMATORS for name in only):
+        raise ValueError(f"only={only!r}: choose among the estimators {list(ESTIMATORS)}")
+    if not isinstance(base, dict) or not {"config", "results"} <= set(base):
+        raise ValueError("base must be a result of this runner (a dict with config and results)")
+    grid_keys = ("n", "epsilons", "reps", "box", "grid_step", "directions", "seed", "d", "candidates")
+    if any(base["config"].get(k) != fresh["config"].get(k) for k in grid_keys):
+        raise ValueError("the rerun's grid differs from the base result's; rerun with the base's options")
+    results = json.loads(json.dumps(base["results"]))
+    for dist, by_n in fresh["results"].items():
+        for n, by_name in by_n.items():
+            for name, summary in by_name.items():
+                if name in only:
+                    results[dist][n][name] = summary
+                elif results[dist][n][name] != summary:
+                    raise ValueError(f"{name} at {dist}, n = {n} is not reproduced exactly by the rerun, so the "
+                                     "random stream differs from the base's: rerun every estimator instead")
+    runs = list(base.get("meta", {}).get("runs") or [{"command": base.get("meta", {}).get("command"),
+                                                      "estimators": list(ESTIMATORS),
+                                                      "seconds": base.get("meta", {}).get("seconds")}])
+    runs.append({"command": command, "estimators": only, "seconds": seconds})
+    meta = {"runs": runs}
+    if seconds is not None:
+        meta["seconds"] = seconds
+    return {"config": fresh["config"], "results": results, "meta": meta}
 
 
 def run(args: argparse.Namespace) -> dict:
-    """Run every (distribution, n) cell; returns summaries keyed by distribution, then n, then estimator."""
+    """Run every (distribution, n) cell; returns summaries keyed by distribution, then n, then estimator.
+
+    With ``--merge PATH --only NAME ...`` the grid options must equal the
+    configuration of the result at ``PATH``; only the named estimators' rows
+    are replaced (:func:`merge_estimators`).
+    """
+    base = None
+    only = getattr(args, "only", None)
+    merge = getattr(args, "merge", None)
+    if (only is None) != (merge is None):
+        raise SystemExit("--only and --merge go together: --merge PATH --only coinpress")
+    if merge is not None:
+        base = json.loads(pathlib.Path(merge).read_text())
+        given = {"n": list(args.n), "epsilons": [float(e) for e in args.epsilons], "reps": args.reps,
+                 "box": [float(b) for b in args.box], "grid_step": args.grid_step, "directions": args.directions,
+                 "seed": args.seed}
+        differ = [k for k, v in given.items() if base.get("config", {}).get(k) != v]
+        if differ:
+            raise ValueError(f"--merge: the options {differ} differ from the configuration of {merge}; "
+                             "leave them at that result's values (the defaults give the committed grid)")
+    start = time.perf_counter()
     depth = GridHalfspaceDepth(public_box_grid(args.box[0], args.box[1], args.grid_step),
                                equally_spaced_directions(args.directions))
     rng = np.random.default_rng(args.seed)
     cells = [(dist, n) for dist in DISTRIBUTIONS for n in args.n]
     results: dict = {dist: {} for dist in DISTRIBUTIONS}
     for dist, n in tqdm(cells, desc="heavy_tails", disable=getattr(args, "quiet", False)):
-        errors = simulate(dist, n, args.epsilons, args.reps, grid_step=args.grid_step, depth=depth, rng=rng)
+        errors = simulate(dist, n, args.epsilons, args.reps, box=tuple(args.box), grid_step=args.grid_step,
+                          depth=depth, rng=rng)
         results[dist][str(n)] = {name: summarise(err) for name, err in errors.items()}
-    return {"config": {"n": list(args.n), "epsilons": list(args.epsilons), "reps": args.reps,
-                       "box": list(args.box), "grid_step": args.grid_step, "directions": args.directions,
-                       "seed": args.seed, "d": 2, "candidates": int(depth.candidates.shape[0])},
-            "results": results}
+    fresh = {"config": _config(args, depth), "results": results}
+    if base is None:
+        return fresh
+    return merge_estimators(base, fresh, only, command="python -m dpcp_tutorial.experiments " + " ".join(sys.argv[1:]),
+                            seconds=round(time.perf_counter() - start, 1))
