@@ -507,7 +507,12 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
         (``"original"``, whose exponent :math:`\\max(\\alpha a_j, (1-\\alpha)
         b_j)/(2\\max(\\alpha, 1-\\alpha))` has slope at most :math:`2N` in the
         level). Domain: fewer than
-        :math:`2^{31}` scores (64-bit utilities).
+        :math:`2^{31}` scores (64-bit utilities). The refusal beyond it
+        depends on the number of scores, which is public under replace-one;
+        under add/remove with a private size the guarantee is over data sets
+        of fewer than :math:`2^{31}` records, a bound the deployment must
+        ensure by design (with more, use ``sampler="numpy"`` or subsample to a
+        public ``n``).
 
     Returns
     -------
