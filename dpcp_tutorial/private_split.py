@@ -43,7 +43,7 @@ calibration set is treated as public.
   under add/remove (monotone loss) it is
   :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`-DP.
 * ``"reference"``: :math:`c = \\varepsilon\\min(\\alpha, 1-\\alpha)/2`, as in the
-  authors' code. Its exact loss is :math:`c\\,(1/\\tilde q + 1/(1-\\tilde q))`
+  authors' code. Its sharp loss is :math:`c\\,(1/\\tilde q + 1/(1-\\tilde q))`
   under replace-one and :math:`c/\\min(\\tilde q, 1-\\tilde q)` under add/remove,
   which exceed :math:`\\varepsilon` once :math:`\\tilde q` is close to 1
   (:func:`pps_privacy_loss`); it is kept to reproduce the authors' results.
@@ -247,7 +247,7 @@ def _pps_weights(n: int, alpha: float, epsilon: float, m: int, gamma, variant: s
 
 def pps_privacy_loss(n: int, alpha: float, epsilon: float, m: int, gamma="auto", variant: str = "tight", *,
                      relation: str = "replace-one", public_n: bool = True) -> float:
-    """Exact privacy loss of :func:`pps_private_quantile` (chapter 4).
+    """Sharp privacy loss of :func:`pps_private_quantile`: no neighbours exceed it, and they approach it (chapter 4).
 
     Write the release as :math:`P(e_j) \\propto \\exp(-\\max(w_A A_j, w_B B_j))`,
     :math:`(w_A, w_B) = (c/\\tilde q, c/(1-\\tilde q))` with :math:`c` the exponent
@@ -256,7 +256,8 @@ def pps_privacy_loss(n: int, alpha: float, epsilon: float, m: int, gamma="auto",
     value to the other, so the loss is :math:`w_A + w_B` under replace-one, and
     adding one moves every :math:`\\max(\\cdot)` up by at most :math:`\\max(w_A, w_B)`
     and at least 0, so the loss is :math:`\\max(w_A, w_B)` under add/remove (the
-    supremum of the log-ratio over neighbouring data sets). For ``"tight"`` these
+    bound on the log-ratio over neighbouring data sets, approached by neighbours as
+    :math:`n` grows). For ``"tight"`` these
     are :math:`\\varepsilon` and :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`. When
     :math:`\\tilde q \\ge 1` the release is the constant 1 and the loss is 0.
 
