@@ -13,6 +13,7 @@ book, and the longest plain-text run of each solution's prose. Then:
 
 from __future__ import annotations
 
+import ast
 import html
 import importlib.util
 import inspect
@@ -66,7 +67,18 @@ def _instructor_texts():
         solutions += [m.group(0) for m in student_edition.SOLUTION_BLOCK.finditer(text)]
         rest.append(student_edition.strip_solutions(text))
     rest += [p.read_text(encoding="utf-8") for p in sorted((ROOT / "book" / "reference").glob("*.py"))]
+    rest += _checker_docstrings()    # the API page shows them in both editions: how to call a checker is no solution
     return solutions, solution_code, "\n".join(rest)
+
+
+def _checker_docstrings() -> list[str]:
+    """Docstrings of the exercise checkers (public API, rendered on the API page of both editions)."""
+    texts = []
+    for path in sorted((ROOT / "dpcp_tutorial" / "exercises").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+        texts += [doc for n in nodes if (doc := ast.get_docstring(n, clean=False))]
+    return texts
 
 
 def _normalise(text: str) -> str:
