@@ -12,6 +12,7 @@
 #   make notebooks           re-execute every chapter in place (commit the outputs)
 #   make execute NB=book/x.ipynb     re-execute one chapter in place
 #   make nbval [NB=book/x.ipynb]     re-execute chapters and compare with the committed outputs
+#   make nbval-portable [NB=...]     the same under two OpenBLAS kernels (Haswell, SkylakeX)
 #   make chapter NB=book/x.ipynb     build a one-chapter book into _build_chapter/
 #   make screenshots [PAGES=06_dpcp] 1280 px and full-page 500 px screenshots of the built book
 #   make bench               run the benchmarks (prints ratios)
@@ -25,7 +26,7 @@ export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: book test test-stages pytest-all unit nbval build-book check-pages pages student check-student \
+.PHONY: book test test-stages pytest-all unit nbval nbval-portable build-book check-pages pages student check-student \
         student-check chromium screenshots notebooks execute chapter bench clean nbgrader
 
 # `$(call timed,NAME,COMMAND)` runs COMMAND and appends its wall time to $(STAGES)
@@ -67,6 +68,19 @@ unit: $(STAMP)
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(or $(NB),book)
+
+# Strict nbval once per OpenBLAS kernel: the committed outputs must not depend on the BLAS kernel
+# the CPU selects (kernels sum in different orders). A kernel the CPU cannot run is skipped with
+# a message; Haswell needs AVX2, SkylakeX AVX-512.
+NBVAL_KERNELS ?= Haswell SkylakeX
+nbval-portable: $(STAMP)
+	@for k in $(NBVAL_KERNELS); do \
+	  case $$k in Haswell) flag=avx2;; SkylakeX|Cooperlake|SapphireRapids) flag=avx512f;; *) flag=;; esac; \
+	  if [ -n "$$flag" ] && ! grep -qw "$$flag" /proc/cpuinfo 2>/dev/null; then \
+	    echo "== OPENBLAS_CORETYPE=$$k: skipped (this CPU lacks $$flag)"; continue; fi; \
+	  echo "== OPENBLAS_CORETYPE=$$k"; \
+	  OPENBLAS_CORETYPE=$$k $(BIN)/python -m pytest -n 2 --dist loadfile -q $(NBVAL) $(or $(NB),book) || exit 1; \
+	done
 
 build-book: $(STAMP)
 	$(call timed,book build (-W; committed outputs),$(JB_BUILD))

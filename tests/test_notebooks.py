@@ -319,6 +319,59 @@ def test_nbval_configuration_catches_a_stale_output(tmp_path, committed, stale):
     assert (result.returncode != 0) == stale, result.stdout[-2000:]
 
 
+# Outputs that compare equal on every CPU. BLAS kernels (OpenBLAS picks one per CPU: Haswell,
+# SkylakeX, ARM, ...) sum in different orders, so a result can differ in its last few bits
+# (about 1e-13 relative). Every float that a notebook glues or prints therefore carries at most
+# MAX_SIGNIFICANT_DIGITS significant digits; the chapters' `glue` helper rounds to that. A
+# cell tagged `exact-floats` may print a full repr when its floats come from IEEE-754 scalar
+# arithmetic alone (+ - * / of Python floats), which every conforming CPU computes identically.
+# `make nbval-portable` re-runs strict nbval under two OpenBLAS kernels.
+
+MAX_SIGNIFICANT_DIGITS = 8
+FLOAT_TOKEN = re.compile(r"(?<![\w.])(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _significant_digits(token: str) -> int:
+    """Digits from the first to the last non-zero one: 16000000000.0 has 2, 0.30000000000000004 has 17."""
+    mantissa = re.split(r"[eE]", token)[0].replace(".", "")
+    return len(mantissa.strip("0")) or 1
+
+
+def _output_texts(output) -> list[str]:
+    texts = ["".join(output["text"]) if isinstance(output.get("text"), list) else output.get("text", "")]
+    for mime, value in output.get("data", {}).items():
+        if not mime.startswith("image/"):
+            texts.append("".join(value) if isinstance(value, list) else str(value))
+    return texts
+
+
+def _noisy_floats(nb) -> list[tuple[int, str]]:
+    """(cell index, token) of every output float with more than MAX_SIGNIFICANT_DIGITS digits."""
+    return [(i, token) for i, cell in enumerate(nb["cells"])
+            if cell["cell_type"] == "code" and "exact-floats" not in _tags(cell)
+            for output in cell.get("outputs", []) for text in _output_texts(output)
+            for token in FLOAT_TOKEN.findall(text) if _significant_digits(token) > MAX_SIGNIFICANT_DIGITS]
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: p.name)
+def test_outputs_carry_no_floating_point_noise(path):
+    noisy = _noisy_floats(_load(path))
+    assert not noisy, (f"outputs with more than {MAX_SIGNIFICANT_DIGITS} significant digits differ between "
+                       f"CPUs (glue through the chapter's rounding `glue`, print with a format): {noisy[:8]}")
+
+
+@pytest.mark.parametrize("text, noisy", [
+    ("1.2650117009367017", True), ("0.37310265347837174", True), ("3.718281828459045e-06", True),
+    ("0.30000000000000004", True), ("array([0.12345679, 1.5])", False), ("1.2650117", False),
+    ("eps = 1e-06, n = 123456789012", False), ("16000000000.0", False), ("1.5000000000", False), ("python 3.11.7", False), ("0.000012345678", False),
+])
+def test_float_noise_check_flags_full_precision_floats(text, noisy):
+    nb = _notebook([("x", [text])])
+    assert bool(_noisy_floats(nb)) == noisy
+    nb.cells[0].metadata["tags"] = ["exact-floats"]
+    assert not _noisy_floats(nb)
+
+
 # --- issue 20: the tutorial shape -----------------------------------------------------------------
 
 EXERCISE_KIND = re.compile(r"^\((Conceptual|By hand|Derivation|Coding|Project), (★{1,3})\)")
