@@ -187,6 +187,20 @@ def test_wrong_randomized_responses_get_the_right_diagnosis(fn, phrase, kinds, s
     assert phrase in text(result), (fn.__name__, result.feedback)
 
 
+def fixed_three_quarters(bits, epsilon, rng):
+    keep = rng.random(bits.shape) < 0.75
+    return np.where(keep, bits, 1 - bits)
+
+
+def test_fixed_keep_probability_is_not_called_the_first_order_approximation():
+    """A fixed 3/4 is named as such; at epsilon = 1, where it equals 1/2 + epsilon/4, the hint names both."""
+    away = run(check_randomized_response, fixed_three_quarters, kinds=["a larger epsilon", "a small epsilon"])
+    assert "3/4 whatever epsilon" in text(away) and "first-order" not in text(away), away.feedback
+    for secret in SECRETS:                  # epsilon near 1 is 0.9, 1 or 1.2, by the secret
+        near = text(run(check_randomized_response, fixed_three_quarters, kinds=["epsilon near 1"], secret=secret))
+        assert "3/4 whatever epsilon" in near or "a fixed 3/4, or 1/2 + epsilon/4" in near, near
+
+
 def test_linear_approximation_is_not_epsilon_dp_above_one():
     """1/2 + eps/4 exceeds e^eps/(1+e^eps) for eps > 0: the attacker's ratio is above e^eps at eps near 1."""
     result = run(check_randomized_response, linear, kinds=["epsilon near 1"])

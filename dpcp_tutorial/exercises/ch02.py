@@ -147,14 +147,28 @@ def _rr_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def _rr_diagnosis(p_hat: float, p: float, epsilon: float, tolerance: float) -> str:
-    """Name the formula behind an observed keep probability ``p_hat``."""
+    """Name the formula behind an observed keep probability ``p_hat``.
+
+    A fixed keep probability of 3/4 and the first-order approximation 1/2 + epsilon/4 coincide at epsilon = 1;
+    there the hint names both, elsewhere each its own.
+    """
+    first_order = min(0.5 + epsilon / 4, 1.0)
+    if abs(first_order - 0.75) <= tolerance:
+        fixed = ("you keep each bit with probability 3/4 at this epsilon: a fixed 3/4, or 1/2 + epsilon/4 (the "
+                 "first-order approximation of e^epsilon/(1+e^epsilon)), which equal 3/4 at epsilon = 1; the keep "
+                 "probability must be e^epsilon/(1+e^epsilon), and 3/4 exceeds it, so the release is no longer "
+                 "epsilon-DP")
+    else:
+        fixed = ("you keep each bit with probability 3/4 whatever epsilon: the keep probability must follow "
+                 "epsilon, as e^epsilon/(1+e^epsilon)")
     candidates = [
+        (0.75, fixed),
         (1 - p, "you keep each bit with probability 1/(1+e^epsilon) and flip it with e^epsilon/(1+e^epsilon): "
                 "keep and flip are swapped"),
         (math.exp(epsilon) / (2 + math.exp(epsilon)) if epsilon < 700 else 1.0,
          "you keep each bit with probability e^epsilon/(2+e^epsilon): the denominator is 1 + e^epsilon (the "
          "two outcomes' weights e^epsilon and 1, normalised)"),
-        (min(0.5 + epsilon / 4, 1.0), "you keep each bit with probability 1/2 + epsilon/4, the first-order "
+        (first_order, "you keep each bit with probability 1/2 + epsilon/4, the first-order "
                                       "approximation of e^epsilon/(1+e^epsilon); it is too large for epsilon near "
                                       "1 and above, where the release is no longer epsilon-DP"),
         (_keep_probability(epsilon / 2), "you keep each bit with probability e^(epsilon/2)/(1+e^(epsilon/2)): "
