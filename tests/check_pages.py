@@ -13,6 +13,10 @@ For every chapter page under ``<html>/book/``:
   records its resolution (matplotlib writes it) may be at most ``MAX_FIGURE_INCHES`` wide,
   since a wider figure is scaled down until its 10 pt labels are smaller than 8 px
   (stack the panels instead of putting them side by side);
+* require that nothing is cut at 500 px: the page does not scroll sideways, and no text,
+  formula, code or image reaches past the right edge of a box that clips it (content wider
+  than the column must wrap or sit in a box that scrolls, as code cells do); measured in the
+  rendered page by a script run on a temporary copy of it, after MathJax has typeset;
 * save screenshots under ``<html>/../screenshots/``: ``PAGE.png`` (1280 px wide, the top
   of the page) and, with ``--narrow``, for chapters ``PAGE-narrow.png`` (500 px wide, the
   whole page up to ``NARROW_HEIGHT`` px), to be looked at. The narrow screenshots are the
@@ -29,9 +33,12 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import html
 import html.parser
 import io
+import json
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -117,6 +124,68 @@ def _broken_images(page: pathlib.Path, source: str) -> list[str]:
     return broken, [f"{src}: {why}" for src, why in wide if why]
 
 
+#: run in a temporary copy of a page: after the page has loaded and MathJax has typeset (polled
+#: under Chromium's virtual time), list every leaf element, formula or image that reaches past a
+#: clipping ancestor (overflow hidden or clip) with no scrolling box in between, and whether the
+#: page itself scrolls sideways; the result is written into the DOM for --dump-dom
+NARROW_SCRIPT = """
+<script>
+window.addEventListener('load', function () {
+  function report() {
+    var main = document.querySelector('main') || document.body, cut = [];
+    var all = main.querySelectorAll('*');
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i], leaf = el.tagName === 'MJX-CONTAINER' || el.tagName === 'IMG' || el.tagName === 'svg';
+      if (!leaf && (el.children.length || el.closest('mjx-container'))) continue;
+      var r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      for (var a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+        var ox = getComputedStyle(a).overflowX;
+        if (ox === 'auto' || ox === 'scroll') break;
+        if (ox === 'hidden' || ox === 'clip') {
+          var box = a.getBoundingClientRect();
+          if (r.right > box.right + 1 || r.left < box.left - 1)
+            cut.push((el.textContent || el.getAttribute('src') || el.tagName).trim().slice(0, 70));
+          break;
+        }
+      }
+    }
+    var out = document.createElement('pre');
+    out.id = 'narrow-check-result';
+    out.textContent = JSON.stringify({sideways: document.documentElement.scrollWidth > window.innerWidth + 1,
+                                      cut: cut});
+    document.body.appendChild(out);
+  }
+  var waited = 0;
+  (function poll() {
+    var formulas = document.querySelectorAll('.math'), pending = 0;
+    for (var i = 0; i < formulas.length; i++) if (!formulas[i].querySelector('mjx-container')) pending++;
+    if ((pending || waited === 0) && waited < 20000) { waited += 250; setTimeout(poll, 250); return; }
+    report();
+  })();
+});
+</script>"""
+
+
+def _cut_at_500px(browser: str, page: pathlib.Path) -> list[str]:
+    """What a 500 px window cannot show on ``page`` (empty when everything wraps or scrolls)."""
+    source = page.read_text(encoding="utf-8")
+    with tempfile.NamedTemporaryFile("w", suffix=".html", prefix=".narrow-", dir=page.parent,
+                                     encoding="utf-8", delete=False) as copy:
+        copy.write(source.replace("</body>", NARROW_SCRIPT + "</body>", 1))
+    try:
+        dom = _run_chromium(browser, pathlib.Path(copy.name), f"--window-size={NARROW},2000", "--dump-dom",
+                            "--virtual-time-budget=30000")
+    finally:
+        pathlib.Path(copy.name).unlink()
+    found = re.search(r'<pre id="narrow-check-result"[^>]*>(.*?)</pre>', dom, re.S)
+    if not found:
+        return ["the 500 px check did not run (no result in the rendered page)"]
+    result = json.loads(html.unescape(found.group(1)))
+    problems = ["the page scrolls sideways at 500 px"] if result["sideways"] else []
+    return problems + [f"cut at 500 px (wrap it, or let its box scroll): {text!r}" for text in result["cut"]]
+
+
 def _is_notebook(page: pathlib.Path) -> bool:
     """A page built from a notebook (a chapter, the intro, a case study, a computed reference page)."""
     return (ROOT / "book" / (page.stem + ".ipynb")).is_file()
@@ -136,6 +205,7 @@ def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path, narrow: bo
         typeset = dom.count("<mjx-container")
         if typeset == 0:
             problems.append("page has math but Chromium rendered no <mjx-container> (MathJax not typeset)")
+    problems += _cut_at_500px(browser, page)
     _run_chromium(browser, page, f"--window-size={WIDE}", f"--screenshot={shots / (page.stem + '.png')}")
     if narrow and computed:  # computed pages: the whole page at 500 px, to look at the figures
         shot = shots / (page.stem + "-narrow.png")
