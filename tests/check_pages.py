@@ -17,6 +17,8 @@ For every chapter page under ``<html>/book/``:
   formula, code or image reaches past the right edge of a box that clips it (content wider
   than the column must wrap or sit in a box that scrolls, as code cells do); measured in the
   rendered page by a script run on a temporary copy of it, after MathJax has typeset;
+* require every interactive figure (``dpcp_tutorial.experiments.interactive``) to draw its
+  first frame and to draw another when its slider is moved (in the same script);
 * save screenshots under ``<html>/../screenshots/``: ``PAGE.png`` (1280 px wide, the top
   of the page) and, with ``--narrow``, for chapters ``PAGE-narrow.png`` (500 px wide, the
   whole page up to ``NARROW_HEIGHT`` px), to be looked at. The narrow screenshots are the
@@ -150,10 +152,21 @@ window.addEventListener('load', function () {
         }
       }
     }
+    var figures = [];
+    document.querySelectorAll('.dpcp-interactive').forEach(function (fig) {
+      var svg = fig.querySelector('svg'), slider = fig.querySelector('input[type=range]');
+      var before = svg ? svg.innerHTML : '', drawn = fig.querySelectorAll('.dpcp-series').length, changed = false;
+      if (slider) {
+        slider.value = slider.value === slider.max ? slider.min : slider.max;
+        slider.dispatchEvent(new Event('input'));
+        changed = svg.innerHTML !== before && fig.querySelectorAll('.dpcp-series').length > 0;
+      }
+      figures.push({id: fig.id, drawn: drawn, changed: changed});
+    });
     var out = document.createElement('pre');
     out.id = 'narrow-check-result';
     out.textContent = JSON.stringify({sideways: document.documentElement.scrollWidth > window.innerWidth + 1,
-                                      cut: cut});
+                                      cut: cut, figures: figures});
     document.body.appendChild(out);
   }
   var waited = 0;
@@ -183,7 +196,16 @@ def _cut_at_500px(browser: str, page: pathlib.Path) -> list[str]:
         return ["the 500 px check did not run (no result in the rendered page)"]
     result = json.loads(html.unescape(found.group(1)))
     problems = ["the page scrolls sideways at 500 px"] if result["sideways"] else []
-    return problems + [f"cut at 500 px (wrap it, or let its box scroll): {text!r}" for text in result["cut"]]
+    problems += [f"cut at 500 px (wrap it, or let its box scroll): {text!r}" for text in result["cut"]]
+    expected = source.count('class="dpcp-interactive"')
+    if len(result["figures"]) != expected:
+        problems.append(f"{expected} interactive figures in the page source, {len(result['figures'])} rendered")
+    for figure in result["figures"]:
+        if not figure["drawn"]:
+            problems.append(f"interactive figure {figure['id']!r} draws nothing")
+        elif not figure["changed"]:
+            problems.append(f"interactive figure {figure['id']!r} does not change when its slider moves")
+    return problems
 
 
 def _is_notebook(page: pathlib.Path) -> bool:

@@ -360,6 +360,18 @@ def test_outputs_carry_no_floating_point_noise(path):
                        f"CPUs (glue through the chapter's rounding `glue`, print with a format): {noisy[:8]}")
 
 
+#: what myst-nb renders; anything else (a plotting library's JSON, a widget's state) builds without a
+#: warning, because _config.yml silences unknown mime types for glue, and shows an empty figure
+RENDERED_MIME_TYPES = ("text/plain", "text/html", "image/png", "application/papermill.record/")
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: p.name)
+def test_outputs_are_of_kinds_the_book_renders(path):
+    unknown = sorted({mime for cell in _load(path)["cells"] for output in cell.get("outputs", [])
+                      for mime in output.get("data", {}) if not mime.startswith(RENDERED_MIME_TYPES)})
+    assert not unknown, f"outputs the book cannot render (emit text/html or image/png instead): {unknown}"
+
+
 @pytest.mark.parametrize("text, noisy", [
     ("1.2650117009367017", True), ("0.37310265347837174", True), ("3.718281828459045e-06", True),
     ("0.30000000000000004", True), ("array([0.12345679, 1.5])", False), ("1.2650117", False),
