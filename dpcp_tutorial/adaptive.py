@@ -77,7 +77,8 @@ from ._validation import (
     check_scalar,
     require,
 )
-from .accounting import PrivacyAccount, Spend, covered, group_privacy, make_account, trainer_account
+from .accounting import (PrivacyAccount, Spend, check_model_privacy, covered, group_privacy, make_account,
+                         public_step_notes, trainer_account)
 from .private_split import _check_release_sampler, _public_size, _release_threshold, _warn_trivial
 from .training import (
     _SGD_DOC,
@@ -445,6 +446,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         if check_bool(self.prefit, "prefit"):
             raise ValueError("prefit=True: the models are already fitted; call calibrate(X3, y3) directly")
         self._settings()
+        self._check_models_privacy((self.mean_estimator, self.scale_estimator))
         X = check_2d(X, "X")
         y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
@@ -452,6 +454,12 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         if hasattr(self, "scale_estimator_"):
             del self.scale_estimator_      # a new mean model invalidates the scale model
         return self
+
+    def _check_models_privacy(self, models):
+        """Refuse a model whose steps no account certifies (the model objects only, never data; chapter 7)."""
+        for model in models:
+            if model is not None:
+                check_model_privacy(model, type(self).__name__)
 
     def fit_scale(self, X, y):
         """Fit a clone of ``scale_estimator`` on part 2: targets :math:`|y - \\hat\\mu(x)|` (or their log).
@@ -518,6 +526,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         y_bound, _, bound = self._settings()
         n = _public_size(self.n)
         sampler = _check_release_sampler(self.sampler, self.rng, "quantile")
+        self._check_models_privacy(self._models())
         X = check_2d(X, "X", min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)
         check_same_length(("X", X), ("y", y))
@@ -553,6 +562,7 @@ def _pipeline_account(models, calibration, notes, public):
         if model is None:
             continue
         spend = _model_spend(model, label, part)
+        public.extend(f"{label}: {line}" for line in public_step_notes(model))
         if spend is None:
             public.append(f"the data of the {label}: it reports no privacy_ (not a DP trainer), so they are treated "
                           "as public; fit it on public data or use a DP trainer")
@@ -754,6 +764,8 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
     def _check_models(self):
         check_estimator(self.lower_estimator, "lower_estimator")
         check_estimator(self.upper_estimator, "upper_estimator")
+        for model in (self.lower_estimator, self.upper_estimator):   # the model objects only (chapter 7)
+            check_model_privacy(model, type(self).__name__)
 
     def _fit_one(self, which: str, X, y, part: str):
         self._check_models()

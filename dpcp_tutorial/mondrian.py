@@ -50,7 +50,7 @@ from ._validation import (
     check_scalar,
     check_same_length,
 )
-from .accounting import ReleaseWarning, Spend, make_account
+from .accounting import ReleaseWarning, Spend, _fmt_pair, check_model_privacy, make_account, trainer_account
 from .calibrators import laplace_histogram_quantile, opendp_quantile
 from .conformal import _SplitConformalBase, classification_score_functions
 from .private_split import _subsample_or_pad, pps_private_quantile
@@ -250,7 +250,14 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
 
     # ------------------------------------------------------------------ plumbing
     def fit(self, X, y):
-        """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``); labels in ``classes``."""
+        """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``); labels in ``classes``.
+
+        A model whose steps no account certifies (a DP step beside a step
+        fitted on the data, e.g. a fitted scaler) is refused
+        (:func:`dpcp_tutorial.accounting.check_model_privacy`; the model object
+        is read, never the data).
+        """
+        check_model_privacy(self.estimator, type(self).__name__)
         if not check_bool(self.prefit, "prefit"):
             _encode_labels(y, self.classes, type(self).__name__)
         return super().fit(X, y)
@@ -301,6 +308,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     def calibrate(self, X, y):
         """Release the per-class thresholds ``qhat_`` from the calibration data."""
         alpha, epsilon, bins, share, zeta = self._check_settings()
+        check_model_privacy(self._fitted_estimator(), type(self).__name__)    # the model object only
         score_fn = self._score_fn()
         X = check_2d(X, "X")
         classes_, index = _encode_labels(y, self.classes, type(self).__name__)
@@ -349,7 +357,18 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
                           ReleaseWarning, stacklevel=2)
         return self
 
+    def _model_note(self) -> str:
+        """What the account says about the model (its own account is not part of these totals)."""
+        trainer = trainer_account(self._fitted_estimator())     # refuses a model no account certifies
+        if trainer is None:
+            return ("the model reports no privacy_ (not a DP trainer): the data it was fitted on are treated as "
+                    "public and are not covered by this account")
+        return (f"the model's own account ({_fmt_pair(trainer.add_remove)} under add/remove, "
+                f"{_fmt_pair(trainer.replace_one)} under replace-one) covers its training data, disjoint from the "
+                "calibration records; these totals are the calibration's")
+
     def _account(self, classes_, epsilon, count_eps, cal_eps, zeta):
+        model_note = self._model_note()
         thresholds = [Spend(f"threshold of class {c!r} ({self.calibrator}, subsample-or-pad)", (cal_eps, 0.0),
                             (cal_eps, 0.0), part=f"class {c!r}") for c in classes_.tolist()]
         public = [f"classes = {classes_.tolist()}", f"score = {self.score!r}", f"bins = {self.bins}"]
@@ -357,11 +376,12 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
             return make_account(
                 thresholds, relation="replace-one", partition="positional", chapter="chapter 17",
                 public=public + [f"the per-class calibration sizes {list(self.class_sizes)} and each record's class"],
-                notes=("replace-one within a class (class sizes public): a record keeps its class",))
+                notes=("replace-one within a class (class sizes public): a record keeps its class", model_note))
         counts = Spend("noisy class counts (discrete Laplace)", (count_eps, 0.0), (2.0 * count_eps, 0.0))
         return make_account([counts, *thresholds], relation="add/remove", chapter="chapter 17",
                             public=public + [f"count_share = {self.count_share:g}", f"count_failure zeta = {zeta:.4g}"],
-                            notes=("each record's class (its label) decides its calibration part: a per-record rule",))
+                            notes=("each record's class (its label) decides its calibration part: a per-record rule",
+                                   model_note))
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K): label :math:`y` is in the set iff :math:`s(x, y) \\le \\hat q_y`."""

@@ -71,6 +71,7 @@ from ._validation import (
     check_bool,
     check_choice,
     check_epsilon,
+    check_estimator,
     check_positive_int,
     check_random_state,
     check_same_length,
@@ -789,10 +790,11 @@ def _warn_trivial(qhat: float, what: str) -> None:
 
 def _split_account(model, spend, notes, public, chapter: str):
     """Parallel composition of the model's own account (training part) and the calibration spend."""
-    from .accounting import Spend, make_account, trainer_account
+    from .accounting import Spend, make_account, public_step_notes, trainer_account
 
     parts, public = [], list(public)
     trainer = trainer_account(model)
+    public.extend(public_step_notes(model))
     if trainer is None:         # the calibration part is then the whole private data set
         public.append("the training data: the model reports no privacy_ (not a DP trainer), so the data it was "
                       "fitted on are treated as public; fit it on public data or use a DP trainer")
@@ -819,6 +821,21 @@ _SPLIT_PUBLIC = ("the split into a training and a calibration part, by a per-rec
 class _PrivateSplitBase(_SplitConformalBase):
     """Shared calibrate step: a private threshold from the calibration scores (chapter 4)."""
 
+    def fit(self, X, y):
+        """Fit a clone of ``estimator`` on the training part; a model whose steps no account certifies is refused.
+
+        A model with a DP step (e.g. ``make_pipeline(PublicScaler(low, high),
+        DPRidgeRegression(...))``) must have every other step public
+        (:func:`dpcp_tutorial.accounting.check_model_privacy`: the model
+        object is read, never the data); a model with no DP step is a
+        non-private model whose training data ``privacy_`` lists as public.
+        """
+        from .accounting import check_model_privacy
+
+        check_estimator(self.estimator, "estimator", self._METHODS)
+        check_model_privacy(self.estimator, type(self).__name__)
+        return super().fit(X, y)
+
     def _settings(self):
         return check_alpha(self.alpha), check_epsilon(self.epsilon), _check_calibrator(self.calibrator), \
             _public_size(self.n)
@@ -840,7 +857,10 @@ class _PrivateSplitBase(_SplitConformalBase):
 
     def _calibration_arrays(self, X, y, y_check):
         """Validated calibration data; empty data are allowed (and padded) when ``n`` is public."""
+        from .accounting import check_model_privacy
+
         _, _, _, n = self._settings()
+        check_model_privacy(self._fitted_estimator(), type(self).__name__)   # the model object only
         X = check_2d(X, "X", min_rows=0 if n is not None else 1)
         y = y_check(y, n is not None)
         check_same_length(("X", X), ("y", y))
