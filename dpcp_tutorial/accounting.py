@@ -621,13 +621,17 @@ def model_steps(model, name: str = "model") -> list[tuple[str, object, str, str]
     fitted on public data) or ``"leak"`` (any other fitted step). Only the
     model object is read, never data (chapter 7).
     """
+    return _walk(model, name, top=True)
+
+
+def _walk(model, path: str, top: bool = False):
     children = _children(model)
     if children is None:
         kind, why = _step_kind(model)
-        return [(name, model, kind, why)]
+        return [(path, model, kind, why)]
     out = []
     for child_name, step in children:
-        out.extend(model_steps(step, f"{name} > {child_name}" if name != "model" else repr(child_name)))
+        out.extend(_walk(step, repr(child_name) if top else f"{path} > {child_name!r}"))
     return out
 
 
