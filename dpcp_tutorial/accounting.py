@@ -690,6 +690,9 @@ def trainer_account(model) -> PrivacyAccount | None:
     dp = check_model_privacy(model)
     if not dp:
         return None
+    if _children(model) is None:         # a bare model: its own account, or None (the caller says what it needs)
+        account = getattr(model, "privacy_", None)
+        return account if isinstance(account, PrivacyAccount) else None
     accounts = []
     for path, step in dp:
         account = getattr(step, "privacy_", None)

@@ -14,12 +14,16 @@ coverage :math:`\\ge 1 - \\alpha` at level :math:`\\alpha_1` and only
 
 *DPCP* (the DPCP write-up's Algorithm 2) replaces the exact in-sample quantile
 by the private quantile (:func:`dpcp_tutorial.private_quantile`, by default its
-tight variant) with budget :math:`\\varepsilon_2`. Privacy with :math:`n`
-public, by basic composition (chapter 6): under add/remove (the trainer's
-relation) the release is :math:`(\\varepsilon_1 + \\varepsilon_2\\max(\\alpha_0,
-1-\\alpha_0), \\delta)`-DP with the tight quantile and
-:math:`(\\varepsilon_1 + \\varepsilon_2/2, \\delta)`-DP with the write-up's
-(``variant="original"``); under replace-one the generic conversion of the
+tight variant) with budget :math:`\\varepsilon_2`. With a public ``n`` the
+in-sample scores are first subsampled or padded with 1 to exactly ``n``
+(:func:`~dpcp_tutorial._counts.subsample_or_pad`, as the split estimators do),
+so the level computed for ``n`` is valid at every data size. Privacy with
+:math:`n` public, by basic composition (chapter 6): under add/remove (the
+trainer's relation) the release is :math:`(\\varepsilon_1 + \\varepsilon_2, \\delta)`-DP
+with the tight quantile and :math:`(\\varepsilon_1 + \\varepsilon_2/(2\\max(\\alpha_0,
+1-\\alpha_0)), \\delta)`-DP with the write-up's (``variant="original"``): the
+subsample-or-pad step turns adding or removing a record into a replacement
+at size ``n``; under replace-one the generic conversion of the
 trainer gives :math:`(2\\varepsilon_1 + \\varepsilon_2, (1 + e^{\\varepsilon_1})\\delta)`
 (tight) and :math:`(2\\varepsilon_1 + \\varepsilon_2/(2(1-\\alpha_0)),
 (1 + e^{\\varepsilon_1})\\delta)` (original, :math:`\\alpha_0 \\le 1/2`). The estimators
@@ -361,11 +365,13 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
         reproducible by anyone who knows it, hence not private: use
         ``rng=None`` (fresh OS entropy) for a real release.
     n : int, optional
-        Public record count for :math:`\\alpha_0` and the feasibility check. With
-        ``n=None`` the number of scores is used and is **public** (the
-        infeasibility error and its message depend on it). For an add/remove
-        guarantee with a private size pass a public ``n`` (e.g. a planned
-        size): the data's own size is then never used.
+        Public record count for :math:`\\alpha_0` and the feasibility check; the
+        scores are subsampled or padded with 1 to exactly ``n``
+        (:func:`dpcp_tutorial.private_quantile`), which keeps the coverage proof
+        at every data size. With ``n=None`` the number of scores is used and is
+        **public** (the infeasibility error and its message depend on it). For
+        an add/remove guarantee with a private size pass a public ``n`` (e.g. a
+        planned size): the data's own size is then never used.
     variant : {"tight", "original"}
         The private quantile (:func:`dpcp_tutorial.private_quantile`).
     sampler : {"numpy", "opendp"}
@@ -459,7 +465,7 @@ class _DPCPBase(BaseEstimator):
                                       rng=None if sampler == "opendp" else rng, n=None if self.n is None else n,
                                       variant=self.variant, sampler=sampler)
         self.epsilon1_, self.epsilon2_ = epsilon1, epsilon2
-        self.n_samples_ = len(X)
+        self.n_ = n       # the public n (with n=None the row count, then declared public)
         self.privacy_ = self._account(n, epsilon, share, epsilon2, edges.size)
         _warn_trivial(self.qhat_, self._trivial_message)
         return self
@@ -481,7 +487,7 @@ class _DPCPBase(BaseEstimator):
         if self.n is not None:
             add_remove = (private_quantile_privacy_loss(beta, n, epsilon2, bins, variant, relation="add/remove"),
                           0.0)
-            size = f"n = {n} (the level alpha0 is computed from it)"
+            size = f"n = {n} (the scores are subsampled or padded to exactly n; the level alpha0 is computed from it)"
         else:
             size = f"n = {n}: the number of rows (n=None, declared public)"
             try:
@@ -533,6 +539,9 @@ _DPCP_PARAMS = """
         Edges of the private quantile (default 1000 equal bins; a package choice).
     n : int, optional
         Public record count for :math:`\\alpha_0` and the feasibility check.
+        Given, the in-sample scores are subsampled (a uniform ``n``-subset) or
+        padded with the worst score 1 to exactly ``n`` before the private
+        quantile, so the coverage proof holds at every data size (chapter 6).
         ``None`` (default): the number of rows of ``X`` is used and is
         **public** -- the infeasibility error of :meth:`fit` (and its message,
         which names the smallest feasible ``n``) depends on it, and the
@@ -565,10 +574,11 @@ _DPCP_PARAMS = """
 _DPCP_PRIVACY = """
     Privacy of the release :math:`(\\mu_n, \\hat q)` (sequential composition on
     the same records, chapter 6), with :math:`n` public: under add/remove (the
-    trainer's relation, primary)
-    :math:`(\\varepsilon_1 + \\varepsilon_2\\max(\\alpha_0, 1-\\alpha_0), \\delta)`, at most
-    :math:`(\\varepsilon, \\delta)` (with ``variant="original"``
-    :math:`(\\varepsilon_1 + \\varepsilon_2/2, \\delta)`); under replace-one the
+    trainer's relation, primary) :math:`(\\varepsilon_1 + \\varepsilon_2, \\delta) =
+    (\\varepsilon, \\delta)`, because subsampling or padding to exactly ``n`` turns
+    adding or removing a record into a replacement at size ``n`` (with
+    ``variant="original"`` :math:`(\\varepsilon_1 + \\varepsilon_2/(2\\max(\\alpha_0,
+    1-\\alpha_0)), \\delta)`); under replace-one the
     trainer's group-privacy bound :math:`(2\\varepsilon_1, (1+e^{\\varepsilon_1})\\delta)` plus
     the quantile's exact :math:`\\varepsilon_2`. Both are in ``privacy_``. The
     :class:`~dpcp_tutorial.ReleaseWarning` on :math:`\\hat q = 1` depends on the
@@ -612,6 +622,9 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
         :math:`\\alpha_1 - 2/(n\\varepsilon_2)` for ``variant="original"``).
     epsilon1_, epsilon2_ : float
         The split actually used.
+    n_ : int
+        The public ``n`` the quantile ran on (with ``n=None`` the number of
+        rows, then declared public); the data's own size is not stored.
     privacy_ : PrivacyAccount
         The two spends (training, private quantile) on the same records and
         their sequential composition under both relations.

@@ -79,6 +79,7 @@ from ._validation import (
     require,
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
+from ._counts import subsample_or_pad as _subsample_or_pad
 from .conformal import _SplitConformalBase, check_label_array, classification_score_functions
 from .mechanisms import _normalise, gumbel_max_sample
 
@@ -593,36 +594,6 @@ def bounded_interval(y_pred, qhat: float, bound: float) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 CALIBRATORS = ("quantile", "pps")
-
-
-def _subsample_or_pad(scores: np.ndarray, m: int, gen: np.random.Generator) -> np.ndarray:
-    """Exactly ``m`` scores: a uniform m-subset, or all scores padded with 1 (the maximal score).
-
-    The release then depends on the private part only through a data set of
-    the public size ``m``. *Privacy*: a uniform m-subset of :math:`D \\cup \\{r\\}`
-    either avoids :math:`r` (and is a uniform m-subset of :math:`D`) or is such a
-    subset with one element replaced by :math:`r`; when padding, :math:`r` takes
-    the place of one pad; at :math:`|D| = m - 1` the padded :math:`D` and
-    :math:`D \\cup \\{r\\}` differ in one element. So add/remove (and replace-one) on
-    the part become replace-one at the fixed size ``m``, and a mechanism that
-    is :math:`\\varepsilon`-DP under replace-one at size ``m`` is
-    :math:`\\varepsilon`-DP under both relations at every part size.
-    *Coverage*: a uniform subset of exchangeable scores stays exchangeable with
-    a test score, so the size-``m`` guarantee applies. With padding, both
-    calibrators' proofs (chapters 3 and 4) bound the miscoverage through the
-    rank of the release among the input scores, whose law the mechanism's
-    tail bound controls uniformly over inputs, and a release of rank
-    :math:`j` among :math:`k` exchangeable scores misses a test score with
-    probability at most :math:`1 - j/(k+1)`. Pads equal the maximal score 1:
-    a release below 1 has the same rank among the padded input as among the
-    :math:`|D| < m` real scores, and :math:`1 - j/(|D|+1) \\le 1 - j/(m+1)`;
-    a release of 1 always covers. So the coverage bound at size ``m`` holds at
-    every part size. (The law of the release itself is not monotone in the
-    scores; the argument uses only the rank.)
-    """
-    if scores.size >= m:
-        return scores[gen.permutation(scores.size)[:m]]
-    return np.concatenate([scores, np.ones(m - scores.size)])
 
 
 def _check_calibrator(calibrator) -> str:
