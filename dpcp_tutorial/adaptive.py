@@ -56,6 +56,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
@@ -66,6 +67,7 @@ from ._validation import (
     check_1d,
     check_2d,
     check_alpha,
+    check_coverage_alpha,
     check_bool,
     check_delta,
     check_choice,
@@ -384,8 +386,9 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     def __init__(self, mean_estimator, scale_estimator=None, alpha: float = 0.1, epsilon: float = 1.0, *,
                  y_bound=REQUIRED, sigma_min=REQUIRED, score_bound: float | None = None, bins: int = 1000,
                  scale_target: str = "abs", n: int | None = None, prefit: bool = False, rng: RandomLike = None,
-                 sampler: str = "numpy"):
+                 sampler: str = "numpy", allow_low_coverage: bool = False):
         require(y_bound, "y_bound", type(self).__name__, Y_BOUND_ADVICE)
+        self.allow_low_coverage = allow_low_coverage
         if scale_estimator is not None:
             require(sigma_min, "sigma_min", type(self).__name__, "sigma_min is the public floor of the scale "
                     "model, in the response's units: the smallest noise level domain knowledge allows (e.g. the "
@@ -434,10 +437,10 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
                 check_is_fitted(self.scale_estimator)
             return self.mean_estimator, self.scale_estimator
         if not hasattr(self, "mean_estimator_"):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X1, y1) first, or pass prefit=True "
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(X1, y1) first, or pass prefit=True "
                              "with fitted models")
         if self.scale_estimator is not None and not hasattr(self, "scale_estimator_"):
-            raise ValueError(f"{type(self).__name__} has no scale model yet: call fit_scale(X2, y2) on a part of "
+            raise NotFittedError(f"{type(self).__name__} has no scale model yet: call fit_scale(X2, y2) on a part of "
                              "the data disjoint from fit's and calibrate's")
         return self.mean_estimator_, getattr(self, "scale_estimator_", None)
 
@@ -470,7 +473,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
             raise ValueError("prefit=True: the models are already fitted; call calibrate(X3, y3) directly")
         y_bound, sigma_min, _ = self._settings()
         if not hasattr(self, "mean_estimator_"):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X1, y1) before fit_scale(X2, y2)")
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(X1, y1) before fit_scale(X2, y2)")
         if self.scale_estimator is None:
             return self
         X = check_2d(X, "X")
@@ -520,7 +523,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     # ------------------------------------------------------------------ calibration
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from part 3."""
-        alpha = check_alpha(self.alpha)
+        alpha = check_coverage_alpha(self.alpha, self.allow_low_coverage)
         epsilon = check_epsilon(self.epsilon)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
         y_bound, _, bound = self._settings()
@@ -545,7 +548,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     def predict_interval(self, X) -> np.ndarray:
         """Intervals (n, 2): :math:`\\hat\\mu(x) \\pm B\\hat\\sigma(x)\\hat q`; the line when ``qhat_ == 1``."""
         if not hasattr(self, "qhat_"):
-            raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X3, y3) first")
+            raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X3, y3) first")
         X = check_2d(X, "X")
         return normalized_interval(self.predict(X), self._scale(X), self.qhat_, self.score_bound_)
 
@@ -747,7 +750,8 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
 
     def __init__(self, lower_estimator, upper_estimator, alpha: float = 0.1, epsilon: float = 1.0, *,
                  score_bound=REQUIRED, bins: int = 1000, n: int | None = None, prefit: bool = False,
-                 rng: RandomLike = None, sampler: str = "numpy"):
+                 rng: RandomLike = None, sampler: str = "numpy", allow_low_coverage: bool = False):
+        self.allow_low_coverage = allow_low_coverage
         require(score_bound, "score_bound", type(self).__name__, "score_bound is the public B of the CQR score, "
                 "in the response's units: how far outside the quantile band a response can plausibly fall.")
         self.lower_estimator = lower_estimator
@@ -800,7 +804,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
             check_is_fitted(self.upper_estimator)
             return self.lower_estimator, self.upper_estimator
         if not (hasattr(self, "lower_estimator_") and hasattr(self, "upper_estimator_")):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit_lower(X1, y1) and fit_upper(X2, y2) "
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit_lower(X1, y1) and fit_upper(X2, y2) "
                              "(or fit(X, y)) first, or pass prefit=True with fitted models")
         return self.lower_estimator_, self.upper_estimator_
 
@@ -818,7 +822,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
 
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``)."""
-        alpha = check_alpha(self.alpha)
+        alpha = check_coverage_alpha(self.alpha, self.allow_low_coverage)
         epsilon = check_epsilon(self.epsilon)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
         bound = _check_score_bound(self.score_bound)
@@ -844,6 +848,6 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
     def predict_interval(self, X) -> np.ndarray:
         """Intervals of shape (n, 2) (:func:`cqr_interval`; an empty set has lower > upper)."""
         if not hasattr(self, "qhat_"):
-            raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X, y) first")
+            raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X, y) first")
         lower, upper = self.predict_quantiles(X)
         return cqr_interval(lower, upper, self.qhat_, self.score_bound)

@@ -48,6 +48,7 @@ from ._validation import (
     check_2d,
     check_alpha,
     check_bool,
+    check_coverage_alpha,
     check_delta,
     check_epsilon,
     check_estimator,
@@ -324,8 +325,10 @@ def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: f
                                  f"scores cannot reach alpha1 = e^-epsilon1 (alpha - delta) = {alpha1:.4g} "
                                  f"(epsilon1={epsilon1:.4g}) with M={quantile_edges(bins).size} edges; raise "
                                  "epsilon2 or lower epsilon1") from None
+            advice = str(error).replace("epsilon=", "epsilon2=").replace("a larger epsilon or",
+                                                                  "a larger epsilon2, a smaller epsilon1 or")
             raise ValueError(f"DPCP is infeasible: alpha1 = e^-epsilon1 (alpha - delta) = {alpha1:.4g} "
-                             f"(epsilon1={epsilon1:.4g}), and {error}") from None
+                             f"(epsilon1={epsilon1:.4g}), and {advice}") from None
     shift = 2.0 / (n * epsilon2)
     if alpha1 <= shift:
         hints = []
@@ -426,6 +429,7 @@ class _DPCPBase(BaseEstimator):
     """Shared fit: train on all data with epsilon1 = share * epsilon, release the private quantile with the rest."""
 
     def _fit(self, X, y, trainer_params=None):
+        check_coverage_alpha(self.alpha, self.allow_low_coverage)
         epsilon = check_epsilon(self.epsilon)
         share = _check_share(self.training_share)
         delta = check_delta(self.delta)
@@ -476,8 +480,11 @@ class _DPCPBase(BaseEstimator):
             return dpcp_levels(n, self.alpha, epsilon1, epsilon - epsilon1, delta, self.bins, self.variant)
         except ValueError as error:
             split = "training_share=None" if self.training_share is None else f"training_share={self.training_share:g}"
+            advice = str(error).replace("a larger epsilon2, a smaller epsilon1 or", "a larger epsilon (or another "
+                                        "training_share) or").replace("epsilon2 above", "(1 - training_share) * "
+                                                                      "epsilon above")
             raise ValueError(f"epsilon={epsilon:g} with {split} (epsilon1 = {epsilon1:.4g} for the trainer, "
-                             f"epsilon2 = {epsilon - epsilon1:.4g} for the quantile): {error}") from None
+                             f"epsilon2 = {epsilon - epsilon1:.4g} for the quantile): {advice}") from None
 
     def _account(self, n, epsilon, share, epsilon2, n_edges):
         trainer = trainer_account(self.estimator_)
@@ -647,8 +654,9 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
 
     def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, *, training_share: float | None = 0.3,
                  delta: float = 1e-6, bound=REQUIRED, bins=1000, n: int | None = None, variant: str = "tight",
-                 rng: RandomLike = None, sampler: str = "numpy"):
+                 rng: RandomLike = None, sampler: str = "numpy", allow_low_coverage: bool = False):
         require(bound, "bound", type(self).__name__, _BOUND_ADVICE)
+        self.allow_low_coverage = allow_low_coverage
         self.trainer = trainer
         self.alpha = alpha
         self.epsilon = epsilon
@@ -716,7 +724,9 @@ class DPCPClassifier(_DPCPBase):
 
     def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, *, training_share: float | None = 0.3,
                  delta: float = 1e-6, score: str = "lac", bins=1000, classes=None, n: int | None = None,
-                 variant: str = "tight", rng: RandomLike = None, sampler: str = "numpy"):
+                 variant: str = "tight", rng: RandomLike = None, sampler: str = "numpy",
+                 allow_low_coverage: bool = False):
+        self.allow_low_coverage = allow_low_coverage
         self.trainer = trainer
         self.alpha = alpha
         self.epsilon = epsilon

@@ -37,6 +37,7 @@ import math
 import warnings
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 
 from ._validation import (
     RandomLike,
@@ -234,7 +235,8 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     def __init__(self, estimator, classes=None, alpha: float = 0.1, epsilon: float = 1.0, score: str = "lac",
                  calibrator: str = "private_quantile", bins: int = 100, class_sizes="private",
                  count_share: float = 0.1, count_failure: float | None = None, prefit: bool = False,
-                 rng: RandomLike = None):
+                 rng: RandomLike = None, *, allow_low_coverage: bool = False):
+        self.allow_low_coverage = allow_low_coverage
         self.estimator = estimator
         self.classes = classes
         self.alpha = alpha
@@ -275,7 +277,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         return classification_score_functions(self.score)[0]
 
     def _check_settings(self):
-        alpha = check_alpha(self.alpha)
+        alpha = self._alpha()
         epsilon = check_epsilon(self.epsilon)
         check_choice(self.calibrator, "calibrator", MONDRIAN_CALIBRATORS)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
@@ -386,7 +388,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K): label :math:`y` is in the set iff :math:`s(x, y) \\le \\hat q_y`."""
         if not hasattr(self, "qhat_"):
-            raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
+            raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
         score_fn = self._score_fn()
         proba = self.predict_proba(X)
         out = np.empty(proba.shape, dtype=bool)

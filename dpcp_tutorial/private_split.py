@@ -808,7 +808,7 @@ class _PrivateSplitBase(_SplitConformalBase):
         return super().fit(X, y)
 
     def _settings(self):
-        return check_alpha(self.alpha), check_epsilon(self.epsilon), _check_calibrator(self.calibrator), \
+        return self._alpha(), check_epsilon(self.epsilon), _check_calibrator(self.calibrator), \
             _public_size(self.n)
 
     def _release(self, scores: np.ndarray, public, what: str):
@@ -945,9 +945,9 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
     def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, *, bound=REQUIRED,
                  calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
                  n: int | None = None, prefit: bool = False, rng: RandomLike = None,
-                 sampler: str = "numpy"):
+                 sampler: str = "numpy", allow_low_coverage: bool = False):
         require(bound, "bound", type(self).__name__, _BOUND_ADVICE)
-        super().__init__(estimator, alpha=alpha, prefit=prefit)
+        super().__init__(estimator, alpha=alpha, prefit=prefit, allow_low_coverage=allow_low_coverage)
         self.epsilon = epsilon
         self.bound = bound
         self.calibrator = calibrator
@@ -1005,8 +1005,9 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
 
     def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, *, score: str = "lac",
                  calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
-                 n: int | None = None, prefit: bool = False, rng: RandomLike = None, sampler: str = "numpy"):
-        super().__init__(estimator, alpha=alpha, prefit=prefit)
+                 n: int | None = None, prefit: bool = False, rng: RandomLike = None, sampler: str = "numpy",
+                 allow_low_coverage: bool = False):
+        super().__init__(estimator, alpha=alpha, prefit=prefit, allow_low_coverage=allow_low_coverage)
         self.epsilon = epsilon
         self.score = score
         self.calibrator = calibrator

@@ -250,8 +250,7 @@ def _tight_level(beta: float, n: int, epsilon: float, m: int) -> float:
         raise ValueError(
             f"the tight private quantile cannot guarantee miscoverage beta={beta:.6g} with N={n} scores, "
             f"epsilon={epsilon:.6g} and M={m} edges (even at level 0 the proven bound exceeds beta); use at least "
-            f"N={n_min} scores, a larger epsilon or fewer bins; variant='original' runs here but guarantees no "
-            "coverage"
+            f"N={n_min} scores, a larger epsilon or fewer bins"
         )
     lo, hi = 0.0, 1.0
     for _ in range(64):   # the bound increases with the level: bisection to double precision
