@@ -365,8 +365,9 @@ def check_coverage_alpha(alpha, allow_low_coverage=False) -> float:
     estimator has one parameter per setting, so that ``get_params``, ``clone``
     and grid searches see one value.)
     """
+    allow = check_bool(allow_low_coverage, "allow_low_coverage")
     alpha = check_alpha(alpha)
-    if alpha > 0.5 and not check_bool(allow_low_coverage, "allow_low_coverage"):
+    if alpha > 0.5 and not allow:
         raise ValueError(f"alpha={alpha:g} is the miscoverage level: the sets would cover only "
                          f"{100 * (1 - alpha):.4g}% of the time. alpha = 1 - confidence_level here (MAPIE's "
                          f"confidence_level={alpha:g} is alpha={1 - alpha:.4g}); pass alpha={1 - alpha:.4g}, or "

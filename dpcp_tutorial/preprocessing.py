@@ -107,7 +107,7 @@ class PublicScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Check the public ranges against the number of columns of ``X``; learns nothing from its values."""
-        d = check_2d(X, "X", min_rows=0).shape[1]
+        d = check_2d(X, "X").shape[1]
         self.low_, self.high_ = self._ranges(d)
         self.n_features_in_ = d
         self.row_norm_bound_ = self.row_norm_bound(d)
@@ -116,7 +116,7 @@ class PublicScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def transform(self, X) -> np.ndarray:
         """:math:`2(\\mathrm{clip}(x_j, l_j, h_j) - l_j)/(h_j - l_j) - 1` for every feature."""
         check_is_fitted(self, "low_")
-        X = check_2d(X, "X", min_rows=0)
+        X = check_2d(X, "X")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features but PublicScaler was fitted with "
                              f"{self.n_features_in_}")
@@ -125,5 +125,5 @@ class PublicScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def inverse_transform(self, X) -> np.ndarray:
         """Back to the features' units (the clipping is not undone)."""
         check_is_fitted(self, "low_")
-        X = check_2d(X, "X", min_rows=0)
+        X = check_2d(X, "X")
         return self.low_ + (np.clip(X, -1.0, 1.0) + 1.0) / 2.0 * (self.high_ - self.low_)
