@@ -152,8 +152,9 @@ def _check_labels(y, n_classes: int, n: int) -> np.ndarray:
     if y.ndim != 1 or y.size != n:   # no sizes or values in messages: the labels may be private
         raise ValueError("y must be a 1-D array with one label per row of proba")
     if not np.issubdtype(y.dtype, np.integer):
-        raise TypeError("y must hold integer class indices 0..n_classes-1; encode labels with "
-                        "sklearn.preprocessing.LabelEncoder first")
+        raise TypeError("y must hold integer class indices 0..n_classes-1: the position of each label in the "
+                        "public label set (from the codebook, never read from the data; the private estimators "
+                        "take it as classes=)")
     if y.min() < 0 or y.max() >= n_classes:
         raise ValueError(f"labels must lie in 0..{n_classes - 1} (one per column of proba); encode them with "
                          "the public label set first")

@@ -59,6 +59,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from sklearn.base import clone
+
 from ._validation import (
     MAX_MAGNITUDE,
     MAX_RECORDS,
@@ -789,6 +791,45 @@ _SPLIT_PUBLIC = ("the split into a training and a calibration part, by a per-rec
 # estimators
 # ---------------------------------------------------------------------------
 
+def _check_public_classes(classes) -> np.ndarray:
+    """The public label set in the caller's order (validated as :func:`~dpcp_tutorial.training.check_classes`)."""
+    from .training import check_classes
+
+    check_classes(classes, "classes")
+    return np.asarray(classes)
+
+
+def _model_columns(model, classes_: np.ndarray) -> np.ndarray:
+    """The column of ``model.predict_proba`` of each public class; refused unless ``classes_`` are the model's."""
+    model_classes = getattr(model, "classes_", None)
+    if model_classes is None:
+        raise TypeError(f"{type(model).__name__} has no classes_: with classes=, the model must name the label of "
+                        "each probability column (scikit-learn classifiers do)")
+    model_classes = np.asarray(model_classes).tolist()
+    lookup = {c: j for j, c in enumerate(model_classes)}
+    columns = [lookup.get(c) for c in classes_.tolist()]
+    if len(model_classes) != len(columns) or any(j is None for j in columns):
+        raise ValueError(f"the model's classes_ {model_classes} are not the public label set classes="
+                         f"{classes_.tolist()}; train it on the public label set (a DP trainer takes classes=, "
+                         "from the codebook)")
+    return np.array(columns)
+
+
+def _label_index(y, classes_: np.ndarray) -> np.ndarray:
+    """The position of each label in the public set; -1 for a label outside it (never quoted or counted)."""
+    lookup = {c: j for j, c in enumerate(classes_.tolist())}
+    values = np.asarray(y, dtype=object).tolist()
+    return np.array([lookup.get(v, -1) if _hashable(v) else -1 for v in values], dtype=np.int64)
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 class _PrivateSplitBase(_SplitConformalBase):
     """Shared calibrate step: a private threshold from the calibration scores (chapter 4)."""
 
@@ -989,12 +1030,21 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
     Parameters
     ----------
     estimator : scikit-learn classifier with ``predict_proba``
-        Labels must be the integers 0..K-1 (the public label set, in the
-        order of the probability columns).
+        Without ``classes``: labels are the integers 0..K-1, in the order of
+        the probability columns. With ``classes``: its ``classes_`` must be the
+        public label set (in any order); a DP trainer with a ``classes``
+        parameter left at ``None`` is given it.
     alpha, epsilon
         As in :class:`PrivateSplitConformalRegressor`.
     score : {"lac", "aps"}
         ``"lac"``: :math:`1-\\hat p_y(x)`; ``"aps"``: cumulative sorted mass.
+    classes : sequence of labels or None
+        The **public** label set, from the codebook (never read from the data):
+        any distinct labels (strings, 1..K, ...); their order is the column
+        order of :meth:`predict_set` and :meth:`predict_proba`, matched to the
+        model's ``classes_`` by name. A calibration label outside it gets the
+        worst score 1 (its record is kept, its value never quoted), so the
+        release never depends on which labels occur.
 """ + _COMMON_PARAMS + """
     Attributes
     ----------""" + _COMMON_ATTRIBUTES + """
@@ -1006,8 +1056,9 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
     def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, *, score: str = "lac",
                  calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
                  n: int | None = None, prefit: bool = False, rng: RandomLike = None, sampler: str = "numpy",
-                 allow_low_coverage: bool = False):
+                 allow_low_coverage: bool = False, classes=None):
         super().__init__(estimator, alpha=alpha, prefit=prefit, allow_low_coverage=allow_low_coverage)
+        self.classes = classes
         self.epsilon = epsilon
         self.score = score
         self.calibrator = calibrator
@@ -1022,20 +1073,57 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
     def _score_functions(self):
         return classification_score_functions(self.score)
 
+    def _public_classes(self):
+        """The public label set in the caller's order, or None (labels are the column indices 0..K-1)."""
+        return None if self.classes is None else _check_public_classes(self.classes)
+
+    def fit(self, X, y):
+        """Fit a clone of ``estimator`` on the training part (a DP trainer's ``classes=None`` set to ``classes``)."""
+        classes_ = self._public_classes()
+        if classes_ is None or check_bool(self.prefit, "prefit"):
+            return super().fit(X, y)
+        params = self.estimator.get_params(deep=False) if hasattr(self.estimator, "get_params") else {}
+        if "classes" in params and params["classes"] is None:
+            original = self.estimator
+            try:
+                self.estimator = clone(original).set_params(classes=classes_.tolist())
+                return super().fit(X, y)
+            finally:
+                self.estimator = original
+        return super().fit(X, y)
+
+    def _columns(self, model, classes_):
+        return _model_columns(model, classes_) if classes_ is not None else None
+
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
         score_fn, _ = self._score_functions()
+        classes_ = self._public_classes()
         X, y = self._calibration_arrays(X, y, lambda v, empty: check_label_array(v, allow_empty=empty))
-        if X.shape[0]:
-            scores = np.clip(score_fn(self._fitted_estimator().predict_proba(X), y), 0.0, 1.0)
-        else:
+        model = self._fitted_estimator()
+        columns = self._columns(model, classes_)          # the model object and the public classes only
+        if not X.shape[0]:
             scores = np.empty(0)
-        return self._release(scores, (f"score = {self.score!r}", "the label set 0..K-1"),
-                             "every prediction set holds every label")
+        elif classes_ is None:
+            scores = np.clip(score_fn(model.predict_proba(X), y), 0.0, 1.0)
+        else:
+            proba = np.asarray(model.predict_proba(X))[:, columns]
+            index = _label_index(y, classes_)
+            known = index >= 0
+            scores = np.ones(index.size)          # a label outside the public set: the worst score
+            if known.any():
+                scores[known] = np.clip(score_fn(proba[known], index[known]), 0.0, 1.0)
+        if classes_ is not None:
+            self.classes_ = classes_
+        labels = "the label set 0..K-1" if classes_ is None else f"the label set classes = {classes_.tolist()}"
+        return self._release(scores, (f"score = {self.score!r}", labels), "every prediction set holds every label")
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities of the underlying model."""
-        return self._fitted_estimator().predict_proba(check_2d(X, "X"))
+        """Class probabilities of the underlying model, columns in the order of ``classes`` (when given)."""
+        model = self._fitted_estimator()
+        proba = model.predict_proba(check_2d(X, "X"))
+        classes_ = self._public_classes()
+        return proba if classes_ is None else np.asarray(proba)[:, _model_columns(model, classes_)]
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K); every class is included when ``qhat_ == 1``."""

@@ -1,6 +1,7 @@
 """Names and habits of the ecosystem: alpha is the miscoverage, NotFittedError, messages that suggest what works."""
 
 import inspect
+import math
 import re
 import warnings
 
@@ -133,3 +134,69 @@ def test_infeasibility_messages_suggest_only_what_the_callee_accepts():
             assert word in _params(callee) | {"scores", "points"}, (callee, word, message)
         seen += 1
     assert seen == 7
+
+
+# ---------------------------------------------------------------------------
+# labels as the model knows them: a public classes= in any order
+# ---------------------------------------------------------------------------
+
+def _health(size, gen):
+    Z = gen.normal(size=(size, 2))
+    names = np.array(["poor", "fair", "good"])
+    return Z, names[(Z[:, 0] > 0).astype(int) + (Z[:, 1] > 0.5).astype(int)]
+
+
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.ReleaseWarning")
+def test_public_classes_in_any_order_with_string_labels():
+    gen = np.random.default_rng(3)
+    Z, lab = _health(6000, gen)
+    model = LogisticRegression().fit(Z[:2000], lab[:2000])          # classes_ sorted: fair, good, poor
+    order = ["good", "poor", "fair"]
+    clf = PrivateSplitConformalClassifier(model, alpha=0.1, epsilon=2.0, n=2000, prefit=True, rng=0, classes=order)
+    clf.calibrate(Z[2000:4000], lab[2000:4000])
+    assert clf.classes_.tolist() == order and 0 < clf.qhat_ < 1
+    proba = clf.predict_proba(Z[4000:])
+    assert np.allclose(proba, model.predict_proba(Z[4000:])[:, [1, 2, 0]])
+    sets = clf.predict_set(Z[4000:])
+    column = {c: j for j, c in enumerate(order)}
+    covered = sets[np.arange(2000), [column[v] for v in lab[4000:]]].mean()
+    assert covered >= 0.9 - 3 * math.sqrt(0.09 / 2000)
+    assert any("classes = ['good', 'poor', 'fair']" in p for p in clf.privacy_.public)
+
+
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.ReleaseWarning")
+def test_labels_outside_the_public_set_score_worst_and_are_never_quoted():
+    gen = np.random.default_rng(4)
+    Z, lab = _health(4000, gen)
+    model = LogisticRegression().fit(Z[:2000], lab[:2000])
+    odd = lab[2000:].astype(object)
+    odd[:50] = "not in the codebook"
+    odd[50:60] = None
+    qhat = {}
+    for name, y in (("clean", lab[2000:]), ("odd", odd)):
+        est = PrivateSplitConformalClassifier(model, n=2000, prefit=True, rng=1, classes=["fair", "good", "poor"])
+        qhat[name] = est.calibrate(Z[2000:], y).qhat_
+    assert qhat["odd"] >= qhat["clean"]
+    with pytest.raises(ValueError, match="not the public label set") as err:
+        PrivateSplitConformalClassifier(model, n=2000, prefit=True, classes=["a", "b", "c"]).calibrate(Z[2000:], odd)
+    assert "codebook" in str(err.value) and "not in the codebook" not in str(err.value)
+
+
+def test_a_dp_trainer_receives_the_public_classes():
+    gen = np.random.default_rng(5)
+    Z, lab = _health(3000, gen)
+    numeric = np.searchsorted(["fair", "good", "poor"], lab) + 1          # labels 1..3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = PrivateSplitConformalClassifier(DPLogisticRegression(epsilon=2.0, x_bound=3.0), n=1000, rng=0,
+                                              classes=[3, 2, 1]).fit(Z[:2000], numeric[:2000])
+        clf.calibrate(Z[2000:], numeric[2000:])
+    assert clf.estimator_.classes_.tolist() == [1, 2, 3] and clf.estimator.classes is None
+    assert clf.predict_set(Z[:5]).shape == (5, 3)
+
+
+def test_label_advice_follows_the_privacy_rule():
+    from dpcp_tutorial import lac_score
+    with pytest.raises(TypeError) as err:
+        lac_score(np.full((2, 2), 0.5), np.array(["a", "b"]))
+    assert "LabelEncoder" not in str(err.value) and "public label set" in str(err.value)
