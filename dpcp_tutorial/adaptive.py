@@ -343,6 +343,9 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     """ + _N_DOC + """
     prefit : bool
         Whether both models are already fitted (then only ``calibrate``).
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
     """ + _RNG_DOC + """
 
     Attributes
@@ -725,6 +728,9 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         Edges of the private quantile.
     """ + _N_DOC + """
     prefit : bool
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
     """ + _RNG_DOC + """
 
     Attributes

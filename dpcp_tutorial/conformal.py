@@ -455,6 +455,9 @@ class SplitConformalRegressor(_SplitConformalBase):
         Miscoverage level; intervals cover with probability at least 1 - alpha.
     prefit : bool
         Whether ``estimator`` is already fitted.
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
 
     Attributes
     ----------
@@ -501,6 +504,9 @@ class SplitConformalClassifier(_SplitConformalBase):
         ``"lac"``: :math:`1 - \\hat p_y(x)`; ``"aps"``: cumulative sorted mass.
     prefit : bool
         Whether ``estimator`` is already fitted.
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
 
     Attributes
     ----------

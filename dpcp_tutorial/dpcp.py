@@ -566,6 +566,9 @@ _DPCP_PARAMS = """
         under replace-one, proven finite-sample level) or ``"original"`` (the
         DPCP write-up's Algorithm 1, for reproduction); see
         :func:`dpcp_tutorial.private_quantile`.
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
     rng : None, int or numpy.random.Generator
         Seeds the trainer's clone and draws the quantile. A known seed makes
         the release reproducible by anyone who knows it, hence not private:

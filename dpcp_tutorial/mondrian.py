@@ -179,6 +179,9 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         true size; the calibrators run at level :math:`\\alpha - \\zeta`.
         ``None``: :math:`\\alpha/10`.
     prefit : bool
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
     rng : None, int or numpy.random.Generator
         Randomness of the counts, the subsampling and the thresholds. A known
         seed makes the release reproducible by anyone who knows it, hence not

@@ -903,6 +903,9 @@ _COMMON_PARAMS = """
         recomputed from each neighbour's size, reported in ``privacy_``).
     prefit : bool
         Whether ``estimator`` is already fitted.
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
     rng : None, int or numpy.random.Generator
         Randomness of the mechanism (and of the subsampling and the ``m`` search).
         A known seed makes the release reproducible by anyone who knows it,

@@ -562,7 +562,7 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
     True
     """
     sampler, gen = check_sampler(sampler, rng)
-    scores = at_public_size(scores, n, gen)
+    scores = at_public_size(scores, n, gen, quantile_edges(bins))
     if sampler == "opendp":
         edges, v, scale = _opendp_grid_law(scores, beta, epsilon, bins, n, variant)
         return float(edges[_opendp_noisy_max(v, scale, negate=True, integer=True)])
@@ -570,7 +570,7 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
     return float(edges[gumbel_max_sample(logits, gen)])
 
 
-def at_public_size(scores, n, gen):
+def at_public_size(scores, n, gen, edges=None):
     """The scores (array or :class:`~dpcp_tutorial._counts.EdgeHistogram`) at exactly the public size ``n``.
 
     ``n=None``: unchanged (their number is then public). Otherwise a uniform
@@ -579,6 +579,9 @@ def at_public_size(scores, n, gen):
     and Mondrian estimators); ``gen=None`` (OpenDP's sampler) subsamples with
     fresh OS entropy. Scores outside [0, 1] are refused first (the domain
     check, one message for every such data set); none at all are padded.
+    With ``edges``, more scores than ``n`` are counted over them first and the
+    subset is drawn from the counts, as on partitioned data (chapter 14), so
+    that an array and its histogram give the same release for the same seed.
     """
     if n is None:
         return scores
@@ -589,4 +592,6 @@ def at_public_size(scores, n, gen):
         except (TypeError, ValueError):
             empty = False
         scores = np.empty(0) if empty else check_unit_scores(scores)
+        if edges is not None and scores.size > n:
+            scores = edge_histogram(scores, edges, validated=True)
     return subsample_or_pad(scores, n, np.random.default_rng() if gen is None else gen)

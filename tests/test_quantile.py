@@ -659,3 +659,12 @@ def test_public_n_add_remove_is_replace_one_at_size_n_exactly():
                 worst = max(worst, float(np.max(np.abs(la - lb))))
     assert worst <= private_quantile_privacy_loss(beta, n, epsilon, m, relation="add/remove") + 1e-12
     assert worst > 0.6 * epsilon
+
+
+def test_subsampling_an_array_equals_subsampling_its_histogram():
+    """More scores than n: the array and its merged histogram (the distributed path) give the same release."""
+    s = np.random.default_rng(8).uniform(size=5000)
+    hist = edge_histogram(s, quantile_edges(200))
+    for seed in range(3):
+        assert _private_quantile(s, 0.1, 1.0, bins=200, rng=seed, n=1200) == \
+            _private_quantile(hist, 0.1, 1.0, bins=200, rng=seed, n=1200)
