@@ -16,6 +16,7 @@ module                        topic                                        chapt
 ``adaptive``                  adaptive private intervals (normalised, CQR) 17
 ``dpcp``                      Differential CP and DPCP (Algorithm 2)       5, 6
 ``training``                  DP training: ridge, logistic, DP-SGD         7
+``preprocessing``             scaling from public ranges (PublicScaler)    7
 ``depth``                     halfspace, spatial, integrated dual depth    9
 ``median``                    private and non-private depth medians        10
 ``tukey_exact``               exact private Tukey median in 2D             15
@@ -134,6 +135,8 @@ _EXPORTS = {
     "dpcp_levels": "dpcp",
     "dpcp_quantile": "dpcp",
     "dpcp_set": "dpcp",
+    # preprocessing
+    "PublicScaler": "preprocessing",
     # training
     "DPLogisticRegression": "training",
     "DPRidgeRegression": "training",
@@ -188,7 +191,7 @@ _EXPORTS = {
 
 #: submodules bound as attributes after an eager import (and those imported on first use:
 #: ``scale`` needs the optional Dask extra; ``experiments``, ``exercises``, ``grading``)
-_SUBMODULES = ("conformal", "accounting", "datasets", "mechanisms", "quantile", "private_split", "calibrators", "mondrian", "adaptive", "dpcp", "training", "depth", "median", "tukey_exact", "baselines", "aggregation", "_counts", "_validation")
+_SUBMODULES = ("conformal", "accounting", "datasets", "mechanisms", "quantile", "private_split", "calibrators", "mondrian", "adaptive", "dpcp", "preprocessing", "training", "depth", "median", "tukey_exact", "baselines", "aggregation", "_counts", "_validation")
 _ON_DEMAND = ("scale", "experiments", "exercises", "grading")
 
 __all__ = sorted(_EXPORTS) + sorted(m for m in _SUBMODULES if not m.startswith("_"))

@@ -33,7 +33,7 @@ import numpy as np
 from ._validation import _real_array, check_1d, check_bool
 
 __all__ = ["EdgeHistogram", "edge_histogram", "merge_histograms", "below_above", "round_up_counts",
-           "check_unit_scores", "check_scores_or_histogram", "projection_counts", "halfspace_from_counts",
+           "check_unit_scores", "check_scores_or_histogram", "subsample_or_pad", "projection_counts", "halfspace_from_counts",
            "idd_from_counts", "spatial_sums", "spatial_from_sums"]
 
 _BLOCK = 2 ** 15  # scores per block of the fast path: the temporaries stay in the CPU cache
@@ -168,6 +168,54 @@ def check_scores_or_histogram(scores):
     Both have ``.size``, the number of scores.
     """
     return scores if isinstance(scores, EdgeHistogram) else check_unit_scores(scores)
+
+
+def subsample_or_pad(scores, m: int, gen: np.random.Generator):
+    """Exactly ``m`` scores: a uniform m-subset, or all scores padded with 1 (the maximal score).
+
+    ``scores`` is an array of scores in [0, 1] or an :class:`EdgeHistogram`
+    (chapter 14), whose subsample is multivariate hypergeometric (the cell
+    counts of a uniform m-subset) and whose pads go to the cell of 1. A
+    uniform subset needs randomness only when there are more than ``m``
+    scores; ``gen`` is not used otherwise (the law of the output is the same
+    either way).
+
+    The release then depends on the private part only through a data set of
+    the public size ``m``. *Privacy*: a uniform m-subset of :math:`D \\cup \\{r\\}`
+    either avoids :math:`r` (and is a uniform m-subset of :math:`D`) or is such a
+    subset with one element replaced by :math:`r`; when padding, :math:`r` takes
+    the place of one pad; at :math:`|D| = m - 1` the padded :math:`D` and
+    :math:`D \\cup \\{r\\}` differ in one element. So add/remove (and replace-one) on
+    the part become replace-one at the fixed size ``m``, and a mechanism that
+    is :math:`\\varepsilon`-DP under replace-one at size ``m`` is
+    :math:`\\varepsilon`-DP under both relations at every part size.
+    *Coverage*: a uniform subset of exchangeable scores stays exchangeable with
+    a test score, so the size-``m`` guarantee applies. With padding, both
+    calibrators' proofs (chapters 3 and 4) bound the miscoverage through the
+    rank of the release among the input scores, whose law the mechanism's
+    tail bound controls uniformly over inputs, and a release of rank
+    :math:`j` among :math:`k` exchangeable scores misses a test score with
+    probability at most :math:`1 - j/(k+1)`. Pads equal the maximal score 1:
+    a release below 1 has the same rank among the padded input as among the
+    :math:`|D| < m` real scores, and :math:`1 - j/(|D|+1) \\le 1 - j/(m+1)`;
+    a release of 1 always covers. So the coverage bound at size ``m`` holds at
+    every part size. (The law of the release itself is not monotone in the
+    scores; the argument uses only the rank.)
+    """
+    size = scores.size
+    if size == m:
+        return scores
+    if isinstance(scores, EdgeHistogram):
+        if size > m:
+            counts = gen.multivariate_hypergeometric(scores.counts, m)
+        else:
+            counts = scores.counts.copy()
+            cell = int(_codes_exact(np.array([1.0]), scores.edges)[0])
+            counts[cell] += m - size
+        return EdgeHistogram(scores.edges, np.asarray(counts, dtype=np.int64))
+    if size > m:
+        return scores[gen.permutation(size)[:m]]
+    return np.concatenate([scores, np.ones(m - size)])
 
 
 def edge_histogram(scores, edges: np.ndarray, validated: bool = False) -> EdgeHistogram:

@@ -353,3 +353,23 @@ def check_choice(value, name: str, choices, hint: str = "") -> str:
     if value not in choices:
         raise ValueError(f"{name}={value!r} is not supported; choose one of {choices}{suffix}")
     return value
+
+
+def check_coverage_alpha(alpha, allow_low_coverage=False) -> float:
+    """An estimator's miscoverage level: in (0, 1), and at most 1/2 unless ``allow_low_coverage=True``.
+
+    ``alpha`` is the **miscoverage**, ``alpha = 1 - confidence_level``: MAPIE's
+    ``confidence_level=0.9`` is ``alpha=0.1``. An ``alpha`` above 1/2 (sets that
+    miss more often than they cover) is almost always that confusion, so it is
+    refused unless asked for. (No ``confidence_level=`` alias: a scikit-learn
+    estimator has one parameter per setting, so that ``get_params``, ``clone``
+    and grid searches see one value.)
+    """
+    allow = check_bool(allow_low_coverage, "allow_low_coverage")
+    alpha = check_alpha(alpha)
+    if alpha > 0.5 and not allow:
+        raise ValueError(f"alpha={alpha:g} is the miscoverage level: the sets would cover only "
+                         f"{100 * (1 - alpha):.4g}% of the time. alpha = 1 - confidence_level here (MAPIE's "
+                         f"confidence_level={alpha:g} is alpha={1 - alpha:.4g}); pass alpha={1 - alpha:.4g}, or "
+                         "allow_low_coverage=True if coverage below 50% is really meant")
+    return alpha

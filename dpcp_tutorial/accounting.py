@@ -557,13 +557,157 @@ class PrivacyBudget:
                 f"epsilon={self.spent_epsilon:g}, delta={self.spent_delta:g} in {len(self._ledger)} spend(s))")
 
 
-def trainer_account(model) -> PrivacyAccount | None:
-    """The ``privacy_`` account of a fitted DP trainer (or of the last step of a pipeline), else None."""
-    from sklearn.pipeline import Pipeline
+# ---------------------------------------------------------------------------
+# the steps of a model: every step fitted on private data is accounted for, or the model is refused
+# ---------------------------------------------------------------------------
 
-    last = model.steps[-1][1] if isinstance(model, Pipeline) else model
-    account = getattr(last, "privacy_", None)
-    return account if isinstance(account, PrivacyAccount) else None
+_PUBLIC_MARKERS = ("passthrough", "drop")
+
+
+def _children(model):
+    """``(name, step)`` of a composite scikit-learn model (Pipeline, ColumnTransformer, FeatureUnion), else None."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    if isinstance(model, Pipeline):
+        return [(name, step) for name, step in model.steps]
+    if isinstance(model, ColumnTransformer):
+        fitted = getattr(model, "transformers_", None)
+        steps = [(name, step) for name, step, _ in (fitted if fitted is not None else model.transformers)]
+        if fitted is None:
+            steps.append(("remainder", model.remainder))
+        return steps
+    if isinstance(model, FeatureUnion):
+        return [(name, step) for name, step in model.transformer_list]
+    return None
+
+
+def _step_kind(step) -> tuple[str, str]:
+    """``(kind, why)`` of one leaf step: ``"public"``, ``"dp"`` or ``"leak"`` (the class and settings only)."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    try:
+        from sklearn.frozen import FrozenEstimator
+    except ImportError:        # pragma: no cover - scikit-learn < 1.6
+        FrozenEstimator = ()
+
+    if step is None or (isinstance(step, str) and step in _PUBLIC_MARKERS):
+        return "public", "no computation"
+    if FrozenEstimator and isinstance(step, FrozenEstimator):
+        return "public", "frozen: declared fitted on public data"
+    if getattr(type(step), "learns_from_data", True) is False:
+        return "public", "public constants, learns nothing from the data"
+    if isinstance(step, FunctionTransformer):
+        if step.check_inverse and step.func is not None and step.inverse_func is not None:
+            return "leak", ("a FunctionTransformer with check_inverse=True tests its inverse on the private rows "
+                            "when fitted and warns depending on them; pass check_inverse=False")
+        return "public", "a fixed function applied to each row"
+    if getattr(step, "neighbouring", None) in RELATIONS:
+        return "dp", "a DP estimator (declares its neighbour relation, reports privacy_)"
+    return "leak", (f"{type(step).__name__} is fitted on the data it is given but is not a DP estimator: it "
+                    "stores statistics of those records (e.g. a mean and a spread), which no account certifies")
+
+
+def model_steps(model, name: str = "model") -> list[tuple[str, object, str, str]]:
+    """Every leaf step of ``model`` as ``(path, step, kind, why)``, walking nested composites.
+
+    ``kind`` is ``"dp"`` (a DP estimator: it declares ``neighbouring`` and
+    reports a ``privacy_`` account after fitting), ``"public"`` (``None``,
+    ``"passthrough"``/``"drop"``, a transformer that declares
+    ``learns_from_data = False`` such as :class:`~dpcp_tutorial.PublicScaler`,
+    a :class:`~sklearn.preprocessing.FunctionTransformer` -- a fixed function,
+    which must map each row on its own --, or a
+    :class:`~sklearn.frozen.FrozenEstimator`, which declares its estimator
+    fitted on public data) or ``"leak"`` (any other fitted step). Only the
+    model object is read, never data (chapter 7).
+    """
+    return _walk(model, name, top=True)
+
+
+def _walk(model, path: str, top: bool = False):
+    children = _children(model)
+    if children is None:
+        kind, why = _step_kind(model)
+        return [(path, model, kind, why)]
+    out = []
+    for child_name, step in children:
+        out.extend(_walk(step, repr(child_name) if top else f"{path} > {child_name!r}"))
+    return out
+
+
+def check_model_privacy(model, owner: str = "the estimator") -> list:
+    """Refuse a model that mixes a DP step with a step fitted on private data that no account certifies.
+
+    A model with a DP step claims privacy for the data it is fitted on, so every
+    other step must be public (:func:`model_steps`); a model with no DP step
+    is a non-private model, whose training data the estimators list as public
+    in ``privacy_``. The decision reads the model object only (its classes and
+    settings), never data, so it costs no privacy.
+
+    Returns
+    -------
+    list
+        The DP steps ``(path, step)``.
+
+    Raises
+    ------
+    ValueError
+        Naming each leaking step and what to do instead.
+    """
+    steps = model_steps(model)
+    dp = [(path, step) for path, step, kind, _ in steps if kind == "dp"]
+    leaks = [(path, why) for path, _, kind, why in steps if kind == "leak"]
+    if dp and leaks:
+        named = "; ".join(f"step {path}: {why}" for path, why in leaks)
+        raise ValueError(
+            f"{owner} cannot account for this model: it trains a DP step ({', '.join(p for p, _ in dp)}) on "
+            f"private data, but {named}. Fit such a step on public data and pass it prefit (wrap it in "
+            "sklearn.frozen.FrozenEstimator, or pass the whole model fitted on public data as "
+            "FrozenEstimator(model) with prefit=True), or replace a scaler by dpcp_tutorial.PublicScaler(low, high), "
+            "which maps public feature ranges to [-1, 1] and learns nothing from the data (chapter 7)")
+    return dp
+
+
+def public_step_notes(model) -> list[str]:
+    """One line per public step of a composite model that computes something (for an account's ``public``)."""
+    if _children(model) is None:
+        return []
+    return [f"model step {path} ({type(step).__name__}): {why}" for path, step, kind, why in model_steps(model)
+            if kind == "public" and not (step is None or isinstance(step, str))]
+
+
+def trainer_account(model) -> PrivacyAccount | None:
+    """The account of everything a fitted model learnt from private data; None for a non-private model.
+
+    A bare DP trainer: its own ``privacy_``. A composite model (Pipeline,
+    ColumnTransformer, FeatureUnion, nested): refused by
+    :func:`check_model_privacy` when a DP step sits beside a step fitted on
+    private data that no account certifies; otherwise the ``privacy_`` of its
+    one DP step, or the sequential composition of several (they read the same
+    records). ``None`` when no step is a DP estimator: the caller lists the
+    model's training data as public.
+    """
+    dp = check_model_privacy(model)
+    if not dp:
+        return None
+    if _children(model) is None:         # a bare model: its own account, or None (the caller says what it needs)
+        account = getattr(model, "privacy_", None)
+        return account if isinstance(account, PrivacyAccount) else None
+    accounts = []
+    for path, step in dp:
+        account = getattr(step, "privacy_", None)
+        if not isinstance(account, PrivacyAccount):
+            raise ValueError(f"step {path} ({type(step).__name__}) declares neighbouring={step.neighbouring!r} "
+                             "but reports no privacy_ PrivacyAccount after fitting; fit it first, or give it one")
+        accounts.append((path, account))
+    if len(accounts) == 1:
+        return accounts[0][1]
+    spends = [Spend(f"step {path}: {a.parts[0].label if len(a.parts) == 1 else 'DP step'}", a.add_remove,
+                    a.replace_one) for path, a in accounts]
+    relation = "add/remove" if all(sp.add_remove is not None for sp in spends) else "replace-one"
+    return make_account(spends, relation=relation, public=[p for _, a in accounts for p in a.public],
+                        notes=[n for _, a in accounts for n in a.notes],
+                        composition="sequential: every DP step of the model reads the same training records")
 
 
 def single_mechanism_account(label: str, add_remove, replace_one=None, *, relation: str = "add/remove",

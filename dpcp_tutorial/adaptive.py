@@ -56,6 +56,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
@@ -66,6 +67,7 @@ from ._validation import (
     check_1d,
     check_2d,
     check_alpha,
+    check_coverage_alpha,
     check_bool,
     check_delta,
     check_choice,
@@ -77,7 +79,8 @@ from ._validation import (
     check_scalar,
     require,
 )
-from .accounting import PrivacyAccount, Spend, covered, group_privacy, make_account, trainer_account
+from .accounting import (PrivacyAccount, Spend, check_model_privacy, covered, group_privacy, make_account,
+                         public_step_notes, trainer_account)
 from .private_split import _check_release_sampler, _public_size, _release_threshold, _warn_trivial
 from .training import (
     _SGD_DOC,
@@ -340,6 +343,9 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     """ + _N_DOC + """
     prefit : bool
         Whether both models are already fitted (then only ``calibrate``).
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
     """ + _RNG_DOC + """
 
     Attributes
@@ -383,8 +389,9 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     def __init__(self, mean_estimator, scale_estimator=None, alpha: float = 0.1, epsilon: float = 1.0, *,
                  y_bound=REQUIRED, sigma_min=REQUIRED, score_bound: float | None = None, bins: int = 1000,
                  scale_target: str = "abs", n: int | None = None, prefit: bool = False, rng: RandomLike = None,
-                 sampler: str = "numpy"):
+                 sampler: str = "numpy", allow_low_coverage: bool = False):
         require(y_bound, "y_bound", type(self).__name__, Y_BOUND_ADVICE)
+        self.allow_low_coverage = allow_low_coverage
         if scale_estimator is not None:
             require(sigma_min, "sigma_min", type(self).__name__, "sigma_min is the public floor of the scale "
                     "model, in the response's units: the smallest noise level domain knowledge allows (e.g. the "
@@ -433,10 +440,10 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
                 check_is_fitted(self.scale_estimator)
             return self.mean_estimator, self.scale_estimator
         if not hasattr(self, "mean_estimator_"):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X1, y1) first, or pass prefit=True "
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(X1, y1) first, or pass prefit=True "
                              "with fitted models")
         if self.scale_estimator is not None and not hasattr(self, "scale_estimator_"):
-            raise ValueError(f"{type(self).__name__} has no scale model yet: call fit_scale(X2, y2) on a part of "
+            raise NotFittedError(f"{type(self).__name__} has no scale model yet: call fit_scale(X2, y2) on a part of "
                              "the data disjoint from fit's and calibrate's")
         return self.mean_estimator_, getattr(self, "scale_estimator_", None)
 
@@ -445,6 +452,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         if check_bool(self.prefit, "prefit"):
             raise ValueError("prefit=True: the models are already fitted; call calibrate(X3, y3) directly")
         self._settings()
+        self._check_models_privacy((self.mean_estimator, self.scale_estimator))
         X = check_2d(X, "X")
         y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
@@ -452,6 +460,12 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         if hasattr(self, "scale_estimator_"):
             del self.scale_estimator_      # a new mean model invalidates the scale model
         return self
+
+    def _check_models_privacy(self, models):
+        """Refuse a model whose steps no account certifies (the model objects only, never data; chapter 7)."""
+        for model in models:
+            if model is not None:
+                check_model_privacy(model, type(self).__name__)
 
     def fit_scale(self, X, y):
         """Fit a clone of ``scale_estimator`` on part 2: targets :math:`|y - \\hat\\mu(x)|` (or their log).
@@ -462,7 +476,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
             raise ValueError("prefit=True: the models are already fitted; call calibrate(X3, y3) directly")
         y_bound, sigma_min, _ = self._settings()
         if not hasattr(self, "mean_estimator_"):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X1, y1) before fit_scale(X2, y2)")
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(X1, y1) before fit_scale(X2, y2)")
         if self.scale_estimator is None:
             return self
         X = check_2d(X, "X")
@@ -512,12 +526,13 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     # ------------------------------------------------------------------ calibration
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from part 3."""
-        alpha = check_alpha(self.alpha)
+        alpha = check_coverage_alpha(self.alpha, self.allow_low_coverage)
         epsilon = check_epsilon(self.epsilon)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
         y_bound, _, bound = self._settings()
         n = _public_size(self.n)
         sampler = _check_release_sampler(self.sampler, self.rng, "quantile")
+        self._check_models_privacy(self._models())
         X = check_2d(X, "X", min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)
         check_same_length(("X", X), ("y", y))
@@ -536,7 +551,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     def predict_interval(self, X) -> np.ndarray:
         """Intervals (n, 2): :math:`\\hat\\mu(x) \\pm B\\hat\\sigma(x)\\hat q`; the line when ``qhat_ == 1``."""
         if not hasattr(self, "qhat_"):
-            raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X3, y3) first")
+            raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X3, y3) first")
         X = check_2d(X, "X")
         return normalized_interval(self.predict(X), self._scale(X), self.qhat_, self.score_bound_)
 
@@ -553,6 +568,7 @@ def _pipeline_account(models, calibration, notes, public):
         if model is None:
             continue
         spend = _model_spend(model, label, part)
+        public.extend(f"{label}: {line}" for line in public_step_notes(model))
         if spend is None:
             public.append(f"the data of the {label}: it reports no privacy_ (not a DP trainer), so they are treated "
                           "as public; fit it on public data or use a DP trainer")
@@ -712,6 +728,9 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         Edges of the private quantile.
     """ + _N_DOC + """
     prefit : bool
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
     """ + _RNG_DOC + """
 
     Attributes
@@ -737,7 +756,8 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
 
     def __init__(self, lower_estimator, upper_estimator, alpha: float = 0.1, epsilon: float = 1.0, *,
                  score_bound=REQUIRED, bins: int = 1000, n: int | None = None, prefit: bool = False,
-                 rng: RandomLike = None, sampler: str = "numpy"):
+                 rng: RandomLike = None, sampler: str = "numpy", allow_low_coverage: bool = False):
+        self.allow_low_coverage = allow_low_coverage
         require(score_bound, "score_bound", type(self).__name__, "score_bound is the public B of the CQR score, "
                 "in the response's units: how far outside the quantile band a response can plausibly fall.")
         self.lower_estimator = lower_estimator
@@ -754,6 +774,8 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
     def _check_models(self):
         check_estimator(self.lower_estimator, "lower_estimator")
         check_estimator(self.upper_estimator, "upper_estimator")
+        for model in (self.lower_estimator, self.upper_estimator):   # the model objects only (chapter 7)
+            check_model_privacy(model, type(self).__name__)
 
     def _fit_one(self, which: str, X, y, part: str):
         self._check_models()
@@ -788,7 +810,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
             check_is_fitted(self.upper_estimator)
             return self.lower_estimator, self.upper_estimator
         if not (hasattr(self, "lower_estimator_") and hasattr(self, "upper_estimator_")):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit_lower(X1, y1) and fit_upper(X2, y2) "
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit_lower(X1, y1) and fit_upper(X2, y2) "
                              "(or fit(X, y)) first, or pass prefit=True with fitted models")
         return self.lower_estimator_, self.upper_estimator_
 
@@ -806,7 +828,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
 
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``)."""
-        alpha = check_alpha(self.alpha)
+        alpha = check_coverage_alpha(self.alpha, self.allow_low_coverage)
         epsilon = check_epsilon(self.epsilon)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
         bound = _check_score_bound(self.score_bound)
@@ -832,6 +854,6 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
     def predict_interval(self, X) -> np.ndarray:
         """Intervals of shape (n, 2) (:func:`cqr_interval`; an empty set has lower > upper)."""
         if not hasattr(self, "qhat_"):
-            raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X, y) first")
+            raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X, y) first")
         lower, upper = self.predict_quantiles(X)
         return cqr_interval(lower, upper, self.qhat_, self.score_bound)

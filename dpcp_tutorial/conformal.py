@@ -15,6 +15,7 @@ import warnings
 from fractions import Fraction
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 from scipy.linalg import LinAlgWarning
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import ConvergenceWarning
@@ -25,6 +26,7 @@ from ._validation import (
     check_1d,
     check_2d,
     check_alpha,
+    check_coverage_alpha,
     check_bool,
     check_choice,
     check_estimator,
@@ -150,8 +152,9 @@ def _check_labels(y, n_classes: int, n: int) -> np.ndarray:
     if y.ndim != 1 or y.size != n:   # no sizes or values in messages: the labels may be private
         raise ValueError("y must be a 1-D array with one label per row of proba")
     if not np.issubdtype(y.dtype, np.integer):
-        raise TypeError("y must hold integer class indices 0..n_classes-1; encode labels with "
-                        "sklearn.preprocessing.LabelEncoder first")
+        raise TypeError("y must hold integer class indices 0..n_classes-1: the position of each label in the "
+                        "public label set (from the codebook, never read from the data; the private estimators "
+                        "take it as classes=)")
     if y.min() < 0 or y.max() >= n_classes:
         raise ValueError(f"labels must lie in 0..{n_classes - 1} (one per column of proba); encode them with "
                          "the public label set first")
@@ -396,10 +399,15 @@ def classification_score_functions(score) -> tuple:
 class _SplitConformalBase(BaseEstimator):
     """Shared fit/calibrate plumbing of the split-conformal wrappers."""
 
-    def __init__(self, estimator, alpha: float = 0.1, prefit: bool = False):
+    def __init__(self, estimator, alpha: float = 0.1, prefit: bool = False, *, allow_low_coverage: bool = False):
         self.estimator = estimator
         self.alpha = alpha
         self.prefit = prefit
+        self.allow_low_coverage = allow_low_coverage
+
+    def _alpha(self) -> float:
+        """``alpha``, refused above 1/2 unless ``allow_low_coverage=True`` (``alpha = 1 - confidence_level``)."""
+        return check_coverage_alpha(self.alpha, self.allow_low_coverage)
 
     _METHODS = ("fit", "predict")     # what the estimator must offer
 
@@ -418,13 +426,13 @@ class _SplitConformalBase(BaseEstimator):
             check_is_fitted(self.estimator)
             return self.estimator
         if not hasattr(self, "estimator_"):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X_train, y_train) first, "
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(X_train, y_train) first, "
                              "or pass prefit=True with an already fitted estimator")
         return self.estimator_
 
     def calibrate(self, X, y):
         """Compute calibration scores and the conformal quantile ``qhat_``."""
-        check_alpha(self.alpha)
+        self._alpha()
         X = check_2d(X, "X")
         self.calibration_scores_ = self._scores(self._fitted_estimator(), X, y)
         self.qhat_ = conformal_quantile(self.calibration_scores_, self.alpha)
@@ -432,7 +440,7 @@ class _SplitConformalBase(BaseEstimator):
 
     def _check_calibrated(self):
         if not hasattr(self, "qhat_"):
-            raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
+            raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
 
 
 class SplitConformalRegressor(_SplitConformalBase):
@@ -447,6 +455,9 @@ class SplitConformalRegressor(_SplitConformalBase):
         Miscoverage level; intervals cover with probability at least 1 - alpha.
     prefit : bool
         Whether ``estimator`` is already fitted.
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
 
     Attributes
     ----------
@@ -493,6 +504,9 @@ class SplitConformalClassifier(_SplitConformalBase):
         ``"lac"``: :math:`1 - \\hat p_y(x)`; ``"aps"``: cumulative sorted mass.
     prefit : bool
         Whether ``estimator`` is already fitted.
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
 
     Attributes
     ----------
@@ -502,8 +516,9 @@ class SplitConformalClassifier(_SplitConformalBase):
 
     _METHODS = ("fit", "predict_proba")
 
-    def __init__(self, estimator, alpha: float = 0.1, score: str = "lac", prefit: bool = False):
-        super().__init__(estimator, alpha=alpha, prefit=prefit)
+    def __init__(self, estimator, alpha: float = 0.1, score: str = "lac", prefit: bool = False, *,
+                 allow_low_coverage: bool = False):
+        super().__init__(estimator, alpha=alpha, prefit=prefit, allow_low_coverage=allow_low_coverage)
         self.score = score
 
     def _score_functions(self):

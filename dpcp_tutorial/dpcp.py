@@ -14,12 +14,16 @@ coverage :math:`\\ge 1 - \\alpha` at level :math:`\\alpha_1` and only
 
 *DPCP* (the DPCP write-up's Algorithm 2) replaces the exact in-sample quantile
 by the private quantile (:func:`dpcp_tutorial.private_quantile`, by default its
-tight variant) with budget :math:`\\varepsilon_2`. Privacy with :math:`n`
-public, by basic composition (chapter 6): under add/remove (the trainer's
-relation) the release is :math:`(\\varepsilon_1 + \\varepsilon_2\\max(\\alpha_0,
-1-\\alpha_0), \\delta)`-DP with the tight quantile and
-:math:`(\\varepsilon_1 + \\varepsilon_2/2, \\delta)`-DP with the write-up's
-(``variant="original"``); under replace-one the generic conversion of the
+tight variant) with budget :math:`\\varepsilon_2`. With a public ``n`` the
+in-sample scores are first subsampled or padded with 1 to exactly ``n``
+(:func:`~dpcp_tutorial._counts.subsample_or_pad`, as the split estimators do),
+so the level computed for ``n`` is valid at every data size. Privacy with
+:math:`n` public, by basic composition (chapter 6): under add/remove (the
+trainer's relation) the release is :math:`(\\varepsilon_1 + \\varepsilon_2, \\delta)`-DP
+with the tight quantile and :math:`(\\varepsilon_1 + \\varepsilon_2/(2\\max(\\alpha_0,
+1-\\alpha_0)), \\delta)`-DP with the write-up's (``variant="original"``): the
+subsample-or-pad step turns adding or removing a record into a replacement
+at size ``n``; under replace-one the generic conversion of the
 trainer gives :math:`(2\\varepsilon_1 + \\varepsilon_2, (1 + e^{\\varepsilon_1})\\delta)`
 (tight) and :math:`(2\\varepsilon_1 + \\varepsilon_2/(2(1-\\alpha_0)),
 (1 + e^{\\varepsilon_1})\\delta)` (original, :math:`\\alpha_0 \\le 1/2`). The estimators
@@ -44,6 +48,7 @@ from ._validation import (
     check_2d,
     check_alpha,
     check_bool,
+    check_coverage_alpha,
     check_delta,
     check_epsilon,
     check_estimator,
@@ -320,8 +325,10 @@ def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: f
                                  f"scores cannot reach alpha1 = e^-epsilon1 (alpha - delta) = {alpha1:.4g} "
                                  f"(epsilon1={epsilon1:.4g}) with M={quantile_edges(bins).size} edges; raise "
                                  "epsilon2 or lower epsilon1") from None
+            advice = str(error).replace("epsilon=", "epsilon2=").replace("a larger epsilon or",
+                                                                  "a larger epsilon2, a smaller epsilon1 or")
             raise ValueError(f"DPCP is infeasible: alpha1 = e^-epsilon1 (alpha - delta) = {alpha1:.4g} "
-                             f"(epsilon1={epsilon1:.4g}), and {error}") from None
+                             f"(epsilon1={epsilon1:.4g}), and {advice}") from None
     shift = 2.0 / (n * epsilon2)
     if alpha1 <= shift:
         hints = []
@@ -361,11 +368,13 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
         reproducible by anyone who knows it, hence not private: use
         ``rng=None`` (fresh OS entropy) for a real release.
     n : int, optional
-        Public record count for :math:`\\alpha_0` and the feasibility check. With
-        ``n=None`` the number of scores is used and is **public** (the
-        infeasibility error and its message depend on it). For an add/remove
-        guarantee with a private size pass a public ``n`` (e.g. a planned
-        size): the data's own size is then never used.
+        Public record count for :math:`\\alpha_0` and the feasibility check; the
+        scores are subsampled or padded with 1 to exactly ``n``
+        (:func:`dpcp_tutorial.private_quantile`), which keeps the coverage proof
+        at every data size. With ``n=None`` the number of scores is used and is
+        **public** (the infeasibility error and its message depend on it). For
+        an add/remove guarantee with a private size pass a public ``n`` (e.g. a
+        planned size): the data's own size is then never used.
     variant : {"tight", "original"}
         The private quantile (:func:`dpcp_tutorial.private_quantile`).
     sampler : {"numpy", "opendp"}
@@ -420,6 +429,7 @@ class _DPCPBase(BaseEstimator):
     """Shared fit: train on all data with epsilon1 = share * epsilon, release the private quantile with the rest."""
 
     def _fit(self, X, y, trainer_params=None):
+        check_coverage_alpha(self.alpha, self.allow_low_coverage)
         epsilon = check_epsilon(self.epsilon)
         share = _check_share(self.training_share)
         delta = check_delta(self.delta)
@@ -459,7 +469,7 @@ class _DPCPBase(BaseEstimator):
                                       rng=None if sampler == "opendp" else rng, n=None if self.n is None else n,
                                       variant=self.variant, sampler=sampler)
         self.epsilon1_, self.epsilon2_ = epsilon1, epsilon2
-        self.n_samples_ = len(X)
+        self.n_ = n       # the public n (with n=None the row count, then declared public)
         self.privacy_ = self._account(n, epsilon, share, epsilon2, edges.size)
         _warn_trivial(self.qhat_, self._trivial_message)
         return self
@@ -470,8 +480,11 @@ class _DPCPBase(BaseEstimator):
             return dpcp_levels(n, self.alpha, epsilon1, epsilon - epsilon1, delta, self.bins, self.variant)
         except ValueError as error:
             split = "training_share=None" if self.training_share is None else f"training_share={self.training_share:g}"
+            advice = str(error).replace("a larger epsilon2, a smaller epsilon1 or", "a larger epsilon (or another "
+                                        "training_share) or").replace("epsilon2 above", "(1 - training_share) * "
+                                                                      "epsilon above")
             raise ValueError(f"epsilon={epsilon:g} with {split} (epsilon1 = {epsilon1:.4g} for the trainer, "
-                             f"epsilon2 = {epsilon - epsilon1:.4g} for the quantile): {error}") from None
+                             f"epsilon2 = {epsilon - epsilon1:.4g} for the quantile): {advice}") from None
 
     def _account(self, n, epsilon, share, epsilon2, n_edges):
         trainer = trainer_account(self.estimator_)
@@ -481,7 +494,7 @@ class _DPCPBase(BaseEstimator):
         if self.n is not None:
             add_remove = (private_quantile_privacy_loss(beta, n, epsilon2, bins, variant, relation="add/remove"),
                           0.0)
-            size = f"n = {n} (the level alpha0 is computed from it)"
+            size = f"n = {n} (the scores are subsampled or padded to exactly n; the level alpha0 is computed from it)"
         else:
             size = f"n = {n}: the number of rows (n=None, declared public)"
             try:
@@ -533,6 +546,9 @@ _DPCP_PARAMS = """
         Edges of the private quantile (default 1000 equal bins; a package choice).
     n : int, optional
         Public record count for :math:`\\alpha_0` and the feasibility check.
+        Given, the in-sample scores are subsampled (a uniform ``n``-subset) or
+        padded with the worst score 1 to exactly ``n`` before the private
+        quantile, so the coverage proof holds at every data size (chapter 6).
         ``None`` (default): the number of rows of ``X`` is used and is
         **public** -- the infeasibility error of :meth:`fit` (and its message,
         which names the smallest feasible ``n``) depends on it, and the
@@ -550,6 +566,9 @@ _DPCP_PARAMS = """
         under replace-one, proven finite-sample level) or ``"original"`` (the
         DPCP write-up's Algorithm 1, for reproduction); see
         :func:`dpcp_tutorial.private_quantile`.
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
     rng : None, int or numpy.random.Generator
         Seeds the trainer's clone and draws the quantile. A known seed makes
         the release reproducible by anyone who knows it, hence not private:
@@ -565,10 +584,11 @@ _DPCP_PARAMS = """
 _DPCP_PRIVACY = """
     Privacy of the release :math:`(\\mu_n, \\hat q)` (sequential composition on
     the same records, chapter 6), with :math:`n` public: under add/remove (the
-    trainer's relation, primary)
-    :math:`(\\varepsilon_1 + \\varepsilon_2\\max(\\alpha_0, 1-\\alpha_0), \\delta)`, at most
-    :math:`(\\varepsilon, \\delta)` (with ``variant="original"``
-    :math:`(\\varepsilon_1 + \\varepsilon_2/2, \\delta)`); under replace-one the
+    trainer's relation, primary) :math:`(\\varepsilon_1 + \\varepsilon_2, \\delta) =
+    (\\varepsilon, \\delta)`, because subsampling or padding to exactly ``n`` turns
+    adding or removing a record into a replacement at size ``n`` (with
+    ``variant="original"`` :math:`(\\varepsilon_1 + \\varepsilon_2/(2\\max(\\alpha_0,
+    1-\\alpha_0)), \\delta)`); under replace-one the
     trainer's group-privacy bound :math:`(2\\varepsilon_1, (1+e^{\\varepsilon_1})\\delta)` plus
     the quantile's exact :math:`\\varepsilon_2`. Both are in ``privacy_``. The
     :class:`~dpcp_tutorial.ReleaseWarning` on :math:`\\hat q = 1` depends on the
@@ -612,6 +632,9 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
         :math:`\\alpha_1 - 2/(n\\varepsilon_2)` for ``variant="original"``).
     epsilon1_, epsilon2_ : float
         The split actually used.
+    n_ : int
+        The public ``n`` the quantile ran on (with ``n=None`` the number of
+        rows, then declared public); the data's own size is not stored.
     privacy_ : PrivacyAccount
         The two spends (training, private quantile) on the same records and
         their sequential composition under both relations.
@@ -634,8 +657,9 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
 
     def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, *, training_share: float | None = 0.3,
                  delta: float = 1e-6, bound=REQUIRED, bins=1000, n: int | None = None, variant: str = "tight",
-                 rng: RandomLike = None, sampler: str = "numpy"):
+                 rng: RandomLike = None, sampler: str = "numpy", allow_low_coverage: bool = False):
         require(bound, "bound", type(self).__name__, _BOUND_ADVICE)
+        self.allow_low_coverage = allow_low_coverage
         self.trainer = trainer
         self.alpha = alpha
         self.epsilon = epsilon
@@ -703,7 +727,9 @@ class DPCPClassifier(_DPCPBase):
 
     def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, *, training_share: float | None = 0.3,
                  delta: float = 1e-6, score: str = "lac", bins=1000, classes=None, n: int | None = None,
-                 variant: str = "tight", rng: RandomLike = None, sampler: str = "numpy"):
+                 variant: str = "tight", rng: RandomLike = None, sampler: str = "numpy",
+                 allow_low_coverage: bool = False):
+        self.allow_low_coverage = allow_low_coverage
         self.trainer = trainer
         self.alpha = alpha
         self.epsilon = epsilon

@@ -37,6 +37,7 @@ import math
 import warnings
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 
 from ._validation import (
     RandomLike,
@@ -50,7 +51,7 @@ from ._validation import (
     check_scalar,
     check_same_length,
 )
-from .accounting import ReleaseWarning, Spend, make_account
+from .accounting import ReleaseWarning, Spend, _fmt_pair, check_model_privacy, make_account, trainer_account
 from .calibrators import laplace_histogram_quantile, opendp_quantile
 from .conformal import _SplitConformalBase, classification_score_functions
 from .private_split import _subsample_or_pad, pps_private_quantile
@@ -178,6 +179,9 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         true size; the calibrators run at level :math:`\\alpha - \\zeta`.
         ``None``: :math:`\\alpha/10`.
     prefit : bool
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
     rng : None, int or numpy.random.Generator
         Randomness of the counts, the subsampling and the thresholds. A known
         seed makes the release reproducible by anyone who knows it, hence not
@@ -234,7 +238,8 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     def __init__(self, estimator, classes=None, alpha: float = 0.1, epsilon: float = 1.0, score: str = "lac",
                  calibrator: str = "private_quantile", bins: int = 100, class_sizes="private",
                  count_share: float = 0.1, count_failure: float | None = None, prefit: bool = False,
-                 rng: RandomLike = None):
+                 rng: RandomLike = None, *, allow_low_coverage: bool = False):
+        self.allow_low_coverage = allow_low_coverage
         self.estimator = estimator
         self.classes = classes
         self.alpha = alpha
@@ -250,7 +255,14 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
 
     # ------------------------------------------------------------------ plumbing
     def fit(self, X, y):
-        """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``); labels in ``classes``."""
+        """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``); labels in ``classes``.
+
+        A model whose steps no account certifies (a DP step beside a step
+        fitted on the data, e.g. a fitted scaler) is refused
+        (:func:`dpcp_tutorial.accounting.check_model_privacy`; the model object
+        is read, never the data).
+        """
+        check_model_privacy(self.estimator, type(self).__name__)
         if not check_bool(self.prefit, "prefit"):
             _encode_labels(y, self.classes, type(self).__name__)
         return super().fit(X, y)
@@ -268,7 +280,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         return classification_score_functions(self.score)[0]
 
     def _check_settings(self):
-        alpha = check_alpha(self.alpha)
+        alpha = self._alpha()
         epsilon = check_epsilon(self.epsilon)
         check_choice(self.calibrator, "calibrator", MONDRIAN_CALIBRATORS)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
@@ -301,6 +313,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     def calibrate(self, X, y):
         """Release the per-class thresholds ``qhat_`` from the calibration data."""
         alpha, epsilon, bins, share, zeta = self._check_settings()
+        check_model_privacy(self._fitted_estimator(), type(self).__name__)    # the model object only
         score_fn = self._score_fn()
         X = check_2d(X, "X")
         classes_, index = _encode_labels(y, self.classes, type(self).__name__)
@@ -349,7 +362,18 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
                           ReleaseWarning, stacklevel=2)
         return self
 
+    def _model_note(self) -> str:
+        """What the account says about the model (its own account is not part of these totals)."""
+        trainer = trainer_account(self._fitted_estimator())     # refuses a model no account certifies
+        if trainer is None:
+            return ("the model reports no privacy_ (not a DP trainer): the data it was fitted on are treated as "
+                    "public and are not covered by this account")
+        return (f"the model's own account ({_fmt_pair(trainer.add_remove)} under add/remove, "
+                f"{_fmt_pair(trainer.replace_one)} under replace-one) covers its training data, disjoint from the "
+                "calibration records; these totals are the calibration's")
+
     def _account(self, classes_, epsilon, count_eps, cal_eps, zeta):
+        model_note = self._model_note()
         thresholds = [Spend(f"threshold of class {c!r} ({self.calibrator}, subsample-or-pad)", (cal_eps, 0.0),
                             (cal_eps, 0.0), part=f"class {c!r}") for c in classes_.tolist()]
         public = [f"classes = {classes_.tolist()}", f"score = {self.score!r}", f"bins = {self.bins}"]
@@ -357,16 +381,17 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
             return make_account(
                 thresholds, relation="replace-one", partition="positional", chapter="chapter 17",
                 public=public + [f"the per-class calibration sizes {list(self.class_sizes)} and each record's class"],
-                notes=("replace-one within a class (class sizes public): a record keeps its class",))
+                notes=("replace-one within a class (class sizes public): a record keeps its class", model_note))
         counts = Spend("noisy class counts (discrete Laplace)", (count_eps, 0.0), (2.0 * count_eps, 0.0))
         return make_account([counts, *thresholds], relation="add/remove", chapter="chapter 17",
                             public=public + [f"count_share = {self.count_share:g}", f"count_failure zeta = {zeta:.4g}"],
-                            notes=("each record's class (its label) decides its calibration part: a per-record rule",))
+                            notes=("each record's class (its label) decides its calibration part: a per-record rule",
+                                   model_note))
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K): label :math:`y` is in the set iff :math:`s(x, y) \\le \\hat q_y`."""
         if not hasattr(self, "qhat_"):
-            raise ValueError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
+            raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
         score_fn = self._score_fn()
         proba = self.predict_proba(X)
         out = np.empty(proba.shape, dtype=bool)

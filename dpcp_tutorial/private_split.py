@@ -59,6 +59,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from sklearn.base import clone
+
 from ._validation import (
     MAX_MAGNITUDE,
     MAX_RECORDS,
@@ -71,6 +73,7 @@ from ._validation import (
     check_bool,
     check_choice,
     check_epsilon,
+    check_estimator,
     check_positive_int,
     check_random_state,
     check_same_length,
@@ -78,6 +81,7 @@ from ._validation import (
     require,
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
+from ._counts import subsample_or_pad as _subsample_or_pad
 from .conformal import _SplitConformalBase, check_label_array, classification_score_functions
 from .mechanisms import _normalise, gumbel_max_sample
 
@@ -594,36 +598,6 @@ def bounded_interval(y_pred, qhat: float, bound: float) -> np.ndarray:
 CALIBRATORS = ("quantile", "pps")
 
 
-def _subsample_or_pad(scores: np.ndarray, m: int, gen: np.random.Generator) -> np.ndarray:
-    """Exactly ``m`` scores: a uniform m-subset, or all scores padded with 1 (the maximal score).
-
-    The release then depends on the private part only through a data set of
-    the public size ``m``. *Privacy*: a uniform m-subset of :math:`D \\cup \\{r\\}`
-    either avoids :math:`r` (and is a uniform m-subset of :math:`D`) or is such a
-    subset with one element replaced by :math:`r`; when padding, :math:`r` takes
-    the place of one pad; at :math:`|D| = m - 1` the padded :math:`D` and
-    :math:`D \\cup \\{r\\}` differ in one element. So add/remove (and replace-one) on
-    the part become replace-one at the fixed size ``m``, and a mechanism that
-    is :math:`\\varepsilon`-DP under replace-one at size ``m`` is
-    :math:`\\varepsilon`-DP under both relations at every part size.
-    *Coverage*: a uniform subset of exchangeable scores stays exchangeable with
-    a test score, so the size-``m`` guarantee applies. With padding, both
-    calibrators' proofs (chapters 3 and 4) bound the miscoverage through the
-    rank of the release among the input scores, whose law the mechanism's
-    tail bound controls uniformly over inputs, and a release of rank
-    :math:`j` among :math:`k` exchangeable scores misses a test score with
-    probability at most :math:`1 - j/(k+1)`. Pads equal the maximal score 1:
-    a release below 1 has the same rank among the padded input as among the
-    :math:`|D| < m` real scores, and :math:`1 - j/(|D|+1) \\le 1 - j/(m+1)`;
-    a release of 1 always covers. So the coverage bound at size ``m`` holds at
-    every part size. (The law of the release itself is not monotone in the
-    scores; the argument uses only the rank.)
-    """
-    if scores.size >= m:
-        return scores[gen.permutation(scores.size)[:m]]
-    return np.concatenate([scores, np.ones(m - scores.size)])
-
-
 def _check_calibrator(calibrator) -> str:
     if not isinstance(calibrator, str) or calibrator not in CALIBRATORS:
         raise ValueError(f"calibrator={calibrator!r} is not supported; choose 'quantile' (the default: chapter 3's "
@@ -789,10 +763,11 @@ def _warn_trivial(qhat: float, what: str) -> None:
 
 def _split_account(model, spend, notes, public, chapter: str):
     """Parallel composition of the model's own account (training part) and the calibration spend."""
-    from .accounting import Spend, make_account, trainer_account
+    from .accounting import Spend, make_account, public_step_notes, trainer_account
 
     parts, public = [], list(public)
     trainer = trainer_account(model)
+    public.extend(public_step_notes(model))
     if trainer is None:         # the calibration part is then the whole private data set
         public.append("the training data: the model reports no privacy_ (not a DP trainer), so the data it was "
                       "fitted on are treated as public; fit it on public data or use a DP trainer")
@@ -816,11 +791,65 @@ _SPLIT_PUBLIC = ("the split into a training and a calibration part, by a per-rec
 # estimators
 # ---------------------------------------------------------------------------
 
+def _check_public_classes(classes) -> np.ndarray:
+    """The public label set in the caller's order (validated as :func:`~dpcp_tutorial.training.check_classes`)."""
+    from .training import check_classes
+
+    check_classes(classes, "classes")
+    return np.asarray(classes)
+
+
+def _model_columns(model, classes_: np.ndarray) -> np.ndarray:
+    """The column of ``model.predict_proba`` of each public class; refused unless ``classes_`` are the model's."""
+    model_classes = getattr(model, "classes_", None)
+    if model_classes is None:
+        raise TypeError(f"{type(model).__name__} has no classes_: with classes=, the model must name the label of "
+                        "each probability column (scikit-learn classifiers do)")
+    model_classes = np.asarray(model_classes).tolist()
+    lookup = {c: j for j, c in enumerate(model_classes)}
+    columns = [lookup.get(c) for c in classes_.tolist()]
+    if len(model_classes) != len(columns) or any(j is None for j in columns):
+        raise ValueError(f"the model's classes_ {model_classes} are not the public label set classes="
+                         f"{classes_.tolist()}; train it on the public label set (a DP trainer takes classes=, "
+                         "from the codebook)")
+    return np.array(columns)
+
+
+def _label_index(y, classes_: np.ndarray) -> np.ndarray:
+    """The position of each label in the public set; -1 for a label outside it (never quoted or counted)."""
+    lookup = {c: j for j, c in enumerate(classes_.tolist())}
+    values = np.asarray(y, dtype=object).tolist()
+    return np.array([lookup.get(v, -1) if _hashable(v) else -1 for v in values], dtype=np.int64)
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 class _PrivateSplitBase(_SplitConformalBase):
     """Shared calibrate step: a private threshold from the calibration scores (chapter 4)."""
 
+    def fit(self, X, y):
+        """Fit a clone of ``estimator`` on the training part; a model whose steps no account certifies is refused.
+
+        A model with a DP step (e.g. ``make_pipeline(PublicScaler(low, high),
+        DPRidgeRegression(...))``) must have every other step public
+        (:func:`dpcp_tutorial.accounting.check_model_privacy`: the model
+        object is read, never the data); a model with no DP step is a
+        non-private model whose training data ``privacy_`` lists as public.
+        """
+        from .accounting import check_model_privacy
+
+        check_estimator(self.estimator, "estimator", self._METHODS)
+        check_model_privacy(self.estimator, type(self).__name__)
+        return super().fit(X, y)
+
     def _settings(self):
-        return check_alpha(self.alpha), check_epsilon(self.epsilon), _check_calibrator(self.calibrator), \
+        return self._alpha(), check_epsilon(self.epsilon), _check_calibrator(self.calibrator), \
             _public_size(self.n)
 
     def _release(self, scores: np.ndarray, public, what: str):
@@ -840,7 +869,10 @@ class _PrivateSplitBase(_SplitConformalBase):
 
     def _calibration_arrays(self, X, y, y_check):
         """Validated calibration data; empty data are allowed (and padded) when ``n`` is public."""
+        from .accounting import check_model_privacy
+
         _, _, _, n = self._settings()
+        check_model_privacy(self._fitted_estimator(), type(self).__name__)   # the model object only
         X = check_2d(X, "X", min_rows=0 if n is not None else 1)
         y = y_check(y, n is not None)
         check_same_length(("X", X), ("y", y))
@@ -871,6 +903,9 @@ _COMMON_PARAMS = """
         recomputed from each neighbour's size, reported in ``privacy_``).
     prefit : bool
         Whether ``estimator`` is already fitted.
+    allow_low_coverage : bool
+        ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
+        above 1/2 is refused unless this is ``True``.
     rng : None, int or numpy.random.Generator
         Randomness of the mechanism (and of the subsampling and the ``m`` search).
         A known seed makes the release reproducible by anyone who knows it,
@@ -954,9 +989,9 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
     def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, *, bound=REQUIRED,
                  calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
                  n: int | None = None, prefit: bool = False, rng: RandomLike = None,
-                 sampler: str = "numpy"):
+                 sampler: str = "numpy", allow_low_coverage: bool = False):
         require(bound, "bound", type(self).__name__, _BOUND_ADVICE)
-        super().__init__(estimator, alpha=alpha, prefit=prefit)
+        super().__init__(estimator, alpha=alpha, prefit=prefit, allow_low_coverage=allow_low_coverage)
         self.epsilon = epsilon
         self.bound = bound
         self.calibrator = calibrator
@@ -998,12 +1033,21 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
     Parameters
     ----------
     estimator : scikit-learn classifier with ``predict_proba``
-        Labels must be the integers 0..K-1 (the public label set, in the
-        order of the probability columns).
+        Without ``classes``: labels are the integers 0..K-1, in the order of
+        the probability columns. With ``classes``: its ``classes_`` must be the
+        public label set (in any order); a DP trainer with a ``classes``
+        parameter left at ``None`` is given it.
     alpha, epsilon
         As in :class:`PrivateSplitConformalRegressor`.
     score : {"lac", "aps"}
         ``"lac"``: :math:`1-\\hat p_y(x)`; ``"aps"``: cumulative sorted mass.
+    classes : sequence of labels or None
+        The **public** label set, from the codebook (never read from the data):
+        any distinct labels (strings, 1..K, ...); their order is the column
+        order of :meth:`predict_set` and :meth:`predict_proba`, matched to the
+        model's ``classes_`` by name. A calibration label outside it gets the
+        worst score 1 (its record is kept, its value never quoted), so the
+        release never depends on which labels occur.
 """ + _COMMON_PARAMS + """
     Attributes
     ----------""" + _COMMON_ATTRIBUTES + """
@@ -1014,8 +1058,10 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
 
     def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, *, score: str = "lac",
                  calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
-                 n: int | None = None, prefit: bool = False, rng: RandomLike = None, sampler: str = "numpy"):
-        super().__init__(estimator, alpha=alpha, prefit=prefit)
+                 n: int | None = None, prefit: bool = False, rng: RandomLike = None, sampler: str = "numpy",
+                 allow_low_coverage: bool = False, classes=None):
+        super().__init__(estimator, alpha=alpha, prefit=prefit, allow_low_coverage=allow_low_coverage)
+        self.classes = classes
         self.epsilon = epsilon
         self.score = score
         self.calibrator = calibrator
@@ -1030,20 +1076,57 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
     def _score_functions(self):
         return classification_score_functions(self.score)
 
+    def _public_classes(self):
+        """The public label set in the caller's order, or None (labels are the column indices 0..K-1)."""
+        return None if self.classes is None else _check_public_classes(self.classes)
+
+    def fit(self, X, y):
+        """Fit a clone of ``estimator`` on the training part (a DP trainer's ``classes=None`` set to ``classes``)."""
+        classes_ = self._public_classes()
+        if classes_ is None or check_bool(self.prefit, "prefit"):
+            return super().fit(X, y)
+        params = self.estimator.get_params(deep=False) if hasattr(self.estimator, "get_params") else {}
+        if "classes" in params and params["classes"] is None:
+            original = self.estimator
+            try:
+                self.estimator = clone(original).set_params(classes=classes_.tolist())
+                return super().fit(X, y)
+            finally:
+                self.estimator = original
+        return super().fit(X, y)
+
+    def _columns(self, model, classes_):
+        return _model_columns(model, classes_) if classes_ is not None else None
+
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
         score_fn, _ = self._score_functions()
+        classes_ = self._public_classes()
         X, y = self._calibration_arrays(X, y, lambda v, empty: check_label_array(v, allow_empty=empty))
-        if X.shape[0]:
-            scores = np.clip(score_fn(self._fitted_estimator().predict_proba(X), y), 0.0, 1.0)
-        else:
+        model = self._fitted_estimator()
+        columns = self._columns(model, classes_)          # the model object and the public classes only
+        if not X.shape[0]:
             scores = np.empty(0)
-        return self._release(scores, (f"score = {self.score!r}", "the label set 0..K-1"),
-                             "every prediction set holds every label")
+        elif classes_ is None:
+            scores = np.clip(score_fn(model.predict_proba(X), y), 0.0, 1.0)
+        else:
+            proba = np.asarray(model.predict_proba(X))[:, columns]
+            index = _label_index(y, classes_)
+            known = index >= 0
+            scores = np.ones(index.size)          # a label outside the public set: the worst score
+            if known.any():
+                scores[known] = np.clip(score_fn(proba[known], index[known]), 0.0, 1.0)
+        if classes_ is not None:
+            self.classes_ = classes_
+        labels = "the label set 0..K-1" if classes_ is None else f"the label set classes = {classes_.tolist()}"
+        return self._release(scores, (f"score = {self.score!r}", labels), "every prediction set holds every label")
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities of the underlying model."""
-        return self._fitted_estimator().predict_proba(check_2d(X, "X"))
+        """Class probabilities of the underlying model, columns in the order of ``classes`` (when given)."""
+        model = self._fitted_estimator()
+        proba = model.predict_proba(check_2d(X, "X"))
+        classes_ = self._public_classes()
+        return proba if classes_ is None else np.asarray(proba)[:, _model_columns(model, classes_)]
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K); every class is included when ``qhat_ == 1``."""

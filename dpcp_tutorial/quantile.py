@@ -21,13 +21,21 @@ exponent is :math:`\\varepsilon\\alpha_0(1-\\alpha_0)w_j`, i.e.
 largest level whose proven miscoverage bound
 (:func:`private_quantile_miscoverage_bound`) is at most :math:`\\beta`.
 
-Privacy, with :math:`N` public (sharp bounds, :func:`private_quantile_privacy_loss`):
+A public ``n`` means exactly ``n`` scores: :func:`private_quantile` first
+takes a uniform ``n``-subset of the scores, or pads them with the maximal score
+1 (``at_public_size``), so the level's proof holds at every data size and
+adding or removing a record becomes a replacement at size ``n``.
 
-* ``"tight"``: :math:`\\varepsilon` under replace-one and
-  :math:`\\varepsilon\\max(\\alpha_0, 1-\\alpha_0)` under add/remove with
-  :math:`\\alpha_0` from a public ``n``;
-* ``"original"``: :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))` under
-  replace-one and :math:`\\varepsilon/2` under add/remove with a public ``n``.
+Privacy (sharp bounds, :func:`private_quantile_privacy_loss`), under
+replace-one with :math:`N` public, and under both relations with a public ``n``:
+
+* ``"tight"``: :math:`\\varepsilon`;
+* ``"original"``: :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))`.
+
+(The exponential mechanism itself, run on :math:`N \\pm 1` scores at a level fixed
+by ``n``, moves by :math:`\\varepsilon\\max(\\alpha_0, 1-\\alpha_0)` and
+:math:`\\varepsilon/2`; without the subsample-or-pad step its coverage fails at sizes
+below ``n``.)
 
 When :math:`\\alpha_0` is recomputed from each data set's own size (``n=None``)
 under add/remove, the level moves with the size and the exact bound is
@@ -44,8 +52,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._counts import below_above, edge_histogram
+from ._counts import EdgeHistogram, below_above, check_unit_scores, edge_histogram, subsample_or_pad
 from ._validation import (
+    MAX_RECORDS,
     RandomLike,
     check_1d,
     check_alpha,
@@ -241,8 +250,7 @@ def _tight_level(beta: float, n: int, epsilon: float, m: int) -> float:
         raise ValueError(
             f"the tight private quantile cannot guarantee miscoverage beta={beta:.6g} with N={n} scores, "
             f"epsilon={epsilon:.6g} and M={m} edges (even at level 0 the proven bound exceeds beta); use at least "
-            f"N={n_min} scores, a larger epsilon or fewer bins; variant='original' runs here but guarantees no "
-            "coverage"
+            f"N={n_min} scores, a larger epsilon or fewer bins"
         )
     lo, hi = 0.0, 1.0
     for _ in range(64):   # the bound increases with the level: bisection to double precision
@@ -288,9 +296,10 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
     for ``"original"``. Replacing one record moves a score from one side of
     the edges between its old and new value to the other, so every
     :math:`u_j` changes by at least :math:`-A` and at most :math:`B` (or the
-    reverse): the loss is :math:`\\varepsilon(A + B)`. Adding a record with a
-    public ``n`` moves every :math:`u_j` up by at most :math:`\\max(A, B)`.
-    These bounds are sharp: neighbouring data sets come arbitrarily close to
+    reverse): the loss is :math:`\\varepsilon(A + B)`. Adding a record to the
+    scores, at a level fixed by a public ``n``, moves every :math:`u_j` up by
+    at most :math:`\\max(A, B)` (the mechanism's own add/remove loss, the
+    one chapter 4 audits). These bounds are sharp: neighbouring data sets come arbitrarily close to
     them as :math:`N` grows (all scores on one edge, one record moved to the
     next), while at a fixed :math:`N` the largest log-ratio is slightly
     smaller, e.g. :math:`0.982\\varepsilon` for the tight variant at
@@ -298,9 +307,17 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
 
     ``relation="replace-one"`` (sizes equal, :math:`N` public):
     :math:`\\varepsilon` (tight), :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))` (original).
-    ``relation="add/remove"``, ``public_n=True`` (:math:`\\alpha_0` from a fixed
-    public ``n``): :math:`\\varepsilon\\max(\\alpha_0, 1-\\alpha_0)` (tight),
-    :math:`\\varepsilon/2` (original). ``public_n=False``: between sizes ``n`` and
+    ``relation="add/remove"``, ``public_n=True``: the loss of
+    :func:`private_quantile` with the public ``n``, which first subsamples or
+    pads the scores to exactly ``n`` (``at_public_size``). A uniform
+    ``n``-subset of :math:`D \\cup \\{r\\}` avoids :math:`r` or is a subset of
+    :math:`D` with one element replaced by :math:`r`; with padding, :math:`r`
+    takes the place of one pad. So adding or removing a record is a
+    replace-one pair at size ``n``, and the loss is the replace-one loss above,
+    under both relations: :math:`\\varepsilon` (tight),
+    :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))` (original). It is sharp
+    too (a pad, the top score 1, replaced by a score in the lowest cell).
+    ``public_n=False``: between sizes ``n`` and
     ``n + 1`` with :math:`\\alpha_0` recomputed from each size; for the original
     variant this is :func:`algorithm1_add_remove_loss`, for the tight one, with
     :math:`\\alpha = \\alpha_0(n)`, :math:`\\alpha' = \\alpha_0(n+1)` and
@@ -319,13 +336,11 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
     epsilon = check_epsilon(epsilon)
     alpha = private_quantile_level(beta, n, epsilon, bins, variant)
     if variant == "original":
-        if relation == "replace-one":
+        if relation == "replace-one" or public_n:
             return epsilon / (2.0 * max(alpha, 1.0 - alpha))
-        return epsilon / 2.0 if public_n else algorithm1_add_remove_loss(beta, n, epsilon)
-    if relation == "replace-one":
+        return algorithm1_add_remove_loss(beta, n, epsilon)
+    if relation == "replace-one" or public_n:
         return epsilon
-    if public_n:
-        return epsilon * max(alpha, 1.0 - alpha)
     alpha_next = private_quantile_level(beta, n + 1, epsilon, bins, variant)
     d = n * abs(alpha_next - alpha)
     if alpha_next >= alpha:
@@ -396,12 +411,18 @@ _OPENDP_MAX_SCORES = 2 ** 31        # then A * count < 2**63: the utilities are 
 def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=1000, log: bool = False, *,
                                    n: int | None = None, variant: str = "tight",
                                    sampler: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
-    """Exact output law of :func:`private_quantile` (chapter 3).
+    """Exact output law of the exponential mechanism of :func:`private_quantile` on ``scores`` (chapter 3).
 
     .. math:: P(\\hat q = e_j) = \\frac{\\exp(-\\varepsilon u_j)}{\\sum_k \\exp(-\\varepsilon u_k)},
 
     computed as a log-softmax, so it never returns ``nan`` even where every
-    unnormalised weight underflows.
+    unnormalised weight underflows. The counts are those of ``scores`` as
+    given, the level that of ``n``: this is the law of
+    :func:`private_quantile` when ``n`` is ``None`` or ``len(scores)``. With
+    a public ``n`` and other sizes, :func:`private_quantile` first pads (its law
+    is this one on the padded scores) or subsamples (its law is the average of
+    this one over the uniform ``n``-subsets); on :math:`N \\pm 1` scores at a fixed
+    level it shows the mechanism's own add/remove loss (chapter 4).
 
     Parameters
     ----------
@@ -442,17 +463,17 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
       :math:`u_j = \\max(\\alpha_0 a_j, (1-\\alpha_0) b_j)` with
       :math:`a_j = \\#\\{R_i \\le e_{j-1}\\}`, :math:`b_j = \\#\\{R_i > e_j\\}` and
       :math:`\\alpha_0` from :func:`private_quantile_level`. Exactly
-      :math:`\\varepsilon`-DP under replace-one (:math:`N` public); under
-      add/remove with a public ``n`` the loss is
-      :math:`\\varepsilon\\max(\\alpha_0, 1-\\alpha_0) \\le \\varepsilon`. Coverage
-      :math:`P(R_{N+1} \\le \\hat q) \\ge 1-\\beta` for exchangeable scores.
+      :math:`\\varepsilon`-DP under replace-one (:math:`N` public), and under
+      both relations with a public ``n`` (subsample-or-pad, below). Coverage
+      :math:`P(R_{N+1} \\le \\hat q) \\ge 1-\\beta` for exchangeable scores, at
+      every data size when ``n`` is public.
     * ``variant="original"``: the DPCP write-up's Algorithm 1,
       :math:`w_j = \\max(a_j/(1-\\alpha_0), b_j/\\alpha_0)` with
       :math:`a_j = \\#\\{R_i < e_j\\}`, :math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)` and
       :math:`\\varepsilon u_j = \\varepsilon w_j \\min(\\alpha_0, 1-\\alpha_0)/2`. Sharp loss
-      :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))` under replace-one and
-      :math:`\\varepsilon/2` under add/remove with a public ``n`` (with ``n=None``
-      see :func:`algorithm1_add_remove_loss`); no coverage guarantee.
+      :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))` under replace-one, and
+      under add/remove with a public ``n`` (with ``n=None`` see
+      :func:`algorithm1_add_remove_loss`); no coverage guarantee.
 
     Cost :math:`O(N + M)`: one counting pass over the scores into the cells
     of the edges (no sort; :mod:`dpcp_tutorial._counts`, shared with the
@@ -479,8 +500,15 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
         ``sampler="opendp"``, whose sampler cannot be seeded.
     n : int, optional
         Public record count used for :math:`\\alpha_0` (and hence
-        :math:`\\Delta`); defaults to ``len(scores)``. Fixing it makes
-        :math:`\\alpha_0` data-independent. **Size and errors:** with
+        :math:`\\Delta`); defaults to ``len(scores)``. Given, the release runs
+        on exactly ``n`` scores: a uniform ``n``-subset when there are more
+        (drawn from ``rng``), the scores padded with the maximal score 1 when
+        there are fewer (none at all is allowed) -- ``at_public_size``.
+        That keeps the coverage proof at every data size (a level computed
+        for ``n`` on fewer scores would under-cover: at :math:`\\beta = 0.1`
+        and ``n=1000`` on 38 scores the miss rate exceeds 0.1) and makes
+        add/remove a replacement at size ``n`` (the loss above, under both
+        relations). **Size and errors:** with
         ``n=None`` the number of scores is treated as **public** -- the
         feasibility check (and its message, which quotes it) depends on it, as
         the replace-one guarantee allows. For an add/remove guarantee with a
@@ -534,8 +562,36 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
     True
     """
     sampler, gen = check_sampler(sampler, rng)
+    scores = at_public_size(scores, n, gen, quantile_edges(bins))
     if sampler == "opendp":
         edges, v, scale = _opendp_grid_law(scores, beta, epsilon, bins, n, variant)
         return float(edges[_opendp_noisy_max(v, scale, negate=True, integer=True)])
     edges, logits = _algorithm1_logits(scores, beta, epsilon, bins, n, variant)
     return float(edges[gumbel_max_sample(logits, gen)])
+
+
+def at_public_size(scores, n, gen, edges=None):
+    """The scores (array or :class:`~dpcp_tutorial._counts.EdgeHistogram`) at exactly the public size ``n``.
+
+    ``n=None``: unchanged (their number is then public). Otherwise a uniform
+    ``n``-subset, or the scores padded with the maximal score 1
+    (:func:`~dpcp_tutorial._counts.subsample_or_pad`, the rule of the split
+    and Mondrian estimators); ``gen=None`` (OpenDP's sampler) subsamples with
+    fresh OS entropy. Scores outside [0, 1] are refused first (the domain
+    check, one message for every such data set); none at all are padded.
+    With ``edges``, more scores than ``n`` are counted over them first and the
+    subset is drawn from the counts, as on partitioned data (chapter 14), so
+    that an array and its histogram give the same release for the same seed.
+    """
+    if n is None:
+        return scores
+    n = check_positive_int(n, "n", maximum=MAX_RECORDS)
+    if not isinstance(scores, EdgeHistogram):
+        try:
+            empty = np.ndim(scores) == 1 and np.size(scores) == 0
+        except (TypeError, ValueError):
+            empty = False
+        scores = np.empty(0) if empty else check_unit_scores(scores)
+        if edges is not None and scores.size > n:
+            scores = edge_histogram(scores, edges, validated=True)
+    return subsample_or_pad(scores, n, np.random.default_rng() if gen is None else gen)

@@ -240,6 +240,7 @@ BASE = {
     "DPRidgeRegression": (_est(dp.DPRidgeRegression, _fit_xy), dict(x_bound=1.0, y_bound=1.0, rng=0)),
     "DPLogisticRegression": (_est(dp.DPLogisticRegression, _fit_xc), dict(x_bound=1.0, rng=0, classes=[0, 1])),
     "DPRegressogram": (_est(dp.DPRegressogram, _fit_x1y), dict(n_bins=10, low=-3.0, high=3.0, y_bound=3.0, rng=0)),
+    "PublicScaler": (_est(dp.PublicScaler, lambda m: m.fit(X)), dict(low=-2.0, high=2.0)),
     "DPSGDRegressor": (_est(dp.DPSGDRegressor, _fit_xy), dict(steps=5, x_bound=1.0, y_bound=1.0, rng=0,
                                                               expected_batch_size=8.0)),
     "DPSGDClassifier": (_est(dp.DPSGDClassifier, _fit_xc), dict(steps=5, x_bound=1.0, rng=0,
@@ -377,6 +378,15 @@ for _cls, (_stages, _predictions) in PIPELINES.items():
     for _method in _predictions:
         METHODS[f"{_cls}.{_method}"] = (_predict_call(_cls, _method), dict(X=XT if _cls != "DPRegressogram"
                                                                           else XT[:, :1]))
+def _scaler_call(method):
+    def run(X):
+        return getattr(dp.PublicScaler(low=-2.0, high=2.0).fit(np.zeros((1, 2))), method)(X)
+    run.__signature__ = inspect.Signature([inspect.Parameter("X", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+    return run
+
+
+for _method in ("fit", "transform", "inverse_transform"):    # a transformer: X only (fit ignores y)
+    METHODS[f"PublicScaler.{_method}"] = (_scaler_call(_method), dict(X=XT))
 BASE.update(METHODS)
 
 # Extra valid calls in another mode, so that parameters that only matter there are swept there too.
@@ -444,7 +454,7 @@ _KINDS = {
     "m": "m",
     "seed": "seed",
     **dict.fromkeys(["log", "corrected", "analytic", "fit_intercept", "prefit", "public_n", "disjoint", "quiet",
-                     "progress"], "bool"),
+                     "progress", "allow_low_coverage"], "bool"),
     **dict.fromkeys(["variant", "relation", "depth", "method", "sampler", "attack", "score", "level", "rounding",
                      "accountant", "neighbouring", "rule", "task", "kind", "distribution", "scale_target",
                      "calibrator", "class_sizes", "conversion"], "choice"),
@@ -493,6 +503,8 @@ _KIND_OVERRIDES = {
     ("depth_sensitivity", "depth"): "choice",
     ("mechanism_beta", "depth"): "choice",
     ("pcoqs_quantile", "rho"): _POS,
+    ("PublicScaler", "low"): "real_or_array",            # one range for all features, or one per feature
+    ("PublicScaler", "high"): "real_or_array",
 }
 
 

@@ -1,6 +1,7 @@
 """Tests of Differential CP and DPCP (chapters 5 and 6)."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -29,6 +30,8 @@ from dpcp_tutorial import (
     dpcp_set,
     interval_coverage,
     make_heteroscedastic_regression,
+    normalised_residual_score,
+    private_quantile,
     quantile_edges,
     set_coverage,
 )
@@ -171,13 +174,15 @@ def test_public_n_makes_feasibility_independent_of_the_data_size():
     with pytest.raises(ValueError, match="infeasible"):       # n = len(X) = 38 is public here, and too small
         DPCPRegressor(DPRidgeRegression(x_bound=1.0, y_bound=1.0), **kw).fit(X[:38], y[:38])
     for m in (37, 38, 39, 40):                                 # n public and fixed: same behaviour for every size
-        model = DPCPRegressor(DPRidgeRegression(x_bound=1.0, y_bound=1.0), n=1000, **kw).fit(X[:m], y[:m])
-        assert 0 < model.qhat_ <= 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReleaseWarning)        # padded to 1000 with the worst score: qhat = 1
+            model = DPCPRegressor(DPRidgeRegression(x_bound=1.0, y_bound=1.0), n=1000, **kw).fit(X[:m], y[:m])
+        assert 0 < model.qhat_ <= 1 and model.n_ == 1000 and not hasattr(model, "n_samples_")
     with pytest.raises(ValueError, match="infeasible"):        # a too small public n fails for every data set
         DPCPRegressor(DPRidgeRegression(x_bound=1.0, y_bound=1.0), n=20, **kw).fit(X, y)
     # dpcp_quantile: the public n replaces the number of scores
     s = np.linspace(0, 1, 30)
-    assert 0 < dpcp_quantile(s, 0.1, 0.3, 0.7, 1e-6, bins=20, rng=0, n=1000) <= 1
+    assert dpcp_quantile(s, 0.1, 0.3, 0.7, 1e-6, bins=20, rng=0, n=1000) == 1.0    # 970 pads of 1
     with pytest.raises(ValueError, match="infeasible"):
         dpcp_quantile(s, 0.1, 0.3, 0.7, 1e-6, bins=20, rng=0)
 
@@ -489,7 +494,8 @@ def test_small_total_budget_works_and_the_share_is_a_fraction():
     assert model.epsilon1_ == pytest.approx(0.06) and model.epsilon2_ == pytest.approx(0.14)
     assert model.estimator_.epsilon == pytest.approx(0.06) and trainer.epsilon == 5.0   # a clone, not the original
     a0 = model.alpha0_
-    assert model.privacy_.add_remove[0] == pytest.approx(0.06 + 0.14 * max(a0, 1 - a0))  # public n: fixed level
+    assert 0 < a0 < 0.1
+    assert model.privacy_.add_remove[0] == pytest.approx(0.2)   # public n: subsample-or-pad, replace-one at size n
     assert model.privacy_.add_remove[0] <= 0.2
     assert "n = 4000" in model.privacy_.public[0]
 
@@ -579,3 +585,21 @@ def test_dpcp_errors_name_the_callers_parameter():
         dpcp_interval(trainer, X, y, np.full((2, 1), np.nan), epsilon=2.0, bound=2.0)
     with pytest.raises(TypeError, match="score must be one of"):
         DPCPClassifier(DPLogisticRegression(x_bound=1.0), score=["lac"], classes=[0, 1]).fit(X, (y > 0).astype(int))
+
+
+def test_public_n_means_exactly_n_scores():
+    """DPCP with a public n runs the private quantile on exactly n scores (padded with 1 here: 100 rows, n = 300),
+    stores the public n, not the row count, and reports epsilon under both relations."""
+    X, y = make_heteroscedastic_regression(100, rng=1)
+    trainer = DPRidgeRegression(x_bound=1.0, y_bound=5.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseWarning)
+        model = DPCPRegressor(trainer, epsilon=8.0, bound=5.0, n=300, bins=100, rng=5).fit(X, y)
+    gen = np.random.default_rng(5)
+    gen.integers(2**63)                                    # the trainer's seed
+    scores = normalised_residual_score(y, model.estimator_.predict(X), 5.0)
+    expected = private_quantile(np.r_[scores, np.ones(200)], model.alpha1_, model.epsilon2_, bins=100, n=300,
+                                rng=gen)
+    assert model.qhat_ == expected and model.n_ == 300 and not hasattr(model, "n_samples_")
+    assert model.privacy_.add_remove[0] == pytest.approx(8.0)
+    assert any("subsampled or padded" in p for p in model.privacy_.public)
