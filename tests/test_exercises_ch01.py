@@ -100,6 +100,20 @@ def test_zero_based_slip_is_not_called_a_floating_point_problem():
     assert typical and "Python indexes from 0" in typical[0] and "floating point" not in typical[0]
 
 
+def aps_default_sort(proba, qhat):
+    order = np.argsort(-proba, axis=1)              # quicksort: not stable beyond 16 elements
+    cum = np.cumsum(np.take_along_axis(proba, order, axis=1), axis=1)
+    out = np.zeros(proba.shape, dtype=bool)
+    np.put_along_axis(out, order, cum <= qhat, axis=1)
+    return out
+
+
+def test_aps_with_an_unstable_sort_fails_on_many_tied_classes():
+    result = check_aps_prediction_set(aps_default_sort, quiet=True)
+    assert not result
+    assert any("many tied classes" in line and "kind='stable'" in line for line in result.feedback), result.feedback
+
+
 def test_aps_with_strict_inequality_fails_where_a_mass_equals_qhat():
     result = check_aps_prediction_set(aps_strict, quiet=True)
     assert not result

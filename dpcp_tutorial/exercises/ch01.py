@@ -132,6 +132,11 @@ def _aps_cases(rng: np.random.Generator) -> list[Case]:
     tied = np.tile(np.array([[0.25, 0.25, 0.25, 0.125, 0.125]]), (5, 1))
     for row in tied:
         rng.shuffle(row)
+    # 32 classes with three distinct (dyadic) probabilities: NumPy's default sort is not stable beyond 16
+    # elements, so only a stable sort ranks equal classes by index here
+    many = np.tile(np.repeat([1.0, 2.0, 3.0], [8, 16, 8]) / 64, (20, 1))
+    for row in many:
+        rng.shuffle(row)
     return [
         Case("a small threshold", "qhat=0.3, 200 rows", proba=proba, qhat=0.3),
         Case("a typical threshold", "qhat=0.8, 200 rows", proba=proba, qhat=0.8),
@@ -139,6 +144,7 @@ def _aps_cases(rng: np.random.Generator) -> list[Case]:
         Case("a cumulative mass exactly equal to the threshold", f"qhat={on_mass}, 60 rows", proba=dyadic,
              qhat=on_mass),
         Case("tied probabilities", "qhat=0.5, 5 rows", proba=tied, qhat=0.5),
+        Case("many tied classes", "qhat=0.5, 32 classes, 20 rows", proba=many, qhat=0.5),
     ]
 
 
@@ -159,8 +165,8 @@ def check_aps_prediction_set(ctx, case) -> None:
 
     Expected: class :math:`y` is in the set when the probability mass of the classes ranked at or above it
     (by decreasing probability, ties broken by class index) is at most ``qhat``. Cases: three thresholds on
-    random probabilities, a threshold equal to a cumulative mass (where ``<`` and ``<=`` differ) and tied
-    probabilities.
+    random probabilities, a threshold equal to a cumulative mass (where ``<`` and ``<=`` differ), tied
+    probabilities, and 32 classes with many ties (where only a stable sort ranks equals by class index).
     """
     proba, qhat = case.proba, case.qhat
     expected = aps_prediction_set(proba, qhat)
@@ -185,6 +191,10 @@ def check_aps_prediction_set(ctx, case) -> None:
     elif case.kind == "tied probabilities" and _other_tie_break(proba, qhat, got):
         ctx.fail("with tied probabilities the classes are ranked by class index among equals (a stable sort of "
                  "-proba); the same rule must hold at calibration and prediction time", detail)
+    elif case.kind == "many tied classes" and np.array_equal(got.sum(1), expected.sum(1)):
+        ctx.fail("your sets have the right sizes but other classes among equal probabilities: rank equals by "
+                 "class index with a stable sort, np.argsort(-proba, axis=1, kind='stable') (NumPy's default "
+                 "sort is not stable for more than 16 classes)", detail)
     elif np.all(got >= expected) and np.array_equal(got.sum(1), np.minimum(expected.sum(1) + 1, proba.shape[1])):
         ctx.fail("your sets add one class too many: the last class you add already has an APS score above qhat",
                  detail)
