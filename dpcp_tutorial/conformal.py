@@ -212,6 +212,52 @@ def aps_score(proba, y) -> np.ndarray:
     return _aps_all_scores(proba)[np.arange(proba.shape[0]), y]
 
 
+def _private_classification_scores(score: str, proba, y) -> np.ndarray:
+    """The classification score of private records, defined for every model output (chapters 4 and 17).
+
+    ``proba`` is a model's output on private records and ``y`` their labels as
+    integer indices into its columns. Unlike :func:`lac_score` and
+    :func:`aps_score`, which refuse a bad input, this map never fails on a
+    value, so that no record can make a release raise while its neighbour
+    releases. It is a per-record rule:
+
+    * a row of ``proba`` that is not a probability vector -- a NaN or infinite
+      entry, a negative entry, or a sum farther than ``1e-6`` from 1 -- gives the
+      record the worst score 1;
+    * a label outside ``0..K-1`` (a class the model has no column for, so
+      probability 0) gives the worst score 1, as it does for LAC and APS;
+    * every other score is clipped to ``[0, 1]``.
+
+    A worst score can only raise a released threshold. Only the types and
+    shapes (public: the model and the schema) are checked, with messages that
+    quote no size or value.
+    """
+    score_fn = classification_score_functions(score)[0]
+    proba = _real_array(proba, "proba")
+    labels = np.asarray(y)
+    if labels.ndim != 1:
+        raise ValueError("y must be a 1-D array with one label per row of proba")
+    if labels.size and not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError("y must hold integer class indices 0..n_classes-1; encode labels with "
+                        "sklearn.preprocessing.LabelEncoder first")
+    if proba.ndim != 2 or proba.shape[0] != labels.shape[0] or proba.shape[1] == 0:
+        raise ValueError("the model's predict_proba must return a 2-D array with one row of class probabilities "
+                         "per record and one column per class")
+    n_classes = proba.shape[1]
+    with np.errstate(all="ignore"):
+        valid = (np.isfinite(proba).all(axis=1) & (proba >= 0).all(axis=1)
+                 & np.isclose(proba.sum(axis=1), 1.0, rtol=0.0, atol=1e-6))
+    known = (labels >= 0) & (labels < n_classes)
+    safe = np.where(valid[:, None], proba, 1.0 / n_classes)
+    rows = np.arange(labels.size)
+    index = np.where(known, labels, 0).astype(np.intp)
+    if score_fn is lac_score:
+        value = 1.0 - safe[rows, index]
+    else:
+        value = _aps_all_scores(safe)[rows, index]
+    return np.where(valid & known, np.clip(value, 0.0, 1.0), 1.0)
+
+
 def _check_qhat(qhat) -> float:
     """A threshold: a real number >= 0 (``inf`` is allowed: every label is then in the set)."""
     if isinstance(qhat, (float, np.floating)) and qhat == math.inf:

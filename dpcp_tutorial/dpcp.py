@@ -57,6 +57,8 @@ from ._counts import check_scores_or_histogram
 from .accounting import Spend, make_account, trainer_account
 from .training import check_classes, trainer_privacy_account
 from .conformal import check_label_array, classification_score_functions, conformal_quantile
+from .conformal import _private_classification_scores
+from ._validation import silenced_model
 from .mechanisms import check_sampler
 from .private_split import (
     _BOUND_ADVICE,
@@ -454,7 +456,8 @@ class _DPCPBase(BaseEstimator):
                 raise ValueError(f"the trainer reports delta={delta1:.3g} above the total delta={delta:.3g}")
             self.alpha1_, self.alpha0_ = self._levels(n, epsilon, epsilon1, delta1)
         epsilon2 = epsilon - epsilon1
-        scores = self._scores(self.estimator_, X, y)
+        with silenced_model():       # the trained model on the private records: none of its warnings escapes
+            scores = self._scores(self.estimator_, X, y)
         self.qhat_ = private_quantile(scores, self.alpha1_, epsilon2, bins=self.bins,
                                       rng=None if sampler == "opendp" else rng, n=None if self.n is None else n,
                                       variant=self.variant, sampler=sampler)
@@ -718,8 +721,8 @@ class DPCPClassifier(_DPCPBase):
         self.sampler = sampler
 
     def _scores(self, model, X, y):
-        score_fn, _ = _score_functions(self.score)
-        return score_fn(model.predict_proba(X), _encode(model, y))
+        # a NaN or non-probability row of the model's output gives that record the worst score (never an error)
+        return _private_classification_scores(self.score, model.predict_proba(X), _encode(model, y))
 
     def _public(self):
         return (f"score = {self.score!r}", f"classes = {np.asarray(self.classes_).tolist()}")

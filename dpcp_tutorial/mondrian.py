@@ -52,7 +52,7 @@ from ._validation import (
 )
 from .accounting import ReleaseWarning, Spend, make_account
 from .calibrators import laplace_histogram_quantile, opendp_quantile
-from .conformal import _SplitConformalBase, classification_score_functions
+from .conformal import _private_classification_scores, _SplitConformalBase, classification_score_functions
 from .private_split import _subsample_or_pad, pps_private_quantile
 from .quantile import private_quantile, private_quantile_level
 from .training import _encode_labels
@@ -301,7 +301,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     def calibrate(self, X, y):
         """Release the per-class thresholds ``qhat_`` from the calibration data."""
         alpha, epsilon, bins, share, zeta = self._check_settings()
-        score_fn = self._score_fn()
+        self._score_fn()                 # checks score
         X = check_2d(X, "X")
         classes_, index = _encode_labels(y, self.classes, type(self).__name__)
         check_same_length(("X", X), ("y", index))
@@ -310,8 +310,9 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         gen = check_random_state(self.rng)
         # child generators: the caller's generator advances by the same amount for every data set
         seeds = gen.integers(0, 2**63 - 1, size=2 * n_classes + 1)
-        proba = self.predict_proba(X)
-        scores = np.clip(score_fn(proba, index), 0.0, 1.0)
+        with silenced_model():
+            proba = self.predict_proba(X)
+        scores = _private_classification_scores(self.score, proba, index)
         counts = np.bincount(index, minlength=n_classes)             # counting first ...
         if isinstance(self.class_sizes, str):
             if self.class_sizes != "private":

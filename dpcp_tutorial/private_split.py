@@ -76,9 +76,15 @@ from ._validation import (
     check_same_length,
     check_scalar,
     require,
+    silenced_model,
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
-from .conformal import _SplitConformalBase, check_label_array, classification_score_functions
+from .conformal import (
+    _private_classification_scores,
+    _SplitConformalBase,
+    check_label_array,
+    classification_score_functions,
+)
 from .mechanisms import _normalise, gumbel_max_sample
 
 __all__ = [
@@ -972,7 +978,9 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
         bound = _check_bound(self.bound)
         X, y = self._calibration_arrays(X, y, lambda v, empty: check_1d(v, "y", allow_empty=empty))
-        pred = self._fitted_estimator().predict(X) if X.shape[0] else np.empty(0)
+        model = self._fitted_estimator()
+        with silenced_model():
+            pred = model.predict(X) if X.shape[0] else np.empty(0)
         scores = _clipped_residual_scores(y, pred, bound)
         return self._release(scores, (f"bound B = {bound:g}",), "every interval is (-inf, inf)")
 
@@ -1032,10 +1040,13 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
 
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
-        score_fn, _ = self._score_functions()
+        self._score_functions()
         X, y = self._calibration_arrays(X, y, lambda v, empty: check_label_array(v, allow_empty=empty))
         if X.shape[0]:
-            scores = np.clip(score_fn(self._fitted_estimator().predict_proba(X), y), 0.0, 1.0)
+            model = self._fitted_estimator()
+            with silenced_model():
+                proba = model.predict_proba(X)
+            scores = _private_classification_scores(self.score, proba, y)
         else:
             scores = np.empty(0)
         return self._release(scores, (f"score = {self.score!r}", "the label set 0..K-1"),
