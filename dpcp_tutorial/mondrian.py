@@ -49,6 +49,7 @@ from ._validation import (
     check_random_state,
     check_scalar,
     check_same_length,
+    silenced_model,
 )
 from .accounting import ReleaseWarning, Spend, make_account
 from .calibrators import laplace_histogram_quantile, opendp_quantile
