@@ -169,27 +169,37 @@ def check_bool(value, name: str) -> bool:
     return bool(value)
 
 
-def _real_array(values, name: str) -> np.ndarray:
-    """``values`` as a float array, refusing strings, complex numbers and other non-real entries (TypeError).
+def as_array(values, name: str) -> np.ndarray:
+    """``np.asarray(values)`` for any kind of values (numbers, labels), refusing what it would misread (TypeError).
 
     A masked array is refused: ``np.asarray`` would drop its mask and count the
-    masked entries as data. Missing values of pandas (``pd.NA``, ``NaT``, a
-    nullable column holding ``<NA>``) are refused like ``None``; ragged lists
-    and generators are refused by name.
+    masked entries as data. An iterator or generator is refused (``np.asarray``
+    would wrap it as one opaque object), and so is a ragged sequence (rows of
+    different lengths), each with a message that names ``name``.
     """
     if isinstance(values, np.ma.MaskedArray):
         raise TypeError(f"{name} is a masked array: its masked entries would be counted as data; pass "
                         f"{name}.compressed() (the unmasked entries) or {name}.filled(value) explicitly")
     if isinstance(values, collections.abc.Iterator):
-        raise TypeError(f"{name} must be an array of real numbers, got an iterator or generator; pass a list or "
-                        "an array (e.g. np.fromiter(...))")
+        raise TypeError(f"{name} must be an array, got an iterator or generator; pass a list or an array "
+                        "(e.g. np.fromiter(...))")
     try:
-        raw = np.asarray(values)
+        return np.asarray(values)
     except (TypeError, ValueError) as exc:
         if "inhomogeneous" in str(exc) or "sequence" in str(exc):
-            raise TypeError(f"{name} must be an array of real numbers with rows of equal length (got a ragged "
-                            "sequence); pad or split it first") from None
+            raise TypeError(f"{name} must be an array with rows of equal length (got a ragged sequence); pad or "
+                            "split it first") from None
         raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
+
+
+def _real_array(values, name: str) -> np.ndarray:
+    """``values`` as a float array, refusing strings, complex numbers and other non-real entries (TypeError).
+
+    The refusals of :func:`as_array` apply (masked arrays, iterators, ragged
+    sequences); missing values of pandas (``pd.NA``, ``NaT``, a nullable
+    column holding ``<NA>``) are refused like ``None``.
+    """
+    raw = as_array(values, name)
     kind = raw.dtype.kind
     if kind == "c":
         raise TypeError(f"{name} must hold real numbers, got complex values; take .real or abs() explicitly")

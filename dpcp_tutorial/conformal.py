@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
     _real_array,
+    as_array,
     check_1d,
     check_2d,
     check_alpha,
@@ -146,7 +147,7 @@ def _check_proba(proba) -> np.ndarray:
 
 
 def _check_labels(y, n_classes: int, n: int) -> np.ndarray:
-    y = np.asarray(y)
+    y = as_array(y, "y")
     if y.ndim != 1 or y.size != n:   # no sizes or values in messages: the labels may be private
         raise ValueError("y must be a 1-D array with one label per row of proba")
     if not np.issubdtype(y.dtype, np.integer):
@@ -163,7 +164,7 @@ def check_label_array(y, *, allow_empty: bool = False) -> np.ndarray:
 
     The messages quote no size or value: the labels may be private.
     """
-    y = np.asarray(y)
+    y = as_array(y, "y")
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-D array of class labels, one per row of X, got a {y.ndim}-D array")
     if y.size == 0 and not allow_empty:
@@ -234,7 +235,7 @@ def _private_classification_scores(score: str, proba, y) -> np.ndarray:
     """
     score_fn = classification_score_functions(score)[0]
     proba = _real_array(proba, "proba")
-    labels = np.asarray(y)
+    labels = as_array(y, "y")
     if labels.ndim != 1:
         raise ValueError("y must be a 1-D array with one label per row of proba")
     if labels.size and not np.issubdtype(labels.dtype, np.integer):
@@ -399,7 +400,7 @@ def interval_width(intervals) -> np.ndarray:
 
 def _check_sets(sets) -> np.ndarray:
     """Prediction sets: a boolean (or 0/1 integer) matrix of shape (n, K), as returned by ``predict_set``."""
-    arr = np.asarray(sets)
+    arr = as_array(sets, "sets")
     if arr.ndim != 2:
         raise ValueError(f"sets must be a boolean matrix of shape (n, K), got shape {arr.shape}; "
                          "one row per test point, one column per class")

@@ -58,7 +58,7 @@ from .accounting import Spend, make_account, trainer_account
 from .training import check_classes, trainer_privacy_account
 from .conformal import check_label_array, classification_score_functions, conformal_quantile
 from .conformal import _private_classification_scores
-from ._validation import silenced_model
+from ._validation import as_array, silenced_model
 from .mechanisms import check_sampler
 from .private_split import (
     _BOUND_ADVICE,
@@ -274,7 +274,7 @@ def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bo
         Boolean; column order is ``model.classes_``.
     """
     check_dp_trainer(trainer)
-    X, y = check_2d(X, "X"), np.asarray(y)
+    X, y = check_2d(X, "X"), as_array(y, "y")
     X_test = check_2d(X_test, "X_test")
     score_fn, set_fn = _score_functions(score)
     model = _fit_trainer(trainer, X, y, check_random_state(rng))
@@ -655,7 +655,7 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
         return normalised_residual_score(y, model.predict(X), self.bound)
 
     def _public(self):
-        return (f"bound B = {self.bound:g}",)
+        return (f"bound B = {float(self.bound):g}",)
 
     def fit(self, X, y):
         """Train on all the data and release the private threshold (and ``privacy_``)."""
@@ -895,7 +895,7 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         self.counts_ = counts + rng.laplace(scale=self.count_scale_, size=n_bins)
         self.privacy_ = trainer_privacy_account(
             "DP regressogram (Laplace bin sums and counts)", epsilon, 0.0,
-            (f"feature range [{self.low:g}, {self.high:g}]", f"y_bound = {bound:g}", f"n_bins = {n_bins}",
+            (f"feature range [{float(self.low):g}, {float(self.high):g}]", f"y_bound = {bound:g}", f"n_bins = {n_bins}",
              "the record count is not used"))
         return self
 

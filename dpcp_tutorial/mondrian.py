@@ -40,6 +40,7 @@ import numpy as np
 
 from ._validation import (
     RandomLike,
+    as_array,
     check_2d,
     check_alpha,
     check_bool,
@@ -125,7 +126,7 @@ def noisy_class_counts(counts, epsilon: float, rng: RandomLike = None) -> np.nda
         Integer values, stored as floats so that the noise of a tiny
         ``epsilon`` never overflows.
     """
-    counts = np.asarray(counts)
+    counts = as_array(counts, "counts")
     if counts.ndim != 1 or counts.dtype.kind not in "iu" or np.any(counts < 0):
         raise ValueError("counts must be a 1-D array of non-negative integers")
     if counts.size == 0:
@@ -362,7 +363,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
                 notes=("replace-one within a class (class sizes public): a record keeps its class",))
         counts = Spend("noisy class counts (discrete Laplace)", (count_eps, 0.0), (2.0 * count_eps, 0.0))
         return make_account([counts, *thresholds], relation="add/remove", chapter="chapter 17",
-                            public=public + [f"count_share = {self.count_share:g}", f"count_failure zeta = {zeta:.4g}"],
+                            public=public + [f"count_share = {float(self.count_share):g}", f"count_failure zeta = {zeta:.4g}"],
                             notes=("each record's class (its label) decides its calibration part: a per-record rule",))
 
     def predict_set(self, X) -> np.ndarray:

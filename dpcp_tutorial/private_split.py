@@ -919,7 +919,10 @@ _PRIVACY_NOTES = """
     :math:`\\max(RO, AR_{\\text{model}} + AR_{\\text{cal}})`. No branch, warning or
     error of :meth:`calibrate` depends on private values beyond the data-domain
     checks (one fixed message each); the :class:`~dpcp_tutorial.ReleaseWarning`
-    depends on the release only.
+    depends on the release only. The model runs on the calibration records
+    inside :func:`~dpcp_tutorial._validation.silenced_model`: its own warnings
+    (overflow, convergence, feature names ...) are dropped, and its outputs
+    are mapped to public bounds (NaN and infinite outputs included).
 
     **Coverage** (chapter 4). Given the training part, the calibration scores
     and a test score are exchangeable and the mechanism's noise, tie-break and
@@ -1007,7 +1010,11 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
     ----------
     estimator : scikit-learn classifier with ``predict_proba``
         Labels must be the integers 0..K-1 (the public label set, in the
-        order of the probability columns).
+        order of the probability columns). At calibration, an integer label
+        the model has no column for (a class it never saw) has probability 0,
+        hence the worst score 1, and a row of ``predict_proba`` that is not a
+        probability vector (NaN, infinite, negative, not summing to 1) gives
+        its record the worst score: no record can make :meth:`calibrate` fail.
     alpha, epsilon
         As in :class:`PrivateSplitConformalRegressor`.
     score : {"lac", "aps"}

@@ -305,6 +305,9 @@ def _blocks(collection, ndim: int, name: str) -> list:
                         f"{type(collection).__name__}; for in-memory data use the functions of dpcp_tutorial "
                         "directly (or wrap the array with dask.array.from_array)")
     _check_dtype(collection.dtype, name)
+    if isinstance(getattr(collection, "_meta", None), np.ma.MaskedArray):      # public: the array's type
+        raise TypeError(f"{name} is a masked Dask array: its masked entries would be counted as data; pass "
+                        f"{name}[~da.ma.getmaskarray({name})] or da.ma.filled({name}, value) explicitly")
     if collection.ndim != ndim:
         shape = "(n,)" if ndim == 1 else "(n, d)"
         raise ValueError(f"{name} must be a {ndim}-D Dask array of shape {shape}, got {collection.ndim} "
