@@ -408,6 +408,10 @@ MODES = {
                                                             sampler="opendp")),
     "exponential_mechanism[opendp]": ("exponential_mechanism", dict(utilities=np.arange(5.0), sensitivity=1.0,
                                                                     epsilon=1.0, sampler="opendp")),
+    # beta > 1/2 with a size that fits in int8: n * (n + 1) wraps around in a NumPy int8 or int16
+    "algorithm1_add_remove_loss[beta>1/2]": ("algorithm1_add_remove_loss", dict(beta=0.6, n=90, epsilon=2.0)),
+    "private_quantile_privacy_loss[beta>1/2]": ("private_quantile_privacy_loss", dict(beta=0.6, n=90, epsilon=2.0,
+                                                                                      bins=50)),
     "tukey_depth_regions[truncated]": ("tukey_depth_regions", dict(data=TUKEY, box=BOX, epsilon=1.0,
                                                                    tail_mass=1e-3)),
 }
