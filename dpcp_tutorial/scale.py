@@ -290,6 +290,15 @@ def _check_dtype(dtype, name: str) -> None:
                         "columns with .astype(float) first")
 
 
+def _partition_values(part) -> np.ndarray:
+    """A pandas partition as a float array; a missing value of a nullable column (``pd.NA``) is read as NaN.
+
+    The missing value then meets the data-domain check of the release like any NaN (one fixed message), instead
+    of failing inside the conversion on the partitions that happen to hold one.
+    """
+    return part.to_numpy(dtype=float, na_value=np.nan)
+
+
 def _blocks(collection, ndim: int, name: str) -> list:
     """The partitions of a Dask collection as delayed NumPy arrays (rows never split across columns)."""
     if isinstance(collection, (dd.Series, dd.DataFrame)):
@@ -299,7 +308,7 @@ def _blocks(collection, ndim: int, name: str) -> list:
         if ndim == 1 and isinstance(collection, dd.DataFrame):
             raise ValueError(f"{name} must be a Dask Series or a 1-D Dask array, got a DataFrame; select a column")
         parts = collection.to_delayed()
-        return [dask.delayed(np.asarray)(p, dtype=float) for p in parts]
+        return [dask.delayed(_partition_values)(p) for p in parts]
     if not isinstance(collection, da.Array):
         raise TypeError(f"{name} must be a dask.array.Array or a Dask DataFrame/Series, got "
                         f"{type(collection).__name__}; for in-memory data use the functions of dpcp_tutorial "
