@@ -223,8 +223,8 @@ def _private_classification_scores(score: str, proba, y) -> np.ndarray:
     releases. It is a per-record rule:
 
     * a row of ``proba`` that is not a probability vector -- a NaN or infinite
-      entry, a negative entry, or a sum farther than ``1e-6`` from 1 -- gives the
-      record the worst score 1;
+      entry, a negative entry, or a sum that is not 1 within the tolerance that
+      :func:`lac_score` accepts -- gives the record the worst score 1;
     * a label outside ``0..K-1`` (a class the model has no column for, so
       probability 0) gives the worst score 1, as it does for LAC and APS;
     * every other score is clipped to ``[0, 1]``.
@@ -247,7 +247,7 @@ def _private_classification_scores(score: str, proba, y) -> np.ndarray:
     n_classes = proba.shape[1]
     with np.errstate(all="ignore"):
         valid = (np.isfinite(proba).all(axis=1) & (proba >= 0).all(axis=1)
-                 & np.isclose(proba.sum(axis=1), 1.0, rtol=0.0, atol=1e-6))
+                 & np.isclose(proba.sum(axis=1), 1.0, atol=1e-6))       # the tolerance of lac_score's check
     known = (labels >= 0) & (labels < n_classes)
     safe = np.where(valid[:, None], proba, 1.0 / n_classes)
     rows = np.arange(labels.size)

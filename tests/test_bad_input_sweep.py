@@ -25,6 +25,15 @@ Outcomes (``_outcome``):
 * anything else (``ZeroDivisionError``, ``IndexError``, ``MemoryError``, an
   ``OverflowError``, a numpy warning ...) is an unhelpful crash.
 
+Other kinds of the same value (``_other_kinds``, ``test_other_kinds_of_value``): each valid value is also passed
+as the types users bring -- NumPy scalars of every dtype (int8 ... uint64, float16, float32, longdouble, bool_),
+0-d arrays, ``Fraction``, ``Decimal``, ``pd.NA``/``pd.NaT``, nullable ``Float64``/``Int64`` columns (with and
+without ``<NA>``), categorical and string columns, ``np.matrix``, masked arrays, float16/float32/longdouble
+arrays, read-only, non-contiguous and Fortran-ordered arrays, lists, ragged lists, generators, datetime arrays,
+and ``SeedSequence``/``PCG64``/``RandomState`` for ``rng``. A value with a plain equivalent must give the plain
+value's result (to 1e-9: BLAS may sum another memory layout in another order) or be refused by name; a value
+without one (a masked entry, a missing value, a generator ...) must be refused by name.
+
 Rows are (callable, parameter). A row that fails in a module this file's owner does not
 own is marked ``xfail(strict=True)`` with the owning helper and what fails (``XFAIL``),
 so it turns into a failure the moment it is fixed and the mark must go.
