@@ -895,8 +895,8 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         self.counts_ = counts + rng.laplace(scale=self.count_scale_, size=n_bins)
         self.privacy_ = trainer_privacy_account(
             "DP regressogram (Laplace bin sums and counts)", epsilon, 0.0,
-            (f"feature range [{float(self.low):g}, {float(self.high):g}]", f"y_bound = {bound:g}", f"n_bins = {n_bins}",
-             "the record count is not used"))
+            (f"feature range [{float(self.low):g}, {float(self.high):g}]", f"y_bound = {bound:g}",
+             f"n_bins = {n_bins}", "the record count is not used"))
         return self
 
     def predict(self, X) -> np.ndarray:

@@ -363,7 +363,8 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
                 notes=("replace-one within a class (class sizes public): a record keeps its class",))
         counts = Spend("noisy class counts (discrete Laplace)", (count_eps, 0.0), (2.0 * count_eps, 0.0))
         return make_account([counts, *thresholds], relation="add/remove", chapter="chapter 17",
-                            public=public + [f"count_share = {float(self.count_share):g}", f"count_failure zeta = {zeta:.4g}"],
+                            public=public + [f"count_share = {float(self.count_share):g}",
+                                             f"count_failure zeta = {zeta:.4g}"],
                             notes=("each record's class (its label) decides its calibration part: a per-record rule",))
 
     def predict_set(self, X) -> np.ndarray:

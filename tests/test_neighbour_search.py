@@ -243,8 +243,8 @@ MODEL_ENTRIES = {
         CLF, _pool(3)),
     "MondrianPrivateConformalClassifier.calibrate (aps, laplace)": (
         _calibrate(dp.MondrianPrivateConformalClassifier(_CLF_MODEL, classes=[0, 1, 2], alpha=0.2, epsilon=5.0,
-                                                         score="aps", calibrator="laplace_histogram", bins=20, prefit=True,
-                                                         rng=0), True),
+                                                         score="aps", calibrator="laplace_histogram", bins=20,
+                                                         prefit=True, rng=0), True),
         CLF, _pool(3)),
     "PrivateNormalizedConformalRegressor.calibrate": (
         _calibrate(dp.PrivateNormalizedConformalRegressor(_REG_MODEL, _SCALE_MODEL, 0.2, 2.0, y_bound=3.0,
@@ -321,8 +321,8 @@ PLAIN_ENTRIES = {
                            REG, _pool()),
     "DPSGDRegressor.fit": (lambda r: dp.DPSGDRegressor(steps=5, x_bound=1.0, y_bound=3.0, expected_batch_size=8.0,
                                                        rng=0).fit(*_xy(r)), REG, _pool()),
-    "DPSGDClassifier.fit": (lambda r: dp.DPSGDClassifier(steps=5, x_bound=1.0, expected_batch_size=8.0, classes=[0, 1, 2],
-                                                         rng=0).fit(*_xc(r)), CLF, _pool(3)),
+    "DPSGDClassifier.fit": (lambda r: dp.DPSGDClassifier(steps=5, x_bound=1.0, expected_batch_size=8.0,
+                                                         classes=[0, 1, 2], rng=0).fit(*_xc(r)), CLF, _pool(3)),
     "DPSGDQuantileRegressor.fit": (lambda r: dp.DPSGDQuantileRegressor(steps=5, x_bound=1.0, expected_batch_size=8.0,
                                                                        rng=0).fit(*_xy(r)), REG, _pool()),
     "dpcp_interval": (lambda r: dp.dpcp_interval(MarkedRidge(x_bound=1.0, y_bound=3.0), *_xy(r), np.zeros((2, 2)),
