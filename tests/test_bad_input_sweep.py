@@ -982,7 +982,7 @@ def _other_kinds(kind, good):
                 ("datetime64", "bad", np.datetime64("2020-01-01"))]
         if g.is_integer():
             out += _numpy_ints(int(g))
-    elif kind in ("int", "int0", "m", "seed") and isinstance(good, int) and not isinstance(good, bool):
+    elif kind in ("int", "int0", "m", "seed", "bins") and isinstance(good, int) and not isinstance(good, bool):
         out += _numpy_ints(good)
         out += [("0-d array", "same", np.array(good), good), ("Fraction", "same", Fraction(good), good),
                 ("np.bool_", "bad", np.bool_(True)), ("pd.NA", "bad", pd.NA), ("np.float64", "bad", np.float64(good))]
