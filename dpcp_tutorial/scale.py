@@ -547,11 +547,12 @@ def _partition_scores(frame, model, features, target, kind, bound):
     """Map step: the conformal scores of one partition; a score that cannot be computed is 1 (never an error).
 
     The model runs inside :func:`~dpcp_tutorial._validation.silenced_model` (its warnings are dropped). When it
-    refuses the partition as a whole (it raises: an unknown category of a one-hot encoder, a value it cannot
-    parse), every record of the partition is scored alone, and a record that the model refuses alone gets
-    the worst score 1. The score of a record is thus the model's output on that record, or 1 where the model
+    refuses a batch of records (it raises: an unknown category of a one-hot encoder, a value it cannot parse),
+    the batch is halved and each half scored again, down to single records; a record that the model refuses
+    alone gets the worst score 1. The score of a record is thus the model's output on it, or 1 where the model
     refuses it alone: a function of the record only, whatever the other records are (a row-wise model gives a
-    record the same output in a batch and alone, up to the summation order of its floating-point kernels).
+    record the same output in any batch, up to the summation order of its floating-point kernels), at the cost
+    of about ``log2(size)`` extra model calls per refused record.
     """
     series = type(frame[target])                # pandas.Series, without importing pandas here
     scores = np.ones(len(frame))
@@ -560,21 +561,21 @@ def _partition_scores(frame, model, features, target, kind, bound):
         return series(scores, index=frame.index, name=target + "_score")
     rows = frame[ok] if not ok.all() else frame
     with silenced_model():
-        try:
-            value = _batch_scores(rows, model, features, target, kind, bound)
-        except Exception:                       # noqa: BLE001 - any refusal of the model, never quoted
-            value = np.array([_single_score(rows.iloc[i:i + 1], model, features, target, kind, bound)
-                              for i in range(len(rows))])
-    scores[ok] = value
+        scores[ok] = _scores_or_halves(rows, model, features, target, kind, bound)
     return series(scores, index=frame.index, name=target + "_score")
 
 
-def _single_score(row, model, features, target, kind, bound) -> float:
-    """The score of one record scored alone; 1 if the model refuses it."""
+def _scores_or_halves(rows, model, features, target, kind, bound) -> np.ndarray:
+    """The scores of ``rows`` in one model call, or of each half when the model refuses them; 1 for a record
+    the model refuses alone."""
     try:
-        return float(_batch_scores(row, model, features, target, kind, bound)[0])
-    except Exception:                           # noqa: BLE001 - the record's own refusal: the worst score
-        return 1.0
+        return _batch_scores(rows, model, features, target, kind, bound)
+    except Exception:                           # noqa: BLE001 - any refusal of the model, never quoted
+        if len(rows) == 1:
+            return np.ones(1)
+        half = len(rows) // 2
+        return np.concatenate([_scores_or_halves(rows.iloc[:half], model, features, target, kind, bound),
+                               _scores_or_halves(rows.iloc[half:], model, features, target, kind, bound)])
 
 
 def model_scores(frame, model, features, target: str, kind: str = "residual", bound: float | None = None):
@@ -591,9 +592,9 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
     output, a label the classifier does not know (not in ``model.classes_``),
     a record the model refuses (a category a one-hot encoder has not seen, a
     missing category) -- gets the largest score, 1, which can only raise the
-    threshold. The rule is per record: when the model refuses a partition as a
-    whole, each of its records is scored alone, and a record the model
-    refuses alone gets 1. The model's own warnings (overflow, convergence,
+    threshold. The rule is per record: when the model refuses a batch of
+    records, the batch is halved and each half scored again, down to single
+    records, and a record the model refuses alone gets 1. The model's own warnings (overflow, convergence,
     feature names ...) are dropped (:func:`~dpcp_tutorial._validation.silenced_model`).
     No message ever quotes a label, a category, a value or a count.
 

@@ -19,6 +19,12 @@ non-probability rows for one record, whose output overflows (NumPy's overflow wa
 has not seen and missing categories, and the data extremes of tests/test_bad_input_sweep.py that lie inside the
 domain (values of magnitude 1e100, 1e-300, denormals, exact ties, scores 0 and 1, infinite scores where the
 calibrator clips them). Any other exception (an IndexError, an OverflowError ...) fails the test as a crash.
+
+The domains are those the entry points document: finite features and responses of magnitude at most 1e100,
+scores in [0, 1] (the clipping calibrators: any score), and labels in the public label set where there is one
+(``classes=`` of the Mondrian classifier, the DP classifiers and DPCP: a label outside it is refused with one
+message for every such data set, tests/test_private_errors.py). The private split classifier has no label set of
+its own: a label the model has no column for is in its domain and takes the worst score.
 """
 
 from __future__ import annotations
@@ -522,3 +528,36 @@ def test_a_missing_value_of_a_nullable_dask_column_is_refused_like_nan():
     scores[7] = pd.NA
     with pytest.raises(ValueError, match="scores contains NaN"):
         scale.private_quantile(dd.from_pandas(scores, npartitions=2), 0.1, 1.0, bins=20, n=100, rng=0)
+
+
+def test_a_record_the_encoder_refuses_scores_one_and_the_others_score_as_alone():
+    """model_scores' per-record rule: in a partition holding unseen and missing categories, each record gets its
+    score alone (the model's output, or 1 where the model refuses it), and no category is quoted anywhere."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from dpcp_tutorial import scale
+
+    gen = np.random.default_rng(11)
+    train = pd.DataFrame({"city": gen.choice(["a", "b"], 40), "x0": gen.normal(size=40)})
+    model = make_pipeline(make_column_transformer((OneHotEncoder(), ["city"]), remainder="passthrough"),
+                          Ridge()).fit(train, train.x0 + (train.city == "a"))
+    frame = pd.DataFrame({"city": ["a", "b", "secret-city", "a", None, "b", "a", "another", "b"],
+                          "x0": np.linspace(-1, 1, 9), "y": np.linspace(0, 2, 9)})
+
+    def scores(f):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = scale.model_scores(dd.from_pandas(f, npartitions=1), model, ["city", "x0"], "y",
+                                     bound=3.0).compute(scheduler="sync").to_numpy()
+        assert not [w for w in caught if "secret" in str(w.message)]
+        return out
+
+    together = scores(frame)
+    alone = np.array([scores(frame.iloc[i:i + 1])[0] for i in range(len(frame))])
+    np.testing.assert_allclose(together, alone, rtol=1e-12, atol=0)
+    assert np.array_equal(together == 1.0, np.isin(np.arange(9), [2, 4, 7]))
