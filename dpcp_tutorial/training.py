@@ -518,7 +518,7 @@ def check_classes(classes, owner: str) -> np.ndarray:
                          "classes happen to occur")
     if isinstance(classes, (str, bytes)) or np.ndim(classes) != 1:
         raise TypeError(f"classes must be a 1-D list of labels, got {type(classes).__name__}")
-    values = np.asarray(classes)
+    values = as_array(classes, "classes")
     if values.dtype.kind == "c" or (values.dtype.kind == "f" and not np.all(np.isfinite(values))):
         raise ValueError("classes must be finite real labels or strings")
     classes_ = np.unique(values)

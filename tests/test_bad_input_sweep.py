@@ -986,6 +986,11 @@ def _other_kinds(kind, good):
         out += _numpy_ints(good)
         out += [("0-d array", "same", np.array(good), good), ("Fraction", "same", Fraction(good), good),
                 ("np.bool_", "bad", np.bool_(True)), ("pd.NA", "bad", pd.NA), ("np.float64", "bad", np.float64(good))]
+    elif kind == "classes" and isinstance(good, list) and good:
+        masked = np.ma.array(good, mask=[False] * (len(good) - 1) + [True])
+        out += [("array", "same", np.array(good), good), ("tuple", "same", tuple(good), good),
+                ("np.int8 array", "same", np.array(good, dtype=np.int8), good),
+                ("masked entry", "bad", masked), ("generator", "bad", (c for c in good))]
     elif kind == "bool" and isinstance(good, bool):
         out += [("np.bool_", "same", np.bool_(good), good), ("pd.NA", "bad", pd.NA)]
     elif kind == "rng":
