@@ -37,6 +37,24 @@ below are therefore split into two kinds:
   (tests/test_private_errors.py checks this). Normalise with a public bound and
   clip *before* calling (``np.minimum(residuals / B, 1)``), and the domain
   check never fires.
+
+Kinds of values
+---------------
+NumPy scalars of every dtype are read as the Python ``int`` or ``float`` they
+equal (so that sizes never wrap around in a NumPy integer), and so is a
+``Fraction`` where a real number is expected; 0-d arrays, ``Decimal``,
+``pd.NA``, ``NaT`` and NumPy bools are refused as numbers. Arrays may be lists, read-only, non-contiguous, float16 to longdouble,
+pandas columns (nullable ones without ``<NA>``); a masked array, an iterator,
+a ragged sequence or a missing value is refused by name (:func:`as_array`).
+``rng`` may also be a ``SeedSequence`` or a bit generator, never NumPy's
+legacy ``RandomState``.
+
+Models on private records
+-------------------------
+A model evaluated on private records (a calibration step, a one-call release,
+the partition scores at scale) runs inside :func:`silenced_model`: its own
+warnings are dropped, since one record could trigger them, and its outputs are
+mapped to public bounds by the caller.
 """
 
 from __future__ import annotations
