@@ -561,3 +561,8 @@ def test_a_record_the_encoder_refuses_scores_one_and_the_others_score_as_alone()
     alone = np.array([scores(frame.iloc[i:i + 1])[0] for i in range(len(frame))])
     np.testing.assert_allclose(together, alone, rtol=1e-12, atol=0)
     assert np.array_equal(together == 1.0, np.isin(np.arange(9), [2, 4, 7]))
+    nullable = frame.assign(x0=pd.array([None, *frame.x0[1:]], dtype="Float64"),
+                            y=pd.array([*frame.y[:-1], None], dtype="Float64"))     # pd.NA: a missing value
+    holed = scores(nullable)
+    assert holed[0] == holed[-1] == 1.0
+    np.testing.assert_allclose(holed[1:-1], together[1:-1], rtol=1e-12, atol=0)
