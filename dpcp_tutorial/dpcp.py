@@ -456,8 +456,7 @@ class _DPCPBase(BaseEstimator):
                 raise ValueError(f"the trainer reports delta={delta1:.3g} above the total delta={delta:.3g}")
             self.alpha1_, self.alpha0_ = self._levels(n, epsilon, epsilon1, delta1)
         epsilon2 = epsilon - epsilon1
-        with silenced_model():       # the trained model on the private records: none of its warnings escapes
-            scores = self._scores(self.estimator_, X, y)
+        scores = self._scores(self.estimator_, X, y)
         self.qhat_ = private_quantile(scores, self.alpha1_, epsilon2, bins=self.bins,
                                       rng=None if sampler == "opendp" else rng, n=None if self.n is None else n,
                                       variant=self.variant, sampler=sampler)
@@ -652,7 +651,9 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
         self.sampler = sampler
 
     def _scores(self, model, X, y):
-        return normalised_residual_score(y, model.predict(X), self.bound)
+        with silenced_model():       # the trained model on the private records: none of its warnings escapes
+            pred = model.predict(X)
+        return normalised_residual_score(y, pred, self.bound)
 
     def _public(self):
         return (f"bound B = {float(self.bound):g}",)
@@ -721,8 +722,10 @@ class DPCPClassifier(_DPCPBase):
         self.sampler = sampler
 
     def _scores(self, model, X, y):
+        with silenced_model():       # the trained model on the private records: none of its warnings escapes
+            proba = model.predict_proba(X)
         # a NaN or non-probability row of the model's output gives that record the worst score (never an error)
-        return _private_classification_scores(self.score, model.predict_proba(X), _encode(model, y))
+        return _private_classification_scores(self.score, proba, _encode(model, y))
 
     def _public(self):
         return (f"score = {self.score!r}", f"classes = {np.asarray(self.classes_).tolist()}")
