@@ -28,6 +28,8 @@ Other edges use a binary search for every score.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import collections.abc
+
 import numpy as np
 
 from ._validation import _real_array, check_1d, check_bool
@@ -141,6 +143,8 @@ def _as_float_vector(scores) -> np.ndarray | None:
     An object array is converted by the package's shared rule (``_validation._real_array``): entries that
     are all real numbers become floats, any other entry is a ``TypeError``, as everywhere else.
     """
+    if isinstance(scores, (np.ma.MaskedArray, collections.abc.Iterator)):
+        return _real_array(scores, "scores")      # refused by name (a mask would be dropped)
     try:
         arr = np.asarray(scores)
     except (TypeError, ValueError):

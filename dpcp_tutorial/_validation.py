@@ -37,17 +37,39 @@ below are therefore split into two kinds:
   (tests/test_private_errors.py checks this). Normalise with a public bound and
   clip *before* calling (``np.minimum(residuals / B, 1)``), and the domain
   check never fires.
+
+Kinds of values
+---------------
+NumPy scalars of every dtype are read as the Python ``int`` or ``float`` they
+equal (so that sizes never wrap around in a NumPy integer), and so is a
+``Fraction`` where a real number is expected; 0-d arrays, ``Decimal``,
+``pd.NA``, ``NaT`` and NumPy bools are refused as numbers. Arrays may be lists, read-only, non-contiguous, float16 to longdouble,
+pandas columns (nullable ones without ``<NA>``); a masked array, an iterator,
+a ragged sequence or a missing value is refused by name (:func:`as_array`).
+``rng`` may also be a ``SeedSequence`` or a bit generator, never NumPy's
+legacy ``RandomState``.
+
+Models on private records
+-------------------------
+A model evaluated on private records (a calibration step, a one-call release,
+the partition scores at scale) runs inside :func:`silenced_model`: its own
+warnings are dropped, since one record could trigger them, and its outputs are
+mapped to public bounds by the caller.
 """
 
 from __future__ import annotations
 
+import collections.abc
+import contextlib
 import math
 import numbers
+import threading
+import warnings
 from typing import Union
 
 import numpy as np
 
-RandomLike = Union[None, int, np.integer, np.random.Generator]
+RandomLike = Union[None, int, np.integer, np.random.Generator, np.random.SeedSequence, np.random.BitGenerator]
 
 #: Largest magnitude accepted for a number or a data value. Beyond it squares and
 #: products (sensitivities, Gram matrices, exponents) overflow; no realistic input
@@ -64,24 +86,30 @@ def check_random_state(rng: RandomLike) -> np.random.Generator:
 
     Parameters
     ----------
-    rng : None, int or numpy.random.Generator
+    rng : None, int, numpy.random.Generator, SeedSequence or BitGenerator
         ``None`` gives a fresh, unseeded generator; an int seeds a new
         ``numpy.random.default_rng``; a ``Generator`` is returned unchanged (so
-        consecutive calls sharing it draw different numbers).
+        consecutive calls sharing it draw different numbers). A
+        ``SeedSequence`` or a bit generator (``PCG64(seed)``, ...) is wrapped by
+        ``numpy.random.default_rng``, as NumPy does: ``SeedSequence(s)`` and
+        ``PCG64(s)`` give the same draws as the seed ``s``.
 
     Notes
     -----
-    NumPy's legacy global state (``np.random.seed``) is never read or written.
+    NumPy's legacy global state (``np.random.seed``) is never read or written;
+    a legacy ``RandomState`` is refused (it is not a ``Generator``).
     """
     if rng is None or isinstance(rng, np.random.Generator):
         return np.random.default_rng(rng)
-    if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool):
+    if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, (bool, np.bool_)):
         if int(rng) < 0:
             raise ValueError(f"rng={rng} must be a non-negative integer seed")
         return np.random.default_rng(int(rng))
+    if isinstance(rng, (np.random.SeedSequence, np.random.BitGenerator)):
+        return np.random.default_rng(rng)
     raise TypeError(
-        f"rng must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}; "
-        "create one with numpy.random.default_rng(seed)"
+        f"rng must be None, an int seed, a numpy.random.Generator, a SeedSequence or a bit generator, got "
+        f"{type(rng).__name__}; create one with numpy.random.default_rng(seed)"
     )
 
 
@@ -159,12 +187,37 @@ def check_bool(value, name: str) -> bool:
     return bool(value)
 
 
-def _real_array(values, name: str) -> np.ndarray:
-    """``values`` as a float array, refusing strings, complex numbers and other non-real entries (TypeError)."""
+def as_array(values, name: str) -> np.ndarray:
+    """``np.asarray(values)`` for any kind of values (numbers, labels), refusing what it would misread (TypeError).
+
+    A masked array is refused: ``np.asarray`` would drop its mask and count the
+    masked entries as data. An iterator or generator is refused (``np.asarray``
+    would wrap it as one opaque object), and so is a ragged sequence (rows of
+    different lengths), each with a message that names ``name``.
+    """
+    if isinstance(values, np.ma.MaskedArray):
+        raise TypeError(f"{name} is a masked array: its masked entries would be counted as data; pass "
+                        f"{name}.compressed() (the unmasked entries) or {name}.filled(value) explicitly")
+    if isinstance(values, collections.abc.Iterator):
+        raise TypeError(f"{name} must be an array, got an iterator or generator; pass a list or an array "
+                        "(e.g. np.fromiter(...))")
     try:
-        raw = np.asarray(values)
+        return np.asarray(values)
     except (TypeError, ValueError) as exc:
+        if "inhomogeneous" in str(exc) or "sequence" in str(exc):
+            raise TypeError(f"{name} must be an array with rows of equal length (got a ragged sequence); pad or "
+                            "split it first") from None
         raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
+
+
+def _real_array(values, name: str) -> np.ndarray:
+    """``values`` as a float array, refusing strings, complex numbers and other non-real entries (TypeError).
+
+    The refusals of :func:`as_array` apply (masked arrays, iterators, ragged
+    sequences); missing values of pandas (``pd.NA``, ``NaT``, a nullable
+    column holding ``<NA>``) are refused like ``None``.
+    """
+    raw = as_array(values, name)
     kind = raw.dtype.kind
     if kind == "c":
         raise TypeError(f"{name} must hold real numbers, got complex values; take .real or abs() explicitly")
@@ -179,7 +232,8 @@ def _real_array(values, name: str) -> np.ndarray:
         if not all(isinstance(v, (numbers.Real, np.floating, np.integer, np.bool_)) and not isinstance(v, str)
                    for v in raw.ravel()):
             raise TypeError(f"{name} must be an array of real numbers (found an entry that is not a real "
-                            "number, or rows of different lengths)")
+                            "number -- a missing value such as None, pd.NA or NaT, a string, a nested sequence "
+                            "-- or rows of different lengths); drop or impute missing values first")
     try:
         return raw.astype(float, copy=False)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -373,3 +427,37 @@ def check_coverage_alpha(alpha, allow_low_coverage=False) -> float:
                          f"confidence_level={alpha:g} is alpha={1 - alpha:.4g}); pass alpha={1 - alpha:.4g}, or "
                          "allow_low_coverage=True if coverage below 50% is really meant")
     return alpha
+
+
+# ---------------------------------------------------------------------------
+# models on private records
+# ---------------------------------------------------------------------------
+
+#: Serialises the model calls on private records: ``warnings.catch_warnings`` edits the process-wide filter list, so
+#: two threads (Dask's threaded scheduler scores partitions in parallel) entering it at once could leave a filter
+#: behind when they leave in the other order.
+_MODEL_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def silenced_model():
+    """Context for every call of a model on private records: the model cannot speak.
+
+    A warning that a model emits while it scores private records (an overflow
+    in ``exp``, a convergence or feature-name warning, a deprecation ...) is
+    triggered by those records, so it is an output: one data set warns and its
+    neighbour does not. Inside this context every warning is dropped and NumPy
+    floating-point errors neither warn nor raise (``np.errstate(all="ignore")``);
+    nothing is said in their place, which is the data-independent choice. The
+    caller then maps the outputs to public bounds (NaN and infinite outputs
+    included), so that no later step can fail on them.
+
+    Used by every private path that evaluates a model on private records: the
+    ``calibrate`` step of the private estimators, the one-call releases that
+    fit and score a trainer, and the partition scores of
+    :func:`dpcp_tutorial.scale.model_scores`. Errors raised by the model are not
+    caught here: each caller states its own rule for them.
+    """
+    with _MODEL_LOCK, warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        yield

@@ -78,6 +78,7 @@ from ._validation import (
     check_same_length,
     check_scalar,
     require,
+    silenced_model,
 )
 from .accounting import (PrivacyAccount, Spend, check_model_privacy, covered, group_privacy, make_account,
                          public_step_notes, trainer_account)
@@ -536,7 +537,9 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         X = check_2d(X, "X", min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)
         check_same_length(("X", X), ("y", y))
-        scores = normalized_score(y, self._mean(X, y_bound), self._scale(X), bound) if X.shape[0] else np.empty(0)
+        with silenced_model():              # the models' outputs on private records: no warning escapes
+            mu, sigma = (self._mean(X, y_bound), self._scale(X)) if X.shape[0] else (None, None)
+        scores = normalized_score(y, mu, sigma, bound) if X.shape[0] else np.empty(0)
         self.qhat_, calibration, notes = _release_threshold(
             self, scores, calibrator="quantile", alpha=alpha, epsilon=epsilon, bins=bins, m="auto", gamma="auto",
             variant="tight", n=n, rng=check_random_state(self.rng), sampler=sampler)
@@ -838,7 +841,9 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         X = check_2d(X, "X", min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)
         check_same_length(("X", X), ("y", y))
-        scores = cqr_score(y, *self._quantiles(X), bound) if X.shape[0] else np.empty(0)
+        with silenced_model():              # the models' outputs on private records: no warning escapes
+            quantiles = self._quantiles(X)
+        scores = cqr_score(y, *quantiles, bound) if X.shape[0] else np.empty(0)
         self.qhat_, calibration, notes = _release_threshold(
             self, scores, calibrator="quantile", alpha=alpha, epsilon=epsilon, bins=bins, m="auto", gamma="auto",
             variant="tight", n=n, rng=check_random_state(self.rng), sampler=sampler)

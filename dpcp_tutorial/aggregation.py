@@ -246,6 +246,7 @@ def dp_clipped_mean_aggregate(updates, clip_norm: float, epsilon: float, delta: 
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     sensitivity = clipped_mean_sensitivity(updates.shape[0], clip_norm)
+    clip_norm = check_scalar(clip_norm, "clip_norm", low=0.0)
     norms = np.linalg.norm(updates, axis=1)
     scale = np.minimum(1.0, np.divide(clip_norm, norms, out=np.ones_like(norms), where=norms > 0))
     clipped_mean = (updates * scale[:, None]).mean(axis=0)

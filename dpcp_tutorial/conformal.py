@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
     _real_array,
+    as_array,
     check_1d,
     check_2d,
     check_alpha,
@@ -148,7 +149,7 @@ def _check_proba(proba) -> np.ndarray:
 
 
 def _check_labels(y, n_classes: int, n: int) -> np.ndarray:
-    y = np.asarray(y)
+    y = as_array(y, "y")
     if y.ndim != 1 or y.size != n:   # no sizes or values in messages: the labels may be private
         raise ValueError("y must be a 1-D array with one label per row of proba")
     if not np.issubdtype(y.dtype, np.integer):
@@ -166,7 +167,7 @@ def check_label_array(y, *, allow_empty: bool = False) -> np.ndarray:
 
     The messages quote no size or value: the labels may be private.
     """
-    y = np.asarray(y)
+    y = as_array(y, "y")
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-D array of class labels, one per row of X, got a {y.ndim}-D array")
     if y.size == 0 and not allow_empty:
@@ -213,6 +214,52 @@ def aps_score(proba, y) -> np.ndarray:
     proba = _check_proba(proba)
     y = _check_labels(y, proba.shape[1], proba.shape[0])
     return _aps_all_scores(proba)[np.arange(proba.shape[0]), y]
+
+
+def _private_classification_scores(score: str, proba, y) -> np.ndarray:
+    """The classification score of private records, defined for every model output (chapters 4 and 17).
+
+    ``proba`` is a model's output on private records and ``y`` their labels as
+    integer indices into its columns. Unlike :func:`lac_score` and
+    :func:`aps_score`, which refuse a bad input, this map never fails on a
+    value, so that no record can make a release raise while its neighbour
+    releases. It is a per-record rule:
+
+    * a row of ``proba`` that is not a probability vector -- a NaN or infinite
+      entry, a negative entry, or a sum that is not 1 within the tolerance that
+      :func:`lac_score` accepts -- gives the record the worst score 1;
+    * a label outside ``0..K-1`` (a class the model has no column for, so
+      probability 0) gives the worst score 1, as it does for LAC and APS;
+    * every other score is clipped to ``[0, 1]``.
+
+    A worst score can only raise a released threshold. Only the types and
+    shapes (public: the model and the schema) are checked, with messages that
+    quote no size or value.
+    """
+    score_fn = classification_score_functions(score)[0]
+    proba = _real_array(proba, "proba")
+    labels = as_array(y, "y")
+    if labels.ndim != 1:
+        raise ValueError("y must be a 1-D array with one label per row of proba")
+    if labels.size and not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError("y must hold integer class indices 0..n_classes-1; for other labels pass the public "
+                        "label set from the codebook as classes= (never a label encoder fitted on the data)")
+    if proba.ndim != 2 or proba.shape[0] != labels.shape[0] or proba.shape[1] == 0:
+        raise ValueError("the model's predict_proba must return a 2-D array with one row of class probabilities "
+                         "per record and one column per class")
+    n_classes = proba.shape[1]
+    with np.errstate(all="ignore"):
+        valid = (np.isfinite(proba).all(axis=1) & (proba >= 0).all(axis=1)
+                 & np.isclose(proba.sum(axis=1), 1.0, atol=1e-6))       # the tolerance of lac_score's check
+    known = (labels >= 0) & (labels < n_classes)
+    safe = np.where(valid[:, None], proba, 1.0 / n_classes)
+    rows = np.arange(labels.size)
+    index = np.where(known, labels, 0).astype(np.intp)
+    if score_fn is lac_score:
+        value = 1.0 - safe[rows, index]
+    else:
+        value = _aps_all_scores(safe)[rows, index]
+    return np.where(valid & known, np.clip(value, 0.0, 1.0), 1.0)
 
 
 def _check_qhat(qhat) -> float:
@@ -356,7 +403,7 @@ def interval_width(intervals) -> np.ndarray:
 
 def _check_sets(sets) -> np.ndarray:
     """Prediction sets: a boolean (or 0/1 integer) matrix of shape (n, K), as returned by ``predict_set``."""
-    arr = np.asarray(sets)
+    arr = as_array(sets, "sets")
     if arr.ndim != 2:
         raise ValueError(f"sets must be a boolean matrix of shape (n, K), got shape {arr.shape}; "
                          "one row per test point, one column per class")

@@ -62,6 +62,8 @@ from ._counts import check_scores_or_histogram
 from .accounting import Spend, make_account, trainer_account
 from .training import check_classes, trainer_privacy_account
 from .conformal import check_label_array, classification_score_functions, conformal_quantile
+from .conformal import _private_classification_scores
+from ._validation import as_array, silenced_model
 from .mechanisms import check_sampler
 from .private_split import (
     _BOUND_ADVICE,
@@ -277,7 +279,7 @@ def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bo
         Boolean; column order is ``model.classes_``.
     """
     check_dp_trainer(trainer)
-    X, y = check_2d(X, "X"), np.asarray(y)
+    X, y = check_2d(X, "X"), as_array(y, "y")
     X_test = check_2d(X_test, "X_test")
     score_fn, set_fn = _score_functions(score)
     model = _fit_trainer(trainer, X, y, check_random_state(rng))
@@ -673,10 +675,12 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
         self.sampler = sampler
 
     def _scores(self, model, X, y):
-        return normalised_residual_score(y, model.predict(X), self.bound)
+        with silenced_model():       # the trained model on the private records: none of its warnings escapes
+            pred = model.predict(X)
+        return normalised_residual_score(y, pred, self.bound)
 
     def _public(self):
-        return (f"bound B = {self.bound:g}",)
+        return (f"bound B = {float(self.bound):g}",)
 
     def fit(self, X, y):
         """Train on all the data and release the private threshold (and ``privacy_``)."""
@@ -744,8 +748,10 @@ class DPCPClassifier(_DPCPBase):
         self.sampler = sampler
 
     def _scores(self, model, X, y):
-        score_fn, _ = _score_functions(self.score)
-        return score_fn(model.predict_proba(X), _encode(model, y))
+        with silenced_model():       # the trained model on the private records: none of its warnings escapes
+            proba = model.predict_proba(X)
+        # a NaN or non-probability row of the model's output gives that record the worst score (never an error)
+        return _private_classification_scores(self.score, proba, _encode(model, y))
 
     def _public(self):
         return (f"score = {self.score!r}", f"classes = {np.asarray(self.classes_).tolist()}")
@@ -918,8 +924,8 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         self.counts_ = counts + rng.laplace(scale=self.count_scale_, size=n_bins)
         self.privacy_ = trainer_privacy_account(
             "DP regressogram (Laplace bin sums and counts)", epsilon, 0.0,
-            (f"feature range [{self.low:g}, {self.high:g}]", f"y_bound = {bound:g}", f"n_bins = {n_bins}",
-             "the record count is not used"))
+            (f"feature range [{float(self.low):g}, {float(self.high):g}]", f"y_bound = {bound:g}",
+             f"n_bins = {n_bins}", "the record count is not used"))
         return self
 
     def predict(self, X) -> np.ndarray:

@@ -152,9 +152,12 @@ class GaussianPrior:
     scale: float
 
     def __post_init__(self):
-        check_scalar(self.scale, "prior scale", low=_MIN_SCALE, high=_MAX_SCALE, low_inclusive=True,
-                     high_inclusive=True, hint=f"use a standard deviation between {_MIN_SCALE:g} and {_MAX_SCALE:g} "
-                     "on the data's (public) scale; rescale the data if it lives outside that range")
+        # stored as a Python float (a NumPy scalar or a Fraction would leak its type into every draw)
+        scale = check_scalar(self.scale, "prior scale", low=_MIN_SCALE, high=_MAX_SCALE, low_inclusive=True,
+                             high_inclusive=True, hint=f"use a standard deviation between {_MIN_SCALE:g} and "
+                             f"{_MAX_SCALE:g} on the data's (public) scale; rescale the data if it lives outside "
+                             "that range")
+        object.__setattr__(self, "scale", scale)
         mean = check_array(self.mean, "prior mean", max_ndim=1)
         if mean.ndim == 1 and mean.size == 0:
             raise ValueError("prior mean is empty; give a scalar or one value per coordinate")

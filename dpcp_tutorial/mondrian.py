@@ -41,6 +41,7 @@ from sklearn.exceptions import NotFittedError
 
 from ._validation import (
     RandomLike,
+    as_array,
     check_2d,
     check_alpha,
     check_bool,
@@ -50,10 +51,11 @@ from ._validation import (
     check_random_state,
     check_scalar,
     check_same_length,
+    silenced_model,
 )
 from .accounting import ReleaseWarning, Spend, _fmt_pair, check_model_privacy, make_account, trainer_account
 from .calibrators import laplace_histogram_quantile, opendp_quantile
-from .conformal import _SplitConformalBase, classification_score_functions
+from .conformal import _private_classification_scores, _SplitConformalBase, classification_score_functions
 from .private_split import _subsample_or_pad, pps_private_quantile
 from .quantile import private_quantile, private_quantile_level
 from .training import _encode_labels
@@ -125,7 +127,7 @@ def noisy_class_counts(counts, epsilon: float, rng: RandomLike = None) -> np.nda
         Integer values, stored as floats so that the noise of a tiny
         ``epsilon`` never overflows.
     """
-    counts = np.asarray(counts)
+    counts = as_array(counts, "counts")
     if counts.ndim != 1 or counts.dtype.kind not in "iu" or np.any(counts < 0):
         raise ValueError("counts must be a 1-D array of non-negative integers")
     if counts.size == 0:
@@ -314,7 +316,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         """Release the per-class thresholds ``qhat_`` from the calibration data."""
         alpha, epsilon, bins, share, zeta = self._check_settings()
         check_model_privacy(self._fitted_estimator(), type(self).__name__)    # the model object only
-        score_fn = self._score_fn()
+        self._score_fn()                 # checks score
         X = check_2d(X, "X")
         classes_, index = _encode_labels(y, self.classes, type(self).__name__)
         check_same_length(("X", X), ("y", index))
@@ -323,8 +325,9 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         gen = check_random_state(self.rng)
         # child generators: the caller's generator advances by the same amount for every data set
         seeds = gen.integers(0, 2**63 - 1, size=2 * n_classes + 1)
-        proba = self.predict_proba(X)
-        scores = np.clip(score_fn(proba, index), 0.0, 1.0)
+        with silenced_model():
+            proba = self.predict_proba(X)
+        scores = _private_classification_scores(self.score, proba, index)
         counts = np.bincount(index, minlength=n_classes)             # counting first ...
         if isinstance(self.class_sizes, str):
             if self.class_sizes != "private":
@@ -384,7 +387,8 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
                 notes=("replace-one within a class (class sizes public): a record keeps its class", model_note))
         counts = Spend("noisy class counts (discrete Laplace)", (count_eps, 0.0), (2.0 * count_eps, 0.0))
         return make_account([counts, *thresholds], relation="add/remove", chapter="chapter 17",
-                            public=public + [f"count_share = {self.count_share:g}", f"count_failure zeta = {zeta:.4g}"],
+                            public=public + [f"count_share = {float(self.count_share):g}",
+                                             f"count_failure zeta = {zeta:.4g}"],
                             notes=("each record's class (its label) decides its calibration part: a per-record rule",
                                    model_note))
 

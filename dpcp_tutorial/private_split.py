@@ -79,10 +79,16 @@ from ._validation import (
     check_same_length,
     check_scalar,
     require,
+    silenced_model,
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
 from ._counts import subsample_or_pad as _subsample_or_pad
-from .conformal import _SplitConformalBase, check_label_array, classification_score_functions
+from .conformal import (
+    _private_classification_scores,
+    _SplitConformalBase,
+    check_label_array,
+    classification_score_functions,
+)
 from .mechanisms import _normalise, gumbel_max_sample
 
 __all__ = [
@@ -948,7 +954,10 @@ _PRIVACY_NOTES = """
     :math:`\\max(RO, AR_{\\text{model}} + AR_{\\text{cal}})`. No branch, warning or
     error of :meth:`calibrate` depends on private values beyond the data-domain
     checks (one fixed message each); the :class:`~dpcp_tutorial.ReleaseWarning`
-    depends on the release only.
+    depends on the release only. The model runs on the calibration records
+    inside :func:`~dpcp_tutorial._validation.silenced_model`: its own warnings
+    (overflow, convergence, feature names ...) are dropped, and its outputs
+    are mapped to public bounds (NaN and infinite outputs included).
 
     **Coverage** (chapter 4). Given the training part, the calibration scores
     and a test score are exchangeable and the mechanism's noise, tie-break and
@@ -1007,7 +1016,9 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
         bound = _check_bound(self.bound)
         X, y = self._calibration_arrays(X, y, lambda v, empty: check_1d(v, "y", allow_empty=empty))
-        pred = self._fitted_estimator().predict(X) if X.shape[0] else np.empty(0)
+        model = self._fitted_estimator()
+        with silenced_model():
+            pred = model.predict(X) if X.shape[0] else np.empty(0)
         scores = _clipped_residual_scores(y, pred, bound)
         return self._release(scores, (f"bound B = {bound:g}",), "every interval is (-inf, inf)")
 
@@ -1036,7 +1047,11 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         Without ``classes``: labels are the integers 0..K-1, in the order of
         the probability columns. With ``classes``: its ``classes_`` must be the
         public label set (in any order); a DP trainer with a ``classes``
-        parameter left at ``None`` is given it.
+        parameter left at ``None`` is given it. At calibration, a label the
+        model has no column for has probability 0, hence the worst score 1,
+        and a row of ``predict_proba`` that is not a probability vector (NaN,
+        infinite, negative, not summing to 1) gives its record the worst
+        score: no record can make :meth:`calibrate` fail.
     alpha, epsilon
         As in :class:`PrivateSplitConformalRegressor`.
     score : {"lac", "aps"}
@@ -1100,22 +1115,21 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
 
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
-        score_fn, _ = self._score_functions()
+        self._score_functions()
         classes_ = self._public_classes()
         X, y = self._calibration_arrays(X, y, lambda v, empty: check_label_array(v, allow_empty=empty))
         model = self._fitted_estimator()
         columns = self._columns(model, classes_)          # the model object and the public classes only
         if not X.shape[0]:
             scores = np.empty(0)
-        elif classes_ is None:
-            scores = np.clip(score_fn(model.predict_proba(X), y), 0.0, 1.0)
         else:
-            proba = np.asarray(model.predict_proba(X))[:, columns]
-            index = _label_index(y, classes_)
-            known = index >= 0
-            scores = np.ones(index.size)          # a label outside the public set: the worst score
-            if known.any():
-                scores[known] = np.clip(score_fn(proba[known], index[known]), 0.0, 1.0)
+            with silenced_model():
+                proba = model.predict_proba(X)
+            if classes_ is None:
+                scores = _private_classification_scores(self.score, proba, y)
+            else:                                         # a label outside the public set: index -1, score 1
+                scores = _private_classification_scores(self.score, np.asarray(proba)[:, columns],
+                                                        _label_index(y, classes_))
         if classes_ is not None:
             self.classes_ = classes_
         labels = "the label set 0..K-1" if classes_ is None else f"the label set classes = {classes_.tolist()}"

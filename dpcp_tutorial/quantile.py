@@ -165,6 +165,7 @@ def algorithm1_add_remove_loss(beta: float, n: int, epsilon: float) -> float:
         If Algorithm 1 is infeasible at size ``n``.
     """
     alpha = algorithm1_level(beta, n, epsilon)
+    n = check_positive_int(n, "n")          # a Python int: n * (n + 1) must not wrap around in a NumPy integer
     alpha_next = algorithm1_level(beta, n + 1, epsilon)
     gap = 2.0 / (n * (n + 1) * float(epsilon))  # alpha' - alpha, computed without cancellation
     # n * (A(alpha') - A(alpha)) and n * (B(alpha) - B(alpha')) in closed form (A rises below 1/2, B falls above)

@@ -82,6 +82,7 @@ from ._validation import (
     check_estimator,
     check_positive_int,
     check_random_state,
+    silenced_model,
 )
 from .depth import _resolve_directions, _project, check_depth_name
 from .dpcp import dpcp_quantile as _dpcp_quantile
@@ -289,6 +290,15 @@ def _check_dtype(dtype, name: str) -> None:
                         "columns with .astype(float) first")
 
 
+def _partition_values(part) -> np.ndarray:
+    """A pandas partition as a float array; a missing value of a nullable column (``pd.NA``) is read as NaN.
+
+    The missing value then meets the data-domain check of the release like any NaN (one fixed message), instead
+    of failing inside the conversion on the partitions that happen to hold one.
+    """
+    return part.to_numpy(dtype=float, na_value=np.nan)
+
+
 def _blocks(collection, ndim: int, name: str) -> list:
     """The partitions of a Dask collection as delayed NumPy arrays (rows never split across columns)."""
     if isinstance(collection, (dd.Series, dd.DataFrame)):
@@ -298,12 +308,15 @@ def _blocks(collection, ndim: int, name: str) -> list:
         if ndim == 1 and isinstance(collection, dd.DataFrame):
             raise ValueError(f"{name} must be a Dask Series or a 1-D Dask array, got a DataFrame; select a column")
         parts = collection.to_delayed()
-        return [dask.delayed(np.asarray)(p, dtype=float) for p in parts]
+        return [dask.delayed(_partition_values)(p) for p in parts]
     if not isinstance(collection, da.Array):
         raise TypeError(f"{name} must be a dask.array.Array or a Dask DataFrame/Series, got "
                         f"{type(collection).__name__}; for in-memory data use the functions of dpcp_tutorial "
                         "directly (or wrap the array with dask.array.from_array)")
     _check_dtype(collection.dtype, name)
+    if isinstance(getattr(collection, "_meta", None), np.ma.MaskedArray):      # public: the array's type
+        raise TypeError(f"{name} is a masked Dask array: its masked entries would be counted as data; pass "
+                        f"{name}[~da.ma.getmaskarray({name})] or da.ma.filled({name}, value) explicitly")
     if collection.ndim != ndim:
         shape = "(n,)" if ndim == 1 else "(n, d)"
         raise ValueError(f"{name} must be a {ndim}-D Dask array of shape {shape}, got {collection.ndim} "
@@ -481,49 +494,88 @@ def _model_input(frame, features, model):
 
 
 def _finite_rows(frame, features) -> np.ndarray:
-    """Rows whose numeric feature values are all finite (non-numeric columns are left to the model)."""
+    """Rows whose numeric feature values are all present and finite (non-numeric columns are left to the model)."""
     ok = np.ones(len(frame), dtype=bool)
     for name in features:
         column = frame[name]
-        if column.dtype.kind in "biuf":
-            ok &= np.isfinite(column.to_numpy(dtype=float))
+        if getattr(column.dtype, "kind", "O") in "biuf":
+            # na_value: a nullable column (Int64, Float64, boolean) may hold pd.NA, read as missing
+            ok &= np.isfinite(column.to_numpy(dtype=float, na_value=np.nan))
     return ok
 
 
+def _batch_scores(rows, model, features, target, kind, bound) -> np.ndarray:
+    """The scores of ``rows`` from one call of the model (it raises if the model refuses the batch)."""
+    X = _model_input(rows, features, model)
+    if kind == "residual":
+        y = rows[target].to_numpy(dtype=float, na_value=np.nan)
+        pred = np.asarray(model.predict(X), dtype=float).ravel()
+        if pred.shape != y.shape:
+            raise ValueError("the model's predict must return one value per record")
+        value = np.abs(y - pred) / bound
+        return np.where(np.isnan(value), 1.0, np.clip(value, 0.0, 1.0))
+    from .conformal import _private_classification_scores
+
+    y = rows[target].to_numpy()
+    classes = np.asarray(model.classes_)
+    # labels the model does not know (or cannot compare: a missing value, another type) get probability 0, i.e.
+    # the index -1 and the score 1 for LAC and APS
+    try:
+        position = np.searchsorted(classes, y)
+        inside = position < classes.size
+        known = np.zeros(y.size, dtype=bool)
+        known[inside] = np.asarray(classes[position[inside]] == y[inside], dtype=bool)
+        index = np.where(known, position, -1)
+    except (TypeError, ValueError):             # labels not comparable with the classes as a whole: one by one
+        index = np.array([_label_index(classes, label) for label in y], dtype=np.intp)
+    return _private_classification_scores(kind, model.predict_proba(X), index)
+
+
+def _label_index(classes, label) -> int:
+    """The column of one label in ``classes``; -1 when it is not there or cannot be compared with them."""
+    try:
+        hits = np.asarray(classes == label)
+        if hits.dtype != bool or hits.shape != classes.shape:
+            return -1
+        found = np.flatnonzero(hits)
+    except (TypeError, ValueError):
+        return -1
+    return int(found[0]) if found.size else -1
+
+
 def _partition_scores(frame, model, features, target, kind, bound):
-    """Map step: the conformal scores of one partition; a score that cannot be computed is 1 (never an error)."""
+    """Map step: the conformal scores of one partition; a score that cannot be computed is 1 (never an error).
+
+    The model runs inside :func:`~dpcp_tutorial._validation.silenced_model` (its warnings are dropped). When it
+    refuses a batch of records (it raises: an unknown category of a one-hot encoder, a value it cannot parse),
+    the batch is halved and each half scored again, down to single records; a record that the model refuses
+    alone gets the worst score 1. The score of a record is thus the model's output on it, or 1 where the model
+    refuses it alone: a function of the record only, whatever the other records are (a row-wise model gives a
+    record the same output in any batch, up to the summation order of its floating-point kernels), at the cost
+    of about ``log2(size)`` extra model calls per refused record.
+    """
     series = type(frame[target])                # pandas.Series, without importing pandas here
     scores = np.ones(len(frame))
     ok = _finite_rows(frame, features)
     if not ok.any():
         return series(scores, index=frame.index, name=target + "_score")
     rows = frame[ok] if not ok.all() else frame
-    X = _model_input(rows, features, model)
-    y = rows[target].to_numpy()
-    with np.errstate(all="ignore"):
-        if kind == "residual":
-            pred = np.asarray(model.predict(X), dtype=float).ravel()
-            value = np.abs(y.astype(float) - pred) / bound
-        else:
-            proba = np.asarray(model.predict_proba(X), dtype=float)
-            classes = np.asarray(model.classes_)
-            # labels the model does not know (or cannot compare) get probability 0: score 1 for LAC and APS
-            position = np.searchsorted(classes, y)
-            inside = position < classes.size
-            known = np.zeros(y.size, dtype=bool)
-            known[inside] = classes[position[inside]] == y[inside]
-            index = np.where(known, np.minimum(position, classes.size - 1), 0)
-            rows_idx = np.arange(y.size)
-            if kind == "lac":
-                value = 1.0 - proba[rows_idx, index]
-            else:
-                from .conformal import _aps_all_scores
-
-                value = _aps_all_scores(proba)[rows_idx, index]
-            value = np.where(known, value, 1.0)
-    value = np.where(np.isnan(value), 1.0, np.clip(value, 0.0, 1.0))
-    scores[ok] = value
+    with silenced_model():
+        scores[ok] = _scores_or_halves(rows, model, features, target, kind, bound)
     return series(scores, index=frame.index, name=target + "_score")
+
+
+def _scores_or_halves(rows, model, features, target, kind, bound) -> np.ndarray:
+    """The scores of ``rows`` in one model call, or of each half when the model refuses them; 1 for a record
+    the model refuses alone."""
+    try:
+        return _batch_scores(rows, model, features, target, kind, bound)
+    except Exception:                           # noqa: BLE001 - any refusal of the model, never quoted
+        if len(rows) == 1:
+            return np.ones(1)
+        half = len(rows) // 2
+        return np.concatenate([_scores_or_halves(rows.iloc[:half], model, features, target, kind, bound),
+                               _scores_or_halves(rows.iloc[half:], model, features, target, kind, bound)])
 
 
 def model_scores(frame, model, features, target: str, kind: str = "residual", bound: float | None = None):
@@ -536,10 +588,20 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
 
     The scores are computed so that no record can make the step fail or
     speak: a record whose score cannot be computed -- a missing or infinite
-    numeric feature, a missing label or prediction, a label the classifier
-    does not know (not in ``model.classes_``) -- gets the largest score, 1,
-    which can only raise the threshold. No message ever quotes a label, a
-    value or a count.
+    numeric feature, a missing label or prediction, a NaN or infinite model
+    output, a label the classifier does not know (not in ``model.classes_``),
+    a record the model refuses (a category a one-hot encoder has not seen, a
+    missing category) -- gets the largest score, 1, which can only raise the
+    threshold. The rule is per record: when the model refuses a batch of
+    records, the batch is halved and each half scored again, down to single
+    records, and a record the model refuses alone gets 1. The model's own warnings (overflow, convergence,
+    feature names ...) are dropped (:func:`~dpcp_tutorial._validation.silenced_model`).
+    No message ever quotes a label, a category, a value or a count.
+
+    The feature list is checked against the model's public schema
+    (``n_features_in_`` and ``feature_names_in_``, when it has them) before any
+    record is read, so that a wrong column list is refused instead of giving
+    every record the score 1.
 
     Parameters
     ----------
@@ -576,6 +638,13 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
     missing = sorted((set(features) | {target}) - set(frame.columns))
     if missing:
         raise ValueError(f"columns {missing} are not in the frame")
+    n_in = getattr(model, "n_features_in_", None)
+    names_in = getattr(model, "feature_names_in_", None)
+    if names_in is not None and [str(n) for n in names_in] != list(features):
+        raise ValueError(f"features={list(features)} differ from the columns the model was fitted on "
+                         f"({[str(n) for n in names_in]}); pass those, in that order")
+    if n_in is not None and int(n_in) != len(features):
+        raise ValueError(f"features has {len(features)} columns but the model was fitted on {int(n_in)}")
     if kind == "residual":
         if bound is None:
             raise ValueError("kind='residual' needs the public residual bound `bound` (chosen without the data)")

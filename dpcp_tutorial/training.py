@@ -41,6 +41,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
+    as_array,
     REQUIRED,
     RandomLike,
     check_1d,
@@ -404,7 +405,7 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
         self.mechanism_ = mechanism
         self.privacy_ = trainer_privacy_account(
             f"DP ridge regression (sufficient statistics, {mechanism})", float(self.epsilon), float(self.delta),
-            (f"x_bound = {self.x_bound:g}", f"y_bound = {self.y_bound:g}", f"l2 = {l2:g}",
+            (f"x_bound = {float(self.x_bound):g}", f"y_bound = {float(self.y_bound):g}", f"l2 = {l2:g}",
              "the record count is not used"))
         self.n_features_in_ = X.shape[1]
         return self
@@ -517,7 +518,7 @@ def check_classes(classes, owner: str) -> np.ndarray:
                          "classes happen to occur")
     if isinstance(classes, (str, bytes)) or np.ndim(classes) != 1:
         raise TypeError(f"classes must be a 1-D list of labels, got {type(classes).__name__}")
-    values = np.asarray(classes)
+    values = as_array(classes, "classes")
     if values.dtype.kind == "c" or (values.dtype.kind == "f" and not np.all(np.isfinite(values))):
         raise ValueError("classes must be finite real labels or strings")
     classes_ = np.unique(values)
@@ -534,7 +535,7 @@ def _encode_labels(y, classes, owner: str = "this classifier") -> tuple[np.ndarr
     (it names the public classes, never the offending values or their number).
     """
     classes_ = check_classes(classes, owner)
-    y = np.asarray(y)
+    y = as_array(y, "y")
     if y.ndim != 1 or y.size == 0:
         raise ValueError(f"y must be a non-empty 1-D array of labels, got a {y.ndim}-D array" if y.ndim != 1
                          else "y must be a non-empty 1-D array of labels, got an empty one")
@@ -928,7 +929,7 @@ class _DPSGDBase(BaseEstimator):
         public = [f"x_bound = {x_bound:g}", f"clip_norm = {clip_norm:g}", f"sampling_rate = {sampling_rate:g}",
                   f"steps = {steps}", f"noise_multiplier = {noise_multiplier:.4g}"]
         if getattr(self, "y_bound", None) is not None:
-            public.insert(1, f"y_bound = {self.y_bound:g}")
+            public.insert(1, f"y_bound = {float(self.y_bound):g}")
         if self.expected_batch_size is not None:
             public.append(f"expected_batch_size = {batch_size:g}")
         self.privacy_ = trainer_privacy_account(f"{type(self).__name__} (DP-SGD, {accountant} accountant)",

@@ -25,6 +25,15 @@ Outcomes (``_outcome``):
 * anything else (``ZeroDivisionError``, ``IndexError``, ``MemoryError``, an
   ``OverflowError``, a numpy warning ...) is an unhelpful crash.
 
+Other kinds of the same value (``_other_kinds``, ``test_other_kinds_of_value``): each valid value is also passed
+as the types users bring -- NumPy scalars of every dtype (int8 ... uint64, float16, float32, longdouble, bool_),
+0-d arrays, ``Fraction``, ``Decimal``, ``pd.NA``/``pd.NaT``, nullable ``Float64``/``Int64`` columns (with and
+without ``<NA>``), categorical and string columns, ``np.matrix``, masked arrays, float16/float32/longdouble
+arrays, read-only, non-contiguous and Fortran-ordered arrays, lists, ragged lists, generators, datetime arrays,
+and ``SeedSequence``/``PCG64``/``RandomState`` for ``rng``. A value with a plain equivalent must give the plain
+value's result (to 1e-9: BLAS may sum another memory layout in another order) or be refused by name; a value
+without one (a masked entry, a missing value, a generator ...) must be refused by name.
+
 Rows are (callable, parameter). A row that fails in a module this file's owner does not
 own is marked ``xfail(strict=True)`` with the owning helper and what fails (``XFAIL``),
 so it turns into a failure the moment it is fixed and the mark must go.
@@ -418,6 +427,10 @@ MODES = {
                                                             sampler="opendp")),
     "exponential_mechanism[opendp]": ("exponential_mechanism", dict(utilities=np.arange(5.0), sensitivity=1.0,
                                                                     epsilon=1.0, sampler="opendp")),
+    # beta > 1/2 with a size that fits in int8: n * (n + 1) wraps around in a NumPy int8 or int16
+    "algorithm1_add_remove_loss[beta>1/2]": ("algorithm1_add_remove_loss", dict(beta=0.6, n=90, epsilon=2.0)),
+    "private_quantile_privacy_loss[beta>1/2]": ("private_quantile_privacy_loss", dict(beta=0.6, n=90, epsilon=2.0,
+                                                                                      bins=50)),
     "tukey_depth_regions[truncated]": ("tukey_depth_regions", dict(data=TUKEY, box=BOX, epsilon=1.0,
                                                                    tail_mass=1e-3)),
 }
@@ -708,6 +721,13 @@ LEGAL = {
                                                            "+-inf clipped to +-1e100, never refused (documented; "
                                                            "issue 19, section 6)"
        for label in ("nan entry", "inf entry", "-inf entry")},
+    ("normalised_residual_score", "y_pred", "nullable Float64 with NA"): "model outputs on private records: a "
+                                                                        "missing value is read as 0, never refused",
+    ("reference.dpcp_intervals", "pred_train", "nullable Float64 with NA"): "model outputs on private records: "
+                                                                           "a missing value is read as 0",
+    ("PrivateSplitConformalClassifier.calibrate", "y", "negative"): "a private label the model has no column for "
+                                                                    "has probability 0: the worst score, never "
+                                                                    "refused (documented)",
     ("interval_coverage", "intervals", "-inf entry"): "a lower end of -inf is a half-line (documented)",
     ("interval_width", "intervals", "-inf entry"): "a lower end of -inf is a half-line, of width inf (documented)",
     ("langevin_step_size", "prior_scale", "inf"): "a flat prior (documented default)",
@@ -925,6 +945,222 @@ def _param(row, param):
     return pytest.param(row, param, id=f"{row}-{param}", marks=marks)
 
 
+# --------------------------------------------------------------------------- other kinds of the same value
+
+# The values users bring that are not plain Python floats, ints and float64 arrays: NumPy scalars of every dtype,
+# 0-d arrays, Fraction, Decimal, pandas' missing values and nullable, categorical and string columns, np.matrix,
+# masked arrays, float16/longdouble arrays, read-only and non-contiguous arrays, ragged lists, generators,
+# datetime arrays; SeedSequence/PCG64/RandomState for rng. Each is either ``("same", value, plain)`` -- it must give
+# the result of the call with ``plain`` (or be refused like any bad value) -- or ``("bad", value)``: it must be
+# refused with a TypeError/ValueError naming the parameter.
+
+_INT_DTYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+_SCALAR_KINDS = (_POS, "nonneg", "real", "level", "level0", "delta", "gamma")
+
+
+def _numpy_ints(value):
+    out = []
+    for dtype in _INT_DTYPES:
+        info = np.iinfo(dtype)
+        if info.min <= value <= info.max:
+            out.append((f"np.{dtype.__name__}", "same", dtype(value), value))
+    return out
+
+
+def _matrix(values):
+    with warnings.catch_warnings():           # NumPy's PendingDeprecationWarning on building one
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        return np.matrix(values)
+
+
+def _other_kinds(kind, good):
+    """``[(label, "same", value, plain)]`` and ``[(label, "bad", value)]`` for one parameter's valid value."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    pd = pytest.importorskip("pandas")
+    out = []
+    if kind in _SCALAR_KINDS and isinstance(good, (int, float)) and not isinstance(good, bool) \
+            and math.isfinite(good):
+        g = float(good)
+        out += [("np.float32", "same", np.float32(g), float(np.float32(g))),
+                ("np.float16", "same", np.float16(g), float(np.float16(g))),
+                ("np.float64", "same", np.float64(g), g),
+                ("np.longdouble", "same", np.longdouble(g), float(np.longdouble(g))),
+                ("Fraction", "same", Fraction(g), g),
+                ("Decimal", "same", Decimal(repr(g)), g),
+                ("0-d array", "same", np.array(g), g),
+                ("np.bool_", "bad", np.bool_(True)), ("pd.NA", "bad", pd.NA), ("pd.NaT", "bad", pd.NaT),
+                ("datetime64", "bad", np.datetime64("2020-01-01"))]
+        if g.is_integer():
+            out += _numpy_ints(int(g))
+    elif kind in ("int", "int0", "m", "seed", "bins") and isinstance(good, int) and not isinstance(good, bool):
+        out += _numpy_ints(good)
+        out += [("0-d array", "same", np.array(good), good), ("Fraction", "same", Fraction(good), good),
+                ("np.bool_", "bad", np.bool_(True)), ("pd.NA", "bad", pd.NA), ("np.float64", "bad", np.float64(good))]
+    elif kind == "classes" and isinstance(good, list) and good:
+        masked = np.ma.array(good, mask=[False] * (len(good) - 1) + [True])
+        out += [("array", "same", np.array(good), good), ("tuple", "same", tuple(good), good),
+                ("np.int8 array", "same", np.array(good, dtype=np.int8), good),
+                ("masked entry", "bad", masked), ("generator", "bad", (c for c in good))]
+    elif kind == "bool" and isinstance(good, bool):
+        out += [("np.bool_", "same", np.bool_(good), good), ("pd.NA", "bad", pd.NA)]
+    elif kind == "rng":
+        out += [("SeedSequence", "same", np.random.SeedSequence(0), 0), ("PCG64", "same", np.random.PCG64(0), 0),
+                ("np.int64 seed", "same", np.int64(0), 0), ("np.uint8 seed", "same", np.uint8(0), 0),
+                ("RandomState", "bad", np.random.RandomState(0)), ("pd.NA", "bad", pd.NA)]
+    elif kind in ("arr1", "arr2", "labels") and isinstance(good, np.ndarray) and good.ndim in (1, 2) and good.size \
+            and good.dtype.kind in "biuf":
+        g = good
+        frozen = g.copy()
+        frozen.flags.writeable = False
+        wide = np.repeat(g, 2, axis=-1)
+        strided = wide[..., ::2]
+        masked = np.ma.array(g, mask=np.zeros(g.shape, dtype=bool))
+        masked.mask.flat[0] = True
+        obj_na = g.astype(object)
+        obj_na.flat[0] = pd.NA
+        out += [("read-only", "same", frozen, g), ("non-contiguous", "same", strided, g),
+                ("list", "same", g.tolist(), g),
+                ("masked entry", "bad", masked), ("generator", "bad", (v for v in g.tolist())),
+                ("object array with pd.NA", "bad", obj_na),
+                ("datetime array", "bad", np.zeros(g.shape, dtype="datetime64[s]")),
+                ("string column", "bad", pd.Series(g.astype(str)) if g.ndim == 1 else pd.DataFrame(g.astype(str)))]
+        if g.dtype.kind == "f":
+            out += [("float32 array", "same", g.astype(np.float32), g.astype(np.float32).astype(float)),
+                    ("float16 array", "same", g.astype(np.float16), g.astype(np.float16).astype(float)),
+                    ("longdouble array", "same", g.astype(np.longdouble), g)]
+        else:
+            out += [(f"{np.dtype(t).name} array", "same", g.astype(t), g) for t in (np.int8, np.uint16, np.int64)
+                    if np.iinfo(t).min <= g.min() and g.max() <= np.iinfo(t).max]
+        if g.ndim == 1:
+            nullable = "Int64" if g.dtype.kind in "iu" else "Float64"
+            with_na = pd.array(g.tolist(), dtype=nullable)
+            with_na[0] = pd.NA
+            out += [("pd.Series", "same", pd.Series(g), g),
+                    (f"nullable {nullable}", "same", pd.array(g.tolist(), dtype=nullable), g),
+                    (f"nullable {nullable} with NA", "bad", with_na),
+                    ("categorical", "same", pd.Categorical(g), g),
+                    ("ragged", "bad", [g.tolist()[:1], g.tolist()[1:]] if g.size > 2 else [[g[0]], []]),
+                    ("np.matrix (1, n)", "bad", _matrix(g))]
+        else:
+            ragged = [row.tolist() for row in g]
+            ragged[0] = ragged[0][:-1] if len(ragged[0]) > 1 else ragged[0] + [0.0]
+            out += [("pd.DataFrame", "same", pd.DataFrame(g), g), ("np.matrix", "same", _matrix(g), g),
+                    ("Fortran order", "same", np.asfortranarray(g), g), ("ragged rows", "bad", ragged)]
+    return out
+
+
+def _canonical(value, depth=0):
+    """A comparable form of a result: numbers as floats, arrays as arrays, objects by their public state."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    if depth > 5:
+        return "..."
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, float, np.integer, np.floating, Fraction, Decimal)):
+        return float(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "O":
+            return tuple(_canonical(v, depth + 1) for v in value.ravel()) + (value.shape,)
+        return np.array(value)
+    if isinstance(value, np.random.Generator):
+        return ("generator", repr(value.bit_generator.state))
+    if isinstance(value, (tuple, list)):
+        return tuple(_canonical(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _canonical(v, depth + 1)) for k, v in value.items()))
+    if value is None or isinstance(value, type):
+        return repr(value)
+    if hasattr(value, "get_params"):     # an estimator: its fitted state (its parameters are what differ)
+        return (type(value).__name__,
+                tuple(sorted((k, _canonical(v, depth + 1)) for k, v in vars(value).items()
+                             if k.endswith("_") and not k.startswith("_"))))
+    if hasattr(value, "__dict__"):
+        return (type(value).__name__,
+                tuple(sorted((k, _canonical(v, depth + 1)) for k, v in vars(value).items() if not k.startswith("__"))))
+    return repr(value)
+
+
+def _close(a, b) -> bool:
+    """Equal canonical forms; floats and float arrays to 1e-9 (a Fortran-ordered or non-contiguous copy may be
+    summed in another order by BLAS), everything else exactly."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
+            return False
+        if a.dtype.kind in "fiub" and b.dtype.kind in "fiub":
+            return bool(np.allclose(a.astype(float), b.astype(float), rtol=1e-9, atol=1e-12, equal_nan=True))
+        return bool(np.array_equal(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(a) and math.isnan(b)) or a == b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _kind_rows():
+    """Rows whose parameter has values of other kinds to try."""
+    out = []
+    for row, param in _rows():
+        name, fn, kwargs, _ = _call_spec(row)
+        if _other_kinds(kind_of(name, param), kwargs[param]):
+            out.append((row, param))
+    return out
+
+
+def _problem_of_call(fn, args, param):
+    """``(None, result)`` for a success without NaN, ``(None, None)`` for a clear refusal, else ``(problem, None)``."""
+    try:
+        out = _call(fn, args, timed=False)
+    except (TypeError, ValueError) as exc:
+        return (None if _names_parameter(str(exc), param) else
+                f"unhelpful {type(exc).__name__}: {str(exc)[:100]!r}"), None
+    except Exception as exc:                      # noqa: BLE001 - the point of the sweep
+        return f"crash {type(exc).__name__}: {str(exc)[:100]}", None
+    if _has_nan(out):
+        return "returned NaN", None
+    return None, ("ok", out)
+
+
+def run_kind_row(row, param):
+    """Problems of one row under the other kinds of its valid value (one call per value: a bit generator such
+    as PCG64 is consumed by its call, as a Generator would be)."""
+    name, fn, kwargs, _ = _call_spec(row)
+    fresh_entropy = "rng" in kwargs and kwargs["rng"] is None and param != "rng"    # no result to compare with
+    problems = []
+    plain_results = {}
+    for label, verdict, value, *plain in _other_kinds(kind_of(name, param), kwargs[param]):
+        if verdict == "bad":
+            legal = any(key in LEGAL for key in ((row, param, label), (name, param, label), ("*", param, label)))
+            problem = _outcome(fn, _prepare(name, {**kwargs, param: value}), param, "extreme" if legal else "bad",
+                               timed=False)
+            if problem:
+                problems.append(f"{param}={label}: {problem}")
+            continue
+        problem, got = _problem_of_call(fn, _prepare(name, {**kwargs, param: value}), param)
+        if problem:
+            problems.append(f"{param}={label}: {problem}")
+        if got is None:                            # refused by name, or a problem reported above
+            continue
+        key = (type(plain[0]).__name__,
+               plain[0].tobytes() if isinstance(plain[0], np.ndarray) else repr(plain[0]))
+        if key not in plain_results:
+            try:
+                plain_results[key] = ("ok", _call(fn, _prepare(name, {**kwargs, param: plain[0]}), timed=False))
+            except (TypeError, ValueError) as exc:
+                plain_results[key] = ("raised", exc)
+        status, expected = plain_results[key]
+        if status == "raised":
+            problems.append(f"{param}={label}: accepted, but the plain value {plain[0]!r} is refused ({expected})")
+        elif not fresh_entropy and not _close(_canonical(got[1]), _canonical(expected)):
+            problems.append(f"{param}={label}: a result different from the plain value's")
+    return problems
+
+
 # --------------------------------------------------------------------------- tests
 
 def _public_callables():
@@ -968,27 +1204,49 @@ def test_sweep(row, param):
     assert not problems, f"{row}:\n  " + "\n  ".join(problems)
 
 
+@pytest.mark.parametrize("row, param", [pytest.param(r, p, id=f"{r}-{p}") for r, p in _kind_rows()])
+def test_other_kinds_of_value(row, param):
+    problems = run_kind_row(row, param)
+    assert not problems, f"{row}:\n  " + "\n  ".join(problems)
+
+
 def test_reference_median_refuses_empty_data_clearly():
     fn = REF["private_median"].private_spatial_median
     with pytest.raises(ValueError, match="data"):
         fn(np.empty((0, 2)), 1.0, 0.0, 3.0, rng=0)
 
 
+def _category(problem):
+    for word, category in (("silently accepted", "silent accepts"), ("returned NaN", "NaN outputs"),
+                           ("unhelpful", "unhelpful errors"), ("crash", "unhelpful crashes"),
+                           ("hangs", "hangs"), ("different", "results unlike the plain value's")):
+        if word in problem:
+            return category
+    return "other"
+
+
 if __name__ == "__main__":       # counts and every failure, grouped by owner
     rows = _rows()
     by_owner: dict[str, list] = {}
+    counts: dict[str, int] = {}
     calls = 0
     for row, param in rows:
         name = MODES[row][0] if row in MODES else row
         _, fn, kwargs, _ = _call_spec(row)
         bad, extreme = _bad_values(kind_of(name, param), kwargs[param],
                                    inspect.signature(fn).parameters[param].default is None, param)
-        calls += len(bad) + len(extreme)
-        problems = run_row(row, param)
+        kinds = _other_kinds(kind_of(name, param), kwargs[param])
+        calls += len(bad) + len(extreme) + len(kinds)
+        problems = run_row(row, param) + (run_kind_row(row, param) if kinds else [])
+        for p in problems:
+            counts[_category(p)] = counts.get(_category(p), 0) + 1
         if problems:
             by_owner.setdefault(owner(name), []).append((row, param, problems))
     callables = len({MODES[r][0] if r in MODES else r for r, _ in rows})
-    print(f"{callables} callables, {len(rows)} (callable, parameter) rows, {calls} bad or extreme calls")
+    print(f"{callables} callables, {len(rows)} (callable, parameter) rows, {calls} bad, extreme or other-kind calls")
+    for category in ("silent accepts", "unhelpful errors", "unhelpful crashes", "NaN outputs", "hangs",
+                     "results unlike the plain value's", "other"):
+        print(f"  {counts.get(category, 0)} {category}")
     for who, failures in sorted(by_owner.items()):
         print(f"\n== {who}: {len(failures)} failing rows")
         for row, param, problems in failures:

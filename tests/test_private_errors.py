@@ -44,6 +44,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.linear_model import LogisticRegression
 
 import dpcp_tutorial as dp
 from dpcp_tutorial import (
@@ -162,6 +163,15 @@ def _set(arr, where, values):
     return out
 
 
+def _missing_at(arr, where):
+    """An object array with pandas' missing value at ``where`` (what ``np.asarray`` of a nullable column gives)."""
+    import pandas as pd
+
+    out = np.array(arr, dtype=object, copy=True)
+    out.flat[list(where)] = pd.NA
+    return out
+
+
 # entry point -> (function of one private argument, valid data, [(what, invalid A, invalid B), ...])
 def _padded(fit):
     """A DPCP fit with a public n above the data size: the scores are padded with 1, so the release is the top
@@ -180,6 +190,16 @@ ERROR_TABLE = {
         ("score below 0", _set(_S, [5], [-0.1]), _set(_S, [9, 10, 11], [-4.0, -5.0, -6.0])),
         ("infinite score", _set(_S, [5], [np.inf]), _set(_S, [0, 1], [-np.inf, np.inf])),
     ]),
+    "private_quantile (missing values)": (lambda s: dp.private_quantile(s, 0.1, 1.0, bins=50, rng=0), _S, [
+        ("pd.NA score", _missing_at(_S, [3]), _missing_at(_S, [0, 7, 100])),
+    ]),
+    "MondrianPrivateConformalClassifier.calibrate (y)": (
+        lambda y: dp.MondrianPrivateConformalClassifier(
+            LogisticRegression().fit(_X[:50], _YC[:50]), classes=[0, 1],
+            alpha=0.3, epsilon=20.0, bins=10, prefit=True, rng=0).calibrate(_X[50:], y), _YC[50:], [
+            ("label outside the label set", np.where(np.arange(150) == 3, 2, _YC[50:]),
+             np.where(np.arange(150) < 9, -4, _YC[50:])),
+        ]),
     "private_quantile(n=public)": (lambda s: dp.private_quantile(s, 0.1, 1.0, bins=50, rng=0, n=1000), _S, [
         ("NaN score", _nan_at(_S, [3]), _nan_at(_S, [0, 7])),
         ("score above 1", _set(_S, [5], [1.5]), _set(_S, [1, 2], [3.0, 77.0])),

@@ -10,6 +10,22 @@ from fractions import Fraction
 import numpy as np
 
 
+def _as_array(values, name):
+    """``np.asarray(values)``, refusing what it would misread (TypeError).
+
+    A masked array would lose its mask (the masked entries would count as
+    data); a ragged sequence (rows of different lengths) has no shape.
+    """
+    if isinstance(values, np.ma.MaskedArray):
+        raise TypeError(f"{name} is a masked array; pass {name}.compressed() "
+                        f"or {name}.filled(value) explicitly")
+    try:
+        return np.asarray(values)
+    except ValueError:
+        raise TypeError(f"{name} must be an array of real numbers with rows "
+                        "of equal length (got a ragged sequence)") from None
+
+
 def conformal_quantile(scores, alpha):
     """Finite-sample conformal quantile of calibration scores.
 
@@ -66,7 +82,7 @@ def conformal_quantile(scores, alpha):
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha={alpha} must lie strictly between 0 and 1 "
                          "(a miscoverage level, e.g. 0.1 for 90% coverage)")
-    scores = np.asarray(scores)
+    scores = _as_array(scores, "scores")
     if scores.dtype.kind not in "iuf":
         raise TypeError("scores must be an array of real numbers, got "
                         f"dtype {scores.dtype}")

@@ -9,6 +9,22 @@ import numbers
 
 import numpy as np
 
+
+def _as_array(values, name):
+    """``np.asarray(values)``, refusing what it would misread (TypeError).
+
+    A masked array would lose its mask (the masked entries would count as
+    data); a ragged sequence (rows of different lengths) has no shape.
+    """
+    if isinstance(values, np.ma.MaskedArray):
+        raise TypeError(f"{name} is a masked array; pass {name}.compressed() "
+                        f"or {name}.filled(value) explicitly")
+    try:
+        return np.asarray(values)
+    except ValueError:
+        raise TypeError(f"{name} must be an array of real numbers with rows "
+                        "of equal length (got a ragged sequence)") from None
+
 _LIMIT = 1e150      # |coordinates| below this: squared distances stay finite
 
 
@@ -39,7 +55,7 @@ def _check_rng(rng):
 
 def _check_data(data, name="data"):
     """A real 2-D float array (n, d) with d >= 1 and finite, bounded values."""
-    data = np.asarray(data)
+    data = _as_array(data, name)
     if data.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be an array of real numbers, got "
                         f"dtype {data.dtype}")
@@ -202,7 +218,7 @@ def private_spatial_median(data, epsilon, prior_mean, prior_scale,
     epsilon = _check_number(epsilon, "epsilon")
     if epsilon <= 0:
         raise ValueError(f"epsilon={epsilon} must be > 0")
-    mean = np.asarray(prior_mean)
+    mean = _as_array(prior_mean, "prior_mean")
     if mean.dtype.kind not in "iuf":
         raise TypeError("prior_mean must be a real number or array, got "
                         f"dtype {mean.dtype}")

@@ -14,6 +14,22 @@ import numbers
 import numpy as np
 
 
+def _as_array(values, name):
+    """``np.asarray(values)``, refusing what it would misread (TypeError).
+
+    A masked array would lose its mask (the masked entries would count as
+    data); a ragged sequence (rows of different lengths) has no shape.
+    """
+    if isinstance(values, np.ma.MaskedArray):
+        raise TypeError(f"{name} is a masked array; pass {name}.compressed() "
+                        f"or {name}.filled(value) explicitly")
+    try:
+        return np.asarray(values)
+    except ValueError:
+        raise TypeError(f"{name} must be an array of real numbers with rows "
+                        "of equal length (got a ragged sequence)") from None
+
+
 def _check_number(value, name):
     """A finite real ``value`` as a float, else TypeError or ValueError."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(
@@ -52,7 +68,7 @@ def _check_count(value, name):
 
 def _check_unit_scores(scores):
     """Scores as a sorted 1-D float array; the domain is [0, 1]."""
-    scores = np.asarray(scores)
+    scores = _as_array(scores, "scores")
     if scores.dtype.kind not in "iuf":
         raise TypeError("scores must be an array of real numbers, got "
                         f"dtype {scores.dtype}")
