@@ -16,7 +16,7 @@ coverage :math:`\\ge 1 - \\alpha` at level :math:`\\alpha_1` and only
 by the private quantile (:func:`dpcp_tutorial.private_quantile`, by default its
 tight variant) with budget :math:`\\varepsilon_2`. With a public ``n`` the
 in-sample scores are first subsampled or padded with 1 to exactly ``n``
-(:func:`~dpcp_tutorial._counts.subsample_or_pad`, as the split estimators do),
+(``dpcp_tutorial._counts.subsample_or_pad``, as the split estimators do),
 so the level computed for ``n`` is valid at every data size. Privacy with
 :math:`n` public, by basic composition (chapter 6): under add/remove (the
 trainer's relation) the release is :math:`(\\varepsilon_1 + \\varepsilon_2, \\delta)`-DP
