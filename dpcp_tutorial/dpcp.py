@@ -65,6 +65,7 @@ from .conformal import check_label_array, classification_score_functions, confor
 from .mechanisms import check_sampler
 from .private_split import (
     _BOUND_ADVICE,
+    _model_columns,
     _check_bound,
     _public_size,
     _warn_trivial,
@@ -716,7 +717,9 @@ class DPCPClassifier(_DPCPBase):
     Attributes
     ----------
     classes_ : ndarray
-        Column order of :meth:`predict_set`.
+        Column order of :meth:`predict_set` and :meth:`predict_proba`: the
+        public label set in the order given as ``classes`` (the trainer's
+        order when it is given to the trainer only).
     estimator_, qhat_, alpha1_, alpha0_, epsilon1_, epsilon2_, privacy_
         As in :class:`DPCPRegressor`.
 
@@ -768,13 +771,15 @@ class DPCPClassifier(_DPCPBase):
         check_same_length(("X", X), ("y", y))
         self.classes_ = classes
         self._fit(X, y, {"classes": list(classes)})
-        self.classes_ = np.asarray(self.estimator_.classes_)
+        # the caller's order of the public label set is the column order (the trainer's is sorted)
+        self.classes_ = np.asarray(own) if own is not None else np.asarray(self.estimator_.classes_)
+        self._columns = _model_columns(self.estimator_, self.classes_)
         return self
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities of the private model."""
+        """Class probabilities of the private model, columns in the order of ``classes_``."""
         self._check_fitted()
-        return self.estimator_.predict_proba(check_2d(X, "X"))
+        return np.asarray(self.estimator_.predict_proba(check_2d(X, "X")))[:, self._columns]
 
     def predict(self, X) -> np.ndarray:
         """Most probable class (point prediction)."""

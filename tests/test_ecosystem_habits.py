@@ -200,3 +200,15 @@ def test_label_advice_follows_the_privacy_rule():
     with pytest.raises(TypeError) as err:
         lac_score(np.full((2, 2), 0.5), np.array(["a", "b"]))
     assert "LabelEncoder" not in str(err.value) and "public label set" in str(err.value)
+
+
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.ReleaseWarning")
+def test_dpcp_classifier_columns_follow_the_public_order():
+    gen = np.random.default_rng(6)
+    Z, lab = _health(3000, gen)
+    order = ["poor", "fair", "good"]
+    model = DPCPClassifier(DPLogisticRegression(x_bound=3.0), epsilon=4.0, classes=order, n=3000, rng=0)
+    model.fit(Z, lab)
+    assert model.classes_.tolist() == order and model.estimator_.classes_.tolist() == ["fair", "good", "poor"]
+    assert np.allclose(model.predict_proba(Z[:4]), model.estimator_.predict_proba(Z[:4])[:, [2, 0, 1]])
+    assert set(model.predict(Z[:50])) <= set(order) and model.predict_set(Z[:4]).shape == (4, 3)
