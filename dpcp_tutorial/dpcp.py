@@ -133,6 +133,14 @@ def check_dp_trainer(trainer) -> None:
         own size (DP-SGD with ``expected_batch_size=None``).
     """
     check_estimator(trainer, "trainer", ("fit", "get_params"))
+    from .accounting import _children
+
+    if _children(trainer) is not None:
+        raise ValueError(
+            f"the trainer is a {type(trainer).__name__}: Differential CP and DPCP need the DP trainer itself (they "
+            "set its budget on a clone and read its add/remove guarantee). Apply a public per-record transform to "
+            "X first, e.g. X = PublicScaler(low, high).fit_transform(X) (public ranges, nothing learnt from the "
+            "data), and pass the trainer alone")
     neighbouring = getattr(trainer, "neighbouring", None)
     if neighbouring != "add/remove":
         raise ValueError(
