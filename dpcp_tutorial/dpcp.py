@@ -16,7 +16,7 @@ coverage :math:`\\ge 1 - \\alpha` at level :math:`\\alpha_1` and only
 by the private quantile (:func:`dpcp_tutorial.private_quantile`, by default its
 tight variant) with budget :math:`\\varepsilon_2`. With a public ``n`` the
 in-sample scores are first subsampled or padded with 1 to exactly ``n``
-(:func:`~dpcp_tutorial._counts.subsample_or_pad`, as the split estimators do),
+(``dpcp_tutorial._counts.subsample_or_pad``, as the split estimators do),
 so the level computed for ``n`` is valid at every data size. Privacy with
 :math:`n` public, by basic composition (chapter 6): under add/remove (the
 trainer's relation) the release is :math:`(\\varepsilon_1 + \\varepsilon_2, \\delta)`-DP
@@ -67,6 +67,7 @@ from ._validation import as_array, silenced_model
 from .mechanisms import check_sampler
 from .private_split import (
     _BOUND_ADVICE,
+    _model_columns,
     _check_bound,
     _public_size,
     _warn_trivial,
@@ -134,6 +135,14 @@ def check_dp_trainer(trainer) -> None:
         own size (DP-SGD with ``expected_batch_size=None``).
     """
     check_estimator(trainer, "trainer", ("fit", "get_params"))
+    from .accounting import _children
+
+    if _children(trainer) is not None:
+        raise ValueError(
+            f"the trainer is a {type(trainer).__name__}: Differential CP and DPCP need the DP trainer itself (they "
+            "set its budget on a clone and read its add/remove guarantee). Apply a public per-record transform to "
+            "X first, e.g. X = PublicScaler(low, high).fit_transform(X) (public ranges, nothing learnt from the "
+            "data), and pass the trainer alone")
     neighbouring = getattr(trainer, "neighbouring", None)
     if neighbouring != "add/remove":
         raise ValueError(
@@ -720,7 +729,9 @@ class DPCPClassifier(_DPCPBase):
     Attributes
     ----------
     classes_ : ndarray
-        Column order of :meth:`predict_set`.
+        Column order of :meth:`predict_set` and :meth:`predict_proba`: the
+        public label set in the order given as ``classes`` (the trainer's
+        order when it is given to the trainer only).
     estimator_, qhat_, alpha1_, alpha0_, epsilon1_, epsilon2_, privacy_
         As in :class:`DPCPRegressor`.
 
@@ -774,13 +785,15 @@ class DPCPClassifier(_DPCPBase):
         check_same_length(("X", X), ("y", y))
         self.classes_ = classes
         self._fit(X, y, {"classes": list(classes)})
-        self.classes_ = np.asarray(self.estimator_.classes_)
+        # the caller's order of the public label set is the column order (the trainer's is sorted)
+        self.classes_ = np.asarray(own) if own is not None else np.asarray(self.estimator_.classes_)
+        self._columns = _model_columns(self.estimator_, self.classes_)
         return self
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities of the private model."""
+        """Class probabilities of the private model, columns in the order of ``classes_``."""
         self._check_fitted()
-        return self.estimator_.predict_proba(check_2d(X, "X"))
+        return np.asarray(self.estimator_.predict_proba(check_2d(X, "X")))[:, self._columns]
 
     def predict(self, X) -> np.ndarray:
         """Most probable class (point prediction)."""

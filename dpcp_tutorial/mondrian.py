@@ -56,7 +56,7 @@ from ._validation import (
 from .accounting import ReleaseWarning, Spend, _fmt_pair, check_model_privacy, make_account, trainer_account
 from .calibrators import laplace_histogram_quantile, opendp_quantile
 from .conformal import _private_classification_scores, _SplitConformalBase, classification_score_functions
-from .private_split import _subsample_or_pad, pps_private_quantile
+from .private_split import _check_public_classes, _model_columns, _subsample_or_pad, pps_private_quantile
 from .quantile import private_quantile, private_quantile_level
 from .training import _encode_labels
 
@@ -149,11 +149,14 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     Parameters
     ----------
     estimator : scikit-learn classifier with ``predict_proba``
-        Its probability columns must follow the sorted public ``classes``.
-        For an end-to-end private pipeline use a DP trainer on data disjoint
-        from the calibration set.
+        Its probability columns are matched to ``classes`` by its own
+        ``classes_`` (scikit-learn classifiers); a model without ``classes_``
+        must give them in the sorted order of ``classes``. For an end-to-end
+        private pipeline use a DP trainer on data disjoint from the
+        calibration set.
     classes : sequence of labels
-        The public label set (required; never read from the data).
+        The public label set (required; never read from the data), in the
+        column order of :meth:`predict_set` (and of ``class_sizes``).
     alpha : float
         Target miscoverage per class.
     epsilon : float
@@ -192,6 +195,8 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     Attributes
     ----------
     classes_ : ndarray
+        The public label set in the order of ``classes`` (the columns of
+        :meth:`predict_set` and the order of ``qhat_``).
     qhat_ : ndarray of shape (K,)
         Per-class thresholds (1 for a class without a feasible calibration).
     noisy_counts_, calibration_sizes_ : ndarray of int
@@ -269,14 +274,24 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
             _encode_labels(y, self.classes, type(self).__name__)
         return super().fit(X, y)
 
+    def _public_order(self):
+        """``(classes_, position)``: the public label set in the caller's order, and where each sorted label sits."""
+        ordered = _check_public_classes(self.classes)
+        sorted_ = np.unique(ordered)
+        lookup = {c: j for j, c in enumerate(ordered.tolist())}
+        return ordered, np.array([lookup[c] for c in sorted_.tolist()])
+
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities of the underlying model, one column per public class."""
-        proba = self._fitted_estimator().predict_proba(check_2d(X, "X"))
-        n_classes = np.size(self.classes_ if hasattr(self, "classes_") else self.classes)
-        if proba.ndim != 2 or proba.shape[1] != n_classes:
+        """Class probabilities of the underlying model, one column per public class, in the order of ``classes``."""
+        model = self._fitted_estimator()
+        proba = np.asarray(model.predict_proba(check_2d(X, "X")))
+        ordered, position = self._public_order()
+        if getattr(model, "classes_", None) is not None:
+            return proba[:, _model_columns(model, ordered)]
+        if proba.ndim != 2 or proba.shape[1] != ordered.size:
             raise ValueError(f"the estimator returns {proba.shape[-1]} probability columns but classes has "
-                             f"{n_classes} labels; train it on the same public label set")
-        return proba
+                             f"{ordered.size} labels; train it on the same public label set")
+        return proba[:, np.argsort(position)]      # sorted columns to the caller's order
 
     def _score_fn(self):
         return classification_score_functions(self.score)[0]
@@ -318,7 +333,9 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         check_model_privacy(self._fitted_estimator(), type(self).__name__)    # the model object only
         self._score_fn()                 # checks score
         X = check_2d(X, "X")
-        classes_, index = _encode_labels(y, self.classes, type(self).__name__)
+        _, sorted_index = _encode_labels(y, self.classes, type(self).__name__)
+        classes_, position = self._public_order()
+        index = position[sorted_index]          # each label's position in the caller's order
         check_same_length(("X", X), ("y", index))
         self.classes_ = classes_
         n_classes = classes_.size

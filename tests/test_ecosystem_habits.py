@@ -200,3 +200,33 @@ def test_label_advice_follows_the_privacy_rule():
     with pytest.raises(TypeError) as err:
         lac_score(np.full((2, 2), 0.5), np.array(["a", "b"]))
     assert "LabelEncoder" not in str(err.value) and "public label set" in str(err.value)
+
+
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.ReleaseWarning")
+def test_dpcp_classifier_columns_follow_the_public_order():
+    gen = np.random.default_rng(6)
+    Z, lab = _health(3000, gen)
+    order = ["poor", "fair", "good"]
+    model = DPCPClassifier(DPLogisticRegression(x_bound=3.0), epsilon=4.0, classes=order, n=3000, rng=0)
+    model.fit(Z, lab)
+    assert model.classes_.tolist() == order and model.estimator_.classes_.tolist() == ["fair", "good", "poor"]
+    assert np.allclose(model.predict_proba(Z[:4]), model.estimator_.predict_proba(Z[:4])[:, [2, 0, 1]])
+    assert set(model.predict(Z[:50])) <= set(order) and model.predict_set(Z[:4]).shape == (4, 3)
+
+
+@pytest.mark.filterwarnings("ignore::dpcp_tutorial.ReleaseWarning")
+def test_mondrian_columns_follow_the_public_order():
+    gen = np.random.default_rng(7)
+    Z, lab = _health(6000, gen)
+    model = LogisticRegression().fit(Z[:2000], lab[:2000])              # classes_: fair, good, poor
+    order = ["good", "poor", "fair"]
+    est = MondrianPrivateConformalClassifier(model, classes=order, epsilon=2.0, prefit=True, rng=0)
+    est.calibrate(Z[2000:4000], lab[2000:4000])
+    assert est.classes_.tolist() == order and est.qhat_.shape == (3,)
+    assert np.allclose(est.predict_proba(Z[:4]), model.predict_proba(Z[:4])[:, [1, 2, 0]])
+    sets = est.predict_set(Z[4000:])
+    column = {c: j for j, c in enumerate(order)}
+    covered = sets[np.arange(2000), [column[v] for v in lab[4000:]]]
+    for c in order:                                   # per-class coverage, within binomial noise
+        mask = lab[4000:] == c
+        assert covered[mask].mean() >= 0.9 - 3 * math.sqrt(0.09 / mask.sum()), c
