@@ -289,7 +289,17 @@ _DATA = np.random.default_rng(0).standard_normal((20, 2))
           prior=GaussianPrior(0.0, 1.0)), ValueError, "shape"),
     (dict(data=_DATA, epsilon=1.0, prior="normal"), TypeError, "GaussianPrior"),
     (dict(data=_DATA, epsilon=1.0, rng="seed", prior=GaussianPrior(0.0, 1.0)), TypeError, "rng"),
-    (dict(data=_DATA, epsilon=1.0), TypeError, "needs the public prior.*codebook"),
+    (dict(data=_DATA, epsilon=1.0), TypeError, "needs a public base measure.*box=.*codebook"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 0.0]]), ValueError, "box must be"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]), ValueError, r"shape \(2, 2\)"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 1.0], [1.0, 1.0]]), ValueError, "high > low"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, np.nan], [1.0, 1.0]]), ValueError, "NaN"),
+    (dict(data=_DATA, epsilon=1.0, box="wide"), TypeError, "box"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 0.0], [1.0, 1.0]], candidates=[[0.5, 2.0]]), ValueError,
+     "outside the public box"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 0.0], [1.0, 1.0]], progress="yes"), TypeError, "progress"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 0.0], [1.0, 1.0]], depth="smoothed_idd", sampler="langevin"),
+     TypeError, "needs the public prior"),
     (dict(data=_DATA, epsilon=1.0, depth="smoothed_idd", sampler="langevin"), TypeError, "needs the public prior"),
 ])
 def test_private_median_bad_input(kwargs, error, match):
