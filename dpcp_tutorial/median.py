@@ -161,9 +161,9 @@ class GaussianPrior:
       Use the tightest scale public knowledge supports, and give the public
       box (``box=``) so that no candidate is wasted outside it. On data
       standardised by public constants, ``GaussianPrior(0.0, 1.0)`` with
-      ``box`` :math:`[-3, 3]^d` has an error of about 0.13 at :math:`d = 3`
+      ``box`` :math:`[-3, 3]^d` has an error of about 0.15 at :math:`d = 3`
       (1000 candidates, :math:`n = 10^3` to :math:`10^5`, :math:`\\varepsilon = 1`),
-      while ``GaussianPrior(0.0, 5 * sqrt(d))`` has about 1 to 1.5 whatever
+      while ``GaussianPrior(0.0, 5 * sqrt(d))`` has about 1 to 1.6 whatever
       :math:`n` (chapter 10, table *Choosing the base measure*).
     * **Langevin**: the chain moves continuously, so a wide prior costs
       little; the authors' final runs, on standardised data, use
