@@ -108,7 +108,7 @@ PRIOR_ADVICE = ("The base measure is part of the mechanism. The candidate sample
                 "then drawn uniformly in the box, and with a prior from the prior restricted to the box. Centre a "
                 "prior on a typical value of each coordinate from the same public knowledge, in the data's units, "
                 "with scale the spread of plausible values, e.g. GaussianPrior(mean=[125, 80], scale=20.0) for "
-                "blood pressures in mmHg, or GaussianPrior(0.0, 1.0) with box=(-3, 3) in every coordinate for data "
+                "blood pressures in mmHg, or GaussianPrior(0.0, 1.0) with box=([-3] * d, [3] * d) for data "
                 "standardised by public constants (GaussianPrior(0.0, 5 * sqrt(d)), the authors' choice, suits "
                 "the Langevin sampler, not 1000 candidates). Or pass public candidates=.")
 
@@ -164,7 +164,7 @@ class GaussianPrior:
       ``box`` :math:`[-3, 3]^d` has an error of about 0.15 at :math:`d = 3`
       (1000 candidates, :math:`n = 10^3` to :math:`10^5`, :math:`\\varepsilon = 1`),
       while ``GaussianPrior(0.0, 5 * sqrt(d))`` has about 1 to 1.6 whatever
-      :math:`n` (chapter 10, table *Choosing the base measure*).
+      :math:`n` (chapter 10, *The base measure of the candidate sampler*).
     * **Langevin**: the chain moves continuously, so a wide prior costs
       little; the authors' final runs, on standardised data, use
       :math:`N(0, 25d\\, I_d)`, i.e. ``GaussianPrior(0.0, 5 * sqrt(d))``.
