@@ -511,3 +511,14 @@ def test_the_readme_median_example_runs_alone_and_stays_in_the_box(capsys):
     truth = spatial_median(D)
     assert np.all(np.abs(m - truth) < 0.15)      # about 0.5 visits and 4 score points at most
     assert "private median:" in capsys.readouterr().out
+
+
+def test_depth_median_progress_bar_gives_the_same_median(capsys):
+    data = np.random.default_rng(59).standard_normal((150, 2))
+    for depth in ("halfspace", "idd", "spatial"):
+        np.testing.assert_array_equal(depth_median(data, depth, n_directions=20, rng=3, progress=True),
+                                      depth_median(data, depth, n_directions=20, rng=3))
+    grid = public_grid(-1.0, 1.0, 7, 2)
+    np.testing.assert_array_equal(depth_median(data, "spatial", candidates=grid, progress=True),
+                                  depth_median(data, "spatial", candidates=grid))
+    assert "depth of" in capsys.readouterr().err
