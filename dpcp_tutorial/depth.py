@@ -400,16 +400,54 @@ def _arc_ends_inside(x, data, w, order, arcs, s_lo, s_hi, e_lo, e_hi, k) -> np.n
     return np.bincount(owner, weights=inside * w[other], minlength=arcs.size).astype(np.int64)
 
 
-def _halfspace_depth_directions(points: np.ndarray, data: np.ndarray, u: np.ndarray) -> np.ndarray:
+def _direction_blocks(data: np.ndarray, u: np.ndarray):
+    """``(j, sorted projections)`` for consecutive blocks of directions starting at ``j``.
+
+    Each block holds at most ``_CHUNK`` projections (about 16 MB), so the
+    memory stays :math:`O(n)` however many directions there are (all of them at
+    once would take :math:`8nm` bytes: 8 GB for :math:`n = 10^6`, :math:`m = 1000`).
+    :func:`_project` computes every entry independently of the block, so the
+    values are those of one projection of all directions.
+    """
+    block = max(1, _CHUNK // data.shape[0])
+    for j in range(0, u.shape[0], block):
+        yield j, np.sort(_project(data, u[j:j + block]), axis=0)
+
+
+def _halfspace_depth_directions(points: np.ndarray, data: np.ndarray, u: np.ndarray, tick=None) -> np.ndarray:
+    """:math:`HD_K` over the directions ``u``: one sort of the data per direction, a binary search per point.
+
+    Cost :math:`O(K (n \\log n + q \\log n))` and memory :math:`O(n + qK)`. ``tick(k)``, if given, is called
+    after each block of ``k`` directions (a progress bar).
+    """
     n = data.shape[0]
-    proj = np.sort(_project(data, u), axis=0)   # (n, K), each column sorted once
     t = _project(points, u)                     # (q, K)
     worst = np.zeros(points.shape[0], dtype=np.int64)
-    for k in range(u.shape[0]):
-        below = np.searchsorted(proj[:, k], t[:, k], side="left")            # #{u'X_i < u'x}
-        above = n - np.searchsorted(proj[:, k], t[:, k], side="right")       # #{u'X_i > u'x}
-        np.maximum(worst, np.maximum(below, above), out=worst)
+    for j, proj in _direction_blocks(data, u):
+        for k in range(proj.shape[1]):
+            below = np.searchsorted(proj[:, k], t[:, j + k], side="left")            # #{u'X_i < u'x}
+            above = n - np.searchsorted(proj[:, k], t[:, j + k], side="right")       # #{u'X_i > u'x}
+            np.maximum(worst, np.maximum(below, above), out=worst)
+        if tick is not None:
+            tick(proj.shape[1])
     return (n - worst) / n
+
+
+def _idd_exact(points: np.ndarray, data: np.ndarray, u: np.ndarray, tick=None) -> np.ndarray:
+    """Exact :math:`IDD_m` over the directions ``u`` (sorted projections and binary search), in blocks of directions.
+
+    ``tick(k)``, if given, is called after each block of ``k`` directions.
+    """
+    n = data.shape[0]
+    t = _project(points, u)
+    total = np.zeros(points.shape[0])
+    for j, proj in _direction_blocks(data, u):
+        for k in range(proj.shape[1]):
+            f = np.searchsorted(proj[:, k], t[:, j + k], side="right") / n
+            total += f * (1.0 - f)
+        if tick is not None:
+            tick(proj.shape[1])
+    return total / u.shape[0]
 
 
 # --------------------------------------------------------------------------- spatial depth
@@ -567,14 +605,7 @@ def integrated_dual_depth(points, data, directions=None, n_directions: int = 500
             f, _ = cdfs(t[k])
             out[k] = np.mean(f * (1.0 - f))
         return out
-    n = data.shape[0]
-    proj = np.sort(_project(data, u), axis=0)
-    t = _project(points, u)
-    total = np.zeros(points.shape[0])
-    for j in range(u.shape[0]):
-        f = np.searchsorted(proj[:, j], t[:, j], side="right") / n
-        total += f * (1.0 - f)
-    return total / u.shape[0]
+    return _idd_exact(points, data, u)
 
 
 def integrated_dual_depth_gradient(points, data, directions=None, n_directions: int = 500,

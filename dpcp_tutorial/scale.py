@@ -724,7 +724,7 @@ def _block_depth_stats(block, kind, cand, cand_proj, u):
     return np.concatenate([head, stat.ravel()])
 
 
-def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: GaussianPrior | None = None, *,
+def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: GaussianPrior | None = None, *,
                          candidates=None, n_candidates: int = 1000, directions=None,
                          n_directions: int | None = None, rng: RandomLike = None, client=None,
                          progress: bool = False) -> np.ndarray:
@@ -747,8 +747,8 @@ def private_depth_median(data, epsilon: float, depth: str = "halfspace", prior: 
         shape must be known (``d`` from the columns).
     epsilon : float
         Budget (replace-one neighbours), as in memory.
-    depth : {"halfspace", "spatial", "idd"}
-        Halfspace depth always uses public directions here (the exact
+    depth : {"spatial", "halfspace", "idd"}
+        Default ``"spatial"``, as in memory. Halfspace depth always uses public directions here (the exact
         angular sweep of ``d <= 2`` does not decompose into partition counts).
     prior : GaussianPrior
         The public prior the candidates are drawn from; required unless

@@ -289,7 +289,17 @@ _DATA = np.random.default_rng(0).standard_normal((20, 2))
           prior=GaussianPrior(0.0, 1.0)), ValueError, "shape"),
     (dict(data=_DATA, epsilon=1.0, prior="normal"), TypeError, "GaussianPrior"),
     (dict(data=_DATA, epsilon=1.0, rng="seed", prior=GaussianPrior(0.0, 1.0)), TypeError, "rng"),
-    (dict(data=_DATA, epsilon=1.0), TypeError, "needs the public prior.*codebook"),
+    (dict(data=_DATA, epsilon=1.0), TypeError, "needs a public base measure.*box=.*codebook"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 0.0]]), ValueError, "box must be"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]), ValueError, r"shape \(2, 2\)"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 1.0], [1.0, 1.0]]), ValueError, "high > low"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, np.nan], [1.0, 1.0]]), ValueError, "NaN"),
+    (dict(data=_DATA, epsilon=1.0, box="wide"), TypeError, "box"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 0.0], [1.0, 1.0]], candidates=[[0.5, 2.0]]), ValueError,
+     "outside the public box"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 0.0], [1.0, 1.0]], progress="yes"), TypeError, "progress"),
+    (dict(data=_DATA, epsilon=1.0, box=[[0.0, 0.0], [1.0, 1.0]], depth="smoothed_idd", sampler="langevin"),
+     TypeError, "needs the public prior"),
     (dict(data=_DATA, epsilon=1.0, depth="smoothed_idd", sampler="langevin"), TypeError, "needs the public prior"),
 ])
 def test_private_median_bad_input(kwargs, error, match):
@@ -389,3 +399,126 @@ def test_unused_settings_are_validated_without_changing_the_release():
                              n_directions=10, n_steps=10**8, rng=0)
     with pytest.raises(ValueError, match="smoothing=1e-300"):
         langevin_step_size(10.0, random_directions(8, 2, rng=1), smoothing=1e-300)
+
+
+# ----------------------------------------------------------------------------- public box and progress bar
+
+_BOX = np.array([[-1.0, -2.0], [3.0, 1.0]])
+
+
+def test_box_without_prior_draws_the_candidates_uniformly_in_the_box():
+    data = np.random.default_rng(40).standard_normal((50, 2))
+    rng = np.random.default_rng(41)
+    cand = _BOX[0] + (_BOX[1] - _BOX[0]) * rng.random((300, 2))       # the documented base measure
+    want = private_depth_median(data, 1.0, candidates=cand, rng=rng)  # the finite mechanism over them
+    got = private_depth_median(data, 1.0, box=_BOX, n_candidates=300, rng=41)
+    np.testing.assert_array_equal(got, want)
+    assert np.all((got >= _BOX[0]) & (got <= _BOX[1]))
+
+
+def test_prior_restricted_to_the_box_is_the_truncated_normal():
+    prior = GaussianPrior(mean=[2.5, 0.0], scale=1.5)
+    draws = prior.sample_in_box(4000, _BOX, rng=42)
+    assert draws.shape == (4000, 2) and np.all((draws >= _BOX[0]) & (draws <= _BOX[1]))
+    for k, mean in enumerate((2.5, 0.0)):
+        law = stats.truncnorm((_BOX[0, k] - mean) / 1.5, (_BOX[1, k] - mean) / 1.5, loc=mean, scale=1.5)
+        assert stats.kstest(draws[:, k], law.cdf).pvalue > 1e-3
+    # a box in the prior's far tail still gives draws inside it
+    far = GaussianPrior(0.0, 1.0).sample_in_box(200, [[40.0, -41.0], [41.0, -40.0]], rng=43)
+    assert np.all((far >= [40.0, -41.0]) & (far <= [41.0, -40.0]))
+    data = np.random.default_rng(44).standard_normal((30, 2))
+    rng = np.random.default_rng(45)
+    cand = prior.sample_in_box(200, _BOX, rng)
+    np.testing.assert_array_equal(private_depth_median(data, 1.0, prior=prior, box=_BOX, n_candidates=200, rng=45),
+                                  private_depth_median(data, 1.0, candidates=cand, rng=rng))
+
+
+def test_every_release_lies_in_the_box_even_when_the_data_do_not():
+    data = np.random.default_rng(46).standard_normal((40, 2)) + [10.0, 10.0]     # the median is outside the box
+    for depth in DEPTHS:
+        got = private_depth_median(data, 5.0, depth, box=_BOX, n_candidates=200, n_directions=30, rng=47)
+        assert np.all((got >= _BOX[0]) & (got <= _BOX[1])), depth
+    got = private_depth_median(data, 5.0, "smoothed_idd", "langevin", prior=GaussianPrior(0.0, 5.0), box=_BOX,
+                               n_directions=30, n_steps=300, rng=48)
+    assert np.all((got >= _BOX[0]) & (got <= _BOX[1]))
+    far_box = [[30.0, 30.0], [31.0, 31.0]]            # the chain ends near the prior, far from this box
+    with pytest.warns(ReleaseWarning, match="far-tail"):     # a box in the prior's far tail: a bad prior
+        got = private_depth_median(data, 5.0, "smoothed_idd", "langevin", prior=GaussianPrior(0.0, 1.0),
+                                   box=far_box, n_directions=30, n_steps=300, rng=48)
+    np.testing.assert_array_equal(got, [30.0, 30.0])  # clipped to the box (post-processing)
+    inside = public_grid(-1.0, 1.0, 5, 2)
+    assert np.any(np.all(private_depth_median(data, 1.0, box=_BOX, candidates=inside, rng=49) == inside, axis=1))
+
+
+def test_box_on_standardised_data_is_far_more_accurate_than_the_wide_prior():
+    x = np.random.default_rng(50).standard_normal((2000, 3))
+    truth = spatial_median(x)
+    wide = [np.linalg.norm(private_depth_median(x, 1.0, prior=GaussianPrior(0.0, 5 * np.sqrt(3)), rng=s) - truth)
+            for s in range(4)]
+    boxed = [np.linalg.norm(private_depth_median(x, 1.0, prior=GaussianPrior(0.0, 1.0), box=([-3] * 3, [3] * 3),
+                                                 rng=s) - truth) for s in range(4)]
+    assert np.mean(boxed) < 0.3 < 0.6 < np.mean(wide)
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_the_progress_bar_does_not_change_the_release(depth, capsys):
+    data = np.random.default_rng(51).standard_normal((300, 2))
+    kw = dict(box=_BOX, n_candidates=250, n_directions=40, rng=52)
+    quiet = private_depth_median(data, 1.0, depth, **kw)
+    np.testing.assert_array_equal(private_depth_median(data, 1.0, depth, progress=True, **kw), quiet)
+    assert "candidates" in capsys.readouterr().err
+    if depth == "halfspace":   # the direction-based path in d = 3
+        x3 = np.random.default_rng(53).standard_normal((300, 3))
+        kw3 = dict(prior=GaussianPrior(0.0, 1.0), n_candidates=100, n_directions=50, rng=54)
+        np.testing.assert_array_equal(private_depth_median(x3, 1.0, depth, progress=True, **kw3),
+                                      private_depth_median(x3, 1.0, depth, **kw3))
+    if depth == "smoothed_idd":
+        kw = dict(prior=GaussianPrior(0.0, 1.0), n_directions=20, n_steps=200, rng=55)
+        np.testing.assert_array_equal(private_depth_median(data, 1.0, depth, "langevin", progress=True, **kw),
+                                      private_depth_median(data, 1.0, depth, "langevin", **kw))
+        assert "Langevin" in capsys.readouterr().err
+
+
+def test_direction_blocks_give_the_same_depths(monkeypatch):
+    import dpcp_tutorial.depth as depth_module
+
+    data = np.random.default_rng(56).standard_normal((200, 3))
+    points = np.vstack([data[:20], np.random.default_rng(57).standard_normal((30, 3))])
+    u = random_directions(37, 3, rng=58)
+    whole_hd = halfspace_depth(points, data, "directions", directions=u)
+    whole_idd = integrated_dual_depth(points, data, directions=u)
+    proj, t = np.sort(_project(data, u), axis=0), _project(points, u)
+    worst = np.max([np.maximum(np.searchsorted(proj[:, k], t[:, k], "left"),
+                               200 - np.searchsorted(proj[:, k], t[:, k], "right")) for k in range(37)], axis=0)
+    np.testing.assert_array_equal(whole_hd, (200 - worst) / 200)
+    monkeypatch.setattr(depth_module, "_CHUNK", 200 * 4)          # blocks of 4 directions
+    np.testing.assert_array_equal(halfspace_depth(points, data, "directions", directions=u), whole_hd)
+    np.testing.assert_array_equal(integrated_dual_depth(points, data, directions=u), whole_idd)
+
+
+def test_the_readme_median_example_runs_alone_and_stays_in_the_box(capsys):
+    pytest.importorskip("statsmodels")
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "private_depth_median(" in b)
+    assert "rng=" not in block
+    namespace = {}
+    exec(compile(block, "README.md", "exec"), namespace)      # noqa: S102 - a fresh namespace: it runs alone
+    m, D = namespace["m"], namespace["D"]
+    assert np.all(np.abs(m) <= 1)
+    truth = spatial_median(D)
+    assert np.all(np.abs(m - truth) < 0.15)      # about 0.5 visits and 4 score points at most
+    assert "private median:" in capsys.readouterr().out
+
+
+def test_depth_median_progress_bar_gives_the_same_median(capsys):
+    data = np.random.default_rng(59).standard_normal((150, 2))
+    for depth in ("halfspace", "idd", "spatial"):
+        np.testing.assert_array_equal(depth_median(data, depth, n_directions=20, rng=3, progress=True),
+                                      depth_median(data, depth, n_directions=20, rng=3))
+    grid = public_grid(-1.0, 1.0, 7, 2)
+    np.testing.assert_array_equal(depth_median(data, "spatial", candidates=grid, progress=True),
+                                  depth_median(data, "spatial", candidates=grid))
+    assert "depth of" in capsys.readouterr().err
