@@ -300,11 +300,14 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
     reverse): the loss is :math:`\\varepsilon(A + B)`. Adding a record to the
     scores, at a level fixed by a public ``n``, moves every :math:`u_j` up by
     at most :math:`\\max(A, B)` (the mechanism's own add/remove loss, the
-    one chapter 4 audits). These bounds are sharp: neighbouring data sets come arbitrarily close to
-    them as :math:`N` grows (all scores on one edge, one record moved to the
-    next), while at a fixed :math:`N` the largest log-ratio is slightly
-    smaller, e.g. :math:`0.982\\varepsilon` for the tight variant at
-    :math:`M = 2`, :math:`N = 20`, :math:`\\beta = 0.3` (chapter 3).
+    one chapter 4 audits). With :math:`M \\ge 2` bins these bounds are sharp
+    (with one bin the release is constant and the loss 0): neighbouring data
+    sets come arbitrarily close to them as :math:`\\varepsilon N` grows (all
+    scores on one edge, one record moved to the next), while at a fixed
+    :math:`N` the largest log-ratio is slightly smaller, e.g. for the tight
+    variant at :math:`M = 2`, :math:`N = 20`, :math:`\\beta = 0.3` it is
+    :math:`0.982\\varepsilon` at :math:`\\varepsilon = 0.216` and
+    :math:`0.9999997\\varepsilon` at :math:`\\varepsilon = 1` (chapter 3).
 
     ``relation="replace-one"`` (sizes equal, :math:`N` public):
     :math:`\\varepsilon` (tight), :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))` (original).

@@ -668,3 +668,16 @@ def test_subsampling_an_array_equals_subsampling_its_histogram():
     for seed in range(3):
         assert _private_quantile(s, 0.1, 1.0, bins=200, rng=seed, n=1200) == \
             _private_quantile(hist, 0.1, 1.0, bins=200, rng=seed, n=1200)
+
+
+@pytest.mark.parametrize("epsilon, ratio", [(0.216, 0.982), (1.0, 0.9999997)])
+def test_docstring_example_of_the_loss_below_the_sharp_bound(epsilon, ratio):
+    """The largest replace-one log-ratio at M = 2, N = 20, beta = 0.3 (private_quantile_privacy_loss docstring)."""
+    worst = 0.0
+    laws = []
+    for k in range(21):
+        scores = np.array([0.25] * k + [0.75] * (20 - k))
+        laws.append(_private_quantile_probabilities(scores, 0.3, epsilon, 2, log=True, variant="tight")[1])
+    for left, right in zip(laws, laws[1:]):
+        worst = max(worst, float(np.max(np.abs(left - right))))
+    assert worst / epsilon == pytest.approx(ratio, abs=5e-4 if ratio < 0.99 else 5e-8)
