@@ -20,8 +20,10 @@ used here (the default, ``class_sizes="private"``):
 3. *subsample or pad* to exactly :math:`m_y` scores: a uniformly random
    :math:`m_y`-subset of the class's scores when :math:`n_y \\ge m_y`, else all of
    them plus :math:`m_y - n_y` copies of the maximal score 1;
-4. the class threshold is the chosen calibrator at level :math:`\\alpha - \\zeta`
-   on those :math:`m_y` scores with the public size :math:`m_y` and budget
+4. the class threshold is the chosen calibrator on those :math:`m_y` scores,
+   at level :math:`\\alpha` for the tight private quantile (its coverage
+   theorem covers padding: chapter 3) and :math:`\\alpha - \\zeta` for the
+   others (whose guarantee is proved for a uniform subset only), with the public size :math:`m_y` and budget
    :math:`\\varepsilon - \\varepsilon_0`. A class whose :math:`m_y` is infeasible for
    the calibrator (decided from the released :math:`m_y` only) gets the
    threshold 1: its label enters every set.
@@ -181,7 +183,9 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         (a public floor: below it the counts are pure noise).
     count_failure : float or None
         :math:`\\zeta`, the probability that a class's lower bound exceeds its
-        true size; the calibrators run at level :math:`\\alpha - \\zeta`.
+        true size (the lower bound's margin). The tight private quantile runs
+        at level :math:`\\alpha` (padding keeps its guarantee); the other
+        calibrators run at level :math:`\\alpha - \\zeta`.
         ``None``: :math:`\\alpha/10`.
     prefit : bool
     allow_low_coverage : bool
@@ -230,11 +234,15 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
 
     **Coverage.** Conditionally on the labels, the class-:math:`y` calibration
     scores and a class-:math:`y` test score are exchangeable, and the noisy
-    count depends on the labels only. On the event :math:`m_y \\le n_y` (failure
-    probability :math:`\\le \\zeta`) the :math:`m_y` scores are a uniform subset,
-    exchangeable with the test score, and the calibrator's finite-sample
-    guarantee at level :math:`\\alpha-\\zeta` applies; a class with threshold 1
-    is always covered. Hence :math:`P(Y \\in C(X) \\mid Y = y) \\ge 1-\\alpha` for
+    count depends on the labels only. With the tight private quantile its
+    coverage theorem for a public size (chapter 3) applies on both events:
+    :math:`m_y \\le n_y` (a uniform subset, exchangeable with the test score)
+    and :math:`m_y > n_y` (all scores padded with the top score 1), so the
+    level is :math:`\\alpha`. For the other calibrators the guarantee is proved
+    for a uniform subset only: on the event :math:`m_y \\le n_y` (failure
+    probability :math:`\\le \\zeta`) it applies at level :math:`\\alpha-\\zeta`, and
+    the failure adds at most :math:`\\zeta`. A class with threshold 1 is always
+    covered. Hence :math:`P(Y \\in C(X) \\mid Y = y) \\ge 1-\\alpha` for
     every class, for the calibrators with a proven guarantee
     (``"private_quantile"``, ``"opendp"``, ``"laplace_histogram"``; ``"pps"``
     for :math:`\\alpha \\le 1/2` per its reference argument).
@@ -353,7 +361,10 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
             noisy = noisy_class_counts(counts, count_eps, rng=seeds[-1])   # ... then all count noise at once
             margin = count_lower_margin(count_eps, zeta)
             sizes = np.clip(noisy - float(margin), 0.0, MAX_CLASS_CALIBRATION_SIZE).astype(np.int64)
-            cal_eps, level = epsilon - count_eps, alpha - zeta
+            # the tight quantile's coverage theorem covers padding (chapter 3): level alpha; the other
+            # calibrators are proved for a uniform subset only and pay the lower bound's failure zeta
+            cal_eps = epsilon - count_eps
+            level = alpha if self.calibrator == "private_quantile" else alpha - zeta
             self.noisy_counts_ = noisy
         else:
             sizes = np.asarray(self.class_sizes)

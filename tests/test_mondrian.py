@@ -3,6 +3,8 @@
 import itertools
 import math
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -254,3 +256,24 @@ def test_count_share_has_a_public_floor_and_settings_are_named():
         noisy_class_counts(np.array([], dtype=int), 1.0, rng=0)
     with pytest.raises(TypeError, match="relation must be one of"):
         mondrian_privacy_loss(1.0, relation=np.array(["add/remove"]))
+
+
+@pytest.mark.parametrize("calibrator, level", [("private_quantile", 0.1), ("laplace_histogram", 0.09)])
+def test_the_tight_quantile_runs_at_alpha_the_others_at_alpha_minus_zeta(problem, monkeypatch, calibrator, level):
+    """Padding keeps the tight quantile's coverage (chapter 3), so it needs no slack for the count bound's failure."""
+    model, _, _ = problem
+    X_cal, y_cal = _make(3000, np.random.default_rng(8))
+    seen = []
+    original = MondrianPrivateConformalClassifier._threshold
+
+    def recording(self, scores, lvl, *args):
+        seen.append(lvl)
+        return original(self, scores, lvl, *args)
+
+    monkeypatch.setattr(MondrianPrivateConformalClassifier, "_threshold", recording)
+    est = MondrianPrivateConformalClassifier(model, classes=[0, 1, 2], alpha=0.1, epsilon=2.0, calibrator=calibrator,
+                                             bins=50, prefit=True, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseWarning)   # small classes may get the threshold 1
+        est.calibrate(X_cal, y_cal)
+    assert seen and all(lvl == pytest.approx(level) for lvl in seen)
