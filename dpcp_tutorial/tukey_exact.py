@@ -860,8 +860,20 @@ def tukey_depth_regions(data, box, epsilon: float | None = None, *, tail_mass: f
     a line through two data points, so :math:`R_k` is the intersection of the
     halfplanes at those critical directions (where the line carries rank
     :math:`k`), at the four axis directions, and the box. Cost
-    :math:`O(n^2 \\log n)` for the constraints plus :math:`O(m_k \\log m_k)` per
-    level (a convex hull of :math:`m_k` dual points).
+    :math:`O(n^2 \\log n)` for the constraints plus, per level, a convex hull
+    of its :math:`m_k` dual points and an exact check of the :math:`m_k`
+    halfplanes.
+
+    Everything is computed for the records rounded to the public grid of the
+    box (:attr:`TukeyDepthRegions.data`): per axis the step is the power of two
+    :math:`s = 2^{\\lfloor \\log_2 w\\rfloor - 28}` (:math:`w` the box's width),
+    and a record :math:`x` becomes :math:`s\\,\\operatorname{round}(x/s)` (ties to
+    even). The rounding is a fixed map applied to each record separately and
+    chosen from the box alone, so it changes no privacy statement; it moves a
+    record by at most :math:`s/2`, merges records closer than that, turns
+    denormal coordinates into 0 and keeps dyadic data unchanged. On the rounded
+    records the counts, lines, regions and areas are exact (integers and
+    rationals; see the module docstring).
 
     Parameters
     ----------
@@ -886,19 +898,15 @@ def tukey_depth_regions(data, box, epsilon: float | None = None, *, tail_mass: f
 
     Notes
     -----
-    Floating point: the geometry runs in coordinates where the box is
-    :math:`[-1, 1]^2` (depth is affine invariant); the counts of every line
-    are exact (orientation predicate on the original data, see the module
-    docstring). A level has area when the Chebyshev radius of its region (a
-    linear program, accurate to about 1e-7) is clearly positive, or, for thin
-    regions, when the box clipped by the level's halfplanes has positive area;
-    annulus areas are differences of polygon areas, never rounded to 0, so a
-    sliver between two regions keeps its weight. ``max_depth`` and
-    ``deepest_point`` (the non-private median only) read the Chebyshev radius
-    with a 1e-12 tolerance. Public inputs: the box corners within 1e50 of the
-    origin, sides of at least 1e-50; the data domain is coordinates of
-    magnitude at most 1e200 (far outside any such box: points outside the box
-    are fine), where no intermediate quantity overflows.
+    Exactness: the polygons are the box clipped by the level's halfplanes with
+    exact predicates on rational vertices (floating point only proposes the
+    binding halfplanes; every other one is then checked exactly), so
+    :attr:`~TukeyDepthRegions.levels` (up to the deepest level with area),
+    ``max_depth`` (the deepest non-empty level, which may be a point or a
+    segment) and the areas are exact; the float attributes are the exact values
+    rounded. Public inputs: the box corners within 1e50 of the origin, sides of
+    at least 1e-50; the data domain is coordinates of magnitude at most 1e200
+    (points outside the box are fine and keep counting).
     """
     x = _check_data_2d(data)
     b = _check_box(box)
@@ -916,8 +924,9 @@ def tukey_depth_regions(data, box, epsilon: float | None = None, *, tail_mass: f
 def tukey_median_2d(data, box) -> np.ndarray:
     """Non-private Tukey median restricted to a box: a point of the deepest region (chapter 15).
 
-    The centroid of :math:`R_{k^*} \\cap B` when it has area, otherwise its
-    Chebyshev centre (the region is then a point or a segment).
+    The centroid of :math:`R_{k^*} \\cap B` when it has area, otherwise the
+    mean of its vertices (the region is then a point or a segment), for the
+    records rounded to the public grid of the box (:func:`tukey_depth_regions`).
     """
     return tukey_depth_regions(data, box).deepest_point
 
@@ -1004,13 +1013,24 @@ def private_tukey_median_2d(data, epsilon: float, box, size: int | None = None, 
     bounds how often the slow path runs (probability at most ``tail_mass``,
     whatever the data).
 
+    Exactness: :math:`X` here is the data rounded to the public grid of the box
+    (:func:`tukey_depth_regions`), a per-record map fixed by the box alone; the
+    regions, counts and areas are exact rationals for those records. Floating
+    point enters only in the final steps: the probabilities of the level, the
+    piece and the triangle are computed in log space from the exact areas
+    (relative rounding about 1e-16), and the released point is a uniform point
+    of an exact triangle rounded to floats (and clipped to the box).
+
     Privacy: :math:`\\varepsilon`-DP for replace-one neighbours; :math:`\\varepsilon/2`-DP
     for add/remove neighbours (the halfspace count moves by 0 or +1 everywhere
-    when a point is added); :math:`n` need not be public. The function raises only on public
+    when a point is added); :math:`n` need not be public. The rounding to the
+    grid changes none of this: rounded neighbours are neighbours (or equal)
+    under the same relation. The function raises only on public
     inputs (box, epsilon, size, tail_mass, rng, the shape of ``data``) and on
     data outside the domain (NaN, infinite values, coordinates beyond 1e200:
     one fixed message for every such data set); data outside the box, ties,
-    collinear and nearly collinear data and regions without area are handled.
+    collinear data, near-duplicates, denormal coordinates and regions without
+    area are handled exactly, without a warning.
 
     Parameters
     ----------
