@@ -1124,10 +1124,13 @@ def exact_cell_probabilities(regions: TukeyDepthRegions, epsilon: float, x_edges
 
     With :math:`d_k` the density on the annulus of level :math:`k`,
     :math:`P(\\text{cell}) = \\sum_k d_k\\,|\\text{cell} \\cap (R_k \\setminus R_{k+1})|`.
-    The areas :math:`|\\text{cell} \\cap R_k|` are exact: :math:`R_k` is clipped to
+    The areas :math:`|\\text{cell} \\cap R_k|` are computed, not sampled: the
+    polygon of :math:`R_k` (its exact vertices rounded to floats) is clipped to
     :math:`\\{x \\le a\\}` at every column edge :math:`a`, the area below every row
     edge follows from the piecewise-linear width of the clipped polygon, and
-    inclusion-exclusion gives the cells.
+    inclusion-exclusion gives the cells. This runs in floating point: the
+    masses are exact up to rounding (about 1e-16 of the box's area per cell),
+    not rational like the level law of :class:`TukeyDepthRegions`.
 
     Parameters
     ----------

@@ -14,7 +14,7 @@ from dpcp_tutorial import (
     tukey_depth_regions,
     tukey_median_2d,
 )
-from dpcp_tutorial.tukey_exact import _clip
+from dpcp_tutorial.tukey_exact import _clip_exact
 
 BOX = ((-3.0, -3.0), (3.0, 3.0))
 
@@ -218,49 +218,45 @@ def test_truncated_regions_are_the_deepest_levels_of_the_full_ones():
 
 # --------------------------------------------------------------------------- exact privacy audit
 
-def _intersection_area(p, q):
-    if p.shape[0] < 3 or q.shape[0] < 3:
-        return 0.0
-    if np.array_equal(p, q):
-        return polygon_area(p)
-    r = p
-    e = np.roll(q, -1, axis=0) - q
-    for a, d in zip(q, e):
-        nrm = np.array([d[1], -d[0]])            # outward normal of a counter-clockwise edge
-        r = _clip(r, nrm[0], nrm[1], nrm @ a)
-        if r.shape[0] < 3:
-            return 0.0
-    return polygon_area(r)
-
-
-_ROUNDING_AREA = 1e-13      # intersection areas below this (box area 36) are rounding, not regions
+def _exact_inter_area2(p, q):
+    """Twice the area of the intersection of two exact polygons (the second clipped by every edge of the first)."""
+    if len(p.verts) < 3 or len(q.verts) < 3:
+        return 0
+    r = q
+    for line in p.edges:
+        r = _clip_exact(r, line)
+        if len(r.verts) < 3:
+            return 0
+    return r.area2()
 
 
 def _privacy_loss(x, y, eps):
     """Exact sup over the box of |log q_x - log q_y| for the laws the module computes.
 
-    The box is cut into the cells {level_x = i, level_y = j} of the two computed depth functions (read off
-    their polygons; areas by inclusion-exclusion of the intersections R^x_i and R^y_j); on a cell of positive
-    area the log-ratio is eps (i - j) / 2 - log(Z_x / Z_y). No assumption |c_x - c_y| <= 1 is made: the
-    audit checks it for the computed regions.
+    The box is cut into the cells {level_x = i, level_y = j} of the two depth functions (their exact polygons;
+    exact areas by inclusion-exclusion of the exact intersections R^x_i and R^y_j); on a cell of positive area
+    the log-ratio is eps (i - j) / 2 - log(Z_x / Z_y). No assumption |c_x - c_y| <= 1 is made: the audit checks
+    it for the computed regions.
     """
     rx, ry = tukey_depth_regions(x, BOX), tukey_depth_regions(y, BOX)
     log_zx = logsumexp(rx.log_level_weights(eps))
     log_zy = logsumexp(ry.log_level_weights(eps))
-    px, py = list(rx.polygons), list(ry.polygons)
+    px, py = rx._exact["polygons"], ry._exact["polygons"]
     kx, ky = list(rx.levels), list(ry.levels)
+    memo = {}
 
-    def inter(i, j):            # area of R^x_{kx[i]} and R^y_{ky[j]} (index past the end: empty)
+    def inter(i, j):            # twice the area of R^x_{kx[i]} and R^y_{ky[j]} (index past the end: empty)
         if i >= len(px) or j >= len(py):
-            return 0.0
-        return _intersection_area(px[i], py[j])
+            return 0
+        if (i, j) not in memo:
+            memo[i, j] = _exact_inter_area2(px[i], py[j])
+        return memo[i, j]
 
     worst = 0.0
     for i in range(len(px)):
         for j in range(len(py)):
-            cell = inter(i, j) - inter(i + 1, j) - inter(i, j + 1) + inter(i + 1, j + 1)
-            if cell > _ROUNDING_AREA:
-                worst = max(worst, abs(0.5 * eps * (kx[i] - ky[j]) - log_zx + log_zy))
+            if inter(i, j) - inter(i + 1, j) - inter(i, j + 1) + inter(i + 1, j + 1) > 0:
+                worst = max(worst, abs(0.5 * eps * (int(kx[i]) - int(ky[j])) - log_zx + log_zy))
     return worst
 
 

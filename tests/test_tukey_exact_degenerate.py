@@ -415,3 +415,19 @@ def test_sampled_log_ratios_with_many_draws(name):
         for i, y in enumerate(ys):
             worst, slack = _sampled_loss(x, y, eps, 100_000, seed=10 + i)
             assert worst <= claim + slack
+
+
+def test_orientation_is_exact_with_denormals_and_mixed_magnitudes():
+    """The orientation predicate against rational arithmetic on triples mixing denormals, tiny, unit and huge
+    coordinates (where products underflow or a power-of-two scaling loses bits)."""
+    from dpcp_tutorial.depth import orientation
+
+    rng = np.random.default_rng(0)
+    values = np.array([0.0, 5e-324, 1e-323, 1e-310, 2.5e-308, 2.0 ** -1000, 2.0 ** -600, 1e-300, 1e-200, 0.75, 1.0,
+                       UP, 3.0, 1e300])
+    c = rng.choice(values, (4000, 6)) * rng.choice([-1.0, 1.0], (4000, 6))
+    got = orientation(*c.T)
+    for row, s in zip(c, got):
+        ax, ay, bx, by, cx, cy = (Fraction(float(v)) for v in row)
+        det = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
+        assert s == (det > 0) - (det < 0)
