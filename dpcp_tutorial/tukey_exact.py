@@ -461,6 +461,13 @@ class _Levels:
         useful = cf <= top + 1e-9 * (1.0 + np.abs(cf))
         self.a, self.b, self.c, self.lo, self.hi = a[useful], b[useful], c[useful], lo[useful], hi[useful]
         self.af, self.bf, self.cf = af[useful], bf[useful], cf[useful]
+        # the halfplanes of every level, grouped once: halfplane i belongs to the levels lo_i < k <= hi_i
+        span = self.hi - self.lo
+        owner = np.repeat(np.arange(span.size), span)
+        level = np.repeat(self.lo + 1, span) + (np.arange(owner.size) - np.repeat(np.cumsum(span) - span, span))
+        by_level = np.argsort(level, kind="stable")          # within a level, increasing index
+        self._member_index = owner[by_level]
+        self._member_start = np.searchsorted(level[by_level], np.arange(ints.shape[0] + 2))
         # four fixed directions (+-x, +-y): consecutive critical directions are then < pi apart
         xs = sorted(int(v) for v in ints[:, 0])
         ys = sorted(int(v) for v in ints[:, 1])
@@ -478,7 +485,8 @@ class _Levels:
                 (-1, 0, -self.sorted_x[k - 1]), (0, -1, -self.sorted_y[k - 1])]
 
     def _members(self, k: int) -> np.ndarray:
-        return np.flatnonzero((self.lo < k) & (k <= self.hi))
+        """Indices (increasing) of the halfplanes of level ``k``: ``lo < k <= hi``."""
+        return self._member_index[self._member_start[k]:self._member_start[k + 1]]
 
     def _float_halfplanes(self, k: int):
         """Unit normals (m, 2) and offsets (m,) of ``R_k`` (the four axis constraints first), in floats."""
