@@ -150,7 +150,7 @@ def _exact_loss(x, y, eps, box=BOX) -> float:
 # --------------------------------------------------------------------------- the families of the audit
 
 def _near_duplicates():
-    """Eight points, two of them 1-2 ulps from (2, -1) (the configuration that raised)."""
+    """Eight points, two of them 1-2 ulps from (2, -1)."""
     rng = np.random.default_rng(4)
     base = rng.uniform(-2.5, 2.5, (6, 2))
     return np.r_[base, [[2.0, -1.0], [UP, np.nextafter(-1.0, 0.0)]]]
@@ -277,8 +277,8 @@ def _collinear_plus(slope, intercept, step=0.5):
                                   _collinear_plus(3.0, 0.25), _collinear_plus(1.0, 2.0 ** -30)],
                          ids=["y=2x", "x-axis", "y=-x", "y=3x+1/4", "y=x+2^-30"])
 def test_collinear_points_and_a_denormal_point(data):
-    """Twelve collinear points and (5e-324, 5e-324) in [-4, 4]^2: these raised divide-by-zero warnings or gave
-    levels of area 1e-16 where the exact depth has none; now the law is the reference's, with no warning."""
+    """Twelve collinear points and (5e-324, 5e-324) in [-4, 4]^2, where floating-point geometry divides by zero or
+    makes levels of area 1e-16 that the exact depth does not have: the law is the reference's, with no warning."""
     reg = _quiet(tukey_depth_regions, data, BOX4)
     assert _module_level_areas(reg) == _ref_level_areas(data, BOX4)
     assert _quiet(private_tukey_median_2d, data, 1.0, BOX4, size=50, rng=0).shape == (50, 2)
@@ -389,7 +389,7 @@ def _sampled_loss(x, y, eps, draws, seed):
 @pytest.mark.parametrize("name, relation", [("lattice_near_duplicate", "add"), ("gaussian_near_duplicates", "add"),
                                             ("collinear_denormal", "replace")])
 def test_sampled_log_ratios_within_the_claims(name, relation):
-    """The issue's measurement, with the sampler itself: 40,000 draws per data set, the log ratio of cell
+    """Measured with the sampler itself: 40,000 draws per data set, the log ratio of cell
     frequencies (cells of the two neighbours' level sets) within the claim up to 4 standard errors."""
     eps = 1.0
     x = FAMILIES[name]()
