@@ -808,7 +808,7 @@ def _compute(data: np.ndarray, box: np.ndarray, epsilon: float | None, tail_mass
     order = np.argsort(ks)
     ks_arr = np.array(ks, dtype=np.int64)[order]
     areas2 = [areas2[i] for i in order]
-    annuli2 = [areas2[i] - (areas2[i + 1] if i + 1 < len(areas2) else 0) for i in range(len(areas2))]
+    annuli2 = _annuli(areas2, areas2[1:] + [Fraction(0)])          # R_{k+1} of the deepest level: no area
     log_ann = np.array([_log_fraction(a / 2) if a > 0 else -np.inf for a in annuli2])
     exact_polys = [lv.region(int(kk)) for kk in ks_arr]
     jac = float(grid.step[0] * grid.step[1])
@@ -825,7 +825,7 @@ def _compute(data: np.ndarray, box: np.ndarray, epsilon: float | None, tail_mass
     else:
         k_star, deep = k_area, box.mean(axis=0)
     float_polys = [np.clip(_to_data(p.floats(), grid), box[0], box[1]) if kk > 0 and len(p.verts) >= 3
-                   else (box_corners(box) if kk == 0 else np.empty((0, 2)))
+                   else (_box_corners(box) if kk == 0 else np.empty((0, 2)))
                    for kk, p in zip(ks_arr, exact_polys)]
     regions = TukeyDepthRegions(
         box=box.copy(), n=n, levels=ks_arr, polygons=float_polys,
@@ -839,7 +839,7 @@ def _compute(data: np.ndarray, box: np.ndarray, epsilon: float | None, tail_mass
     return regions, lv, info
 
 
-def box_corners(box: np.ndarray) -> np.ndarray:
+def _box_corners(box: np.ndarray) -> np.ndarray:
     (x0, y0), (x1, y1) = box
     return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=float)
 
