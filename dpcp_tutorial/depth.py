@@ -184,8 +184,10 @@ def _orient_expansion(ax, ay, bx, by, cx, cy) -> np.ndarray:
     coords = np.stack([ax, ay, bx, by, cx, cy])
     big = np.abs(coords).max(axis=0)
     _, exponent = np.frexp(np.where(big > 0, big, 1.0))
-    coords = np.ldexp(coords, -exponent)
-    ax, ay, bx, by, cx, cy = coords
+    scaled = np.ldexp(coords, -exponent)
+    # scaling down is exact unless a coordinate falls below the normal range (then it may lose bits or vanish)
+    lost = ((coords != 0) & (np.abs(scaled) < 2.0 ** -1000)).any(axis=0)
+    ax, ay, bx, by, cx, cy = scaled
     s1, e1 = _two_sum(bx, -ax)
     s2, e2 = _two_sum(cy, -ay)
     s3, e3 = _two_sum(by, -ay)
@@ -196,8 +198,11 @@ def _orient_expansion(ax, ay, bx, by, cx, cy) -> np.ndarray:
         hi, lo = _two_product(p, q)
         terms += [sgn * hi, sgn * lo]
     terms = np.stack(terms, axis=1)
-    tiny = (terms != 0) & (np.abs(terms) < 2.0 ** -900)       # an error term may have underflowed
-    valid = np.isfinite(terms).all(axis=1) & ~tiny.any(axis=1)
+    # a product of two parts below 2**-450 can underflow (to 0 as well), and then its error term is wrong: such
+    # triples (coordinates of very different magnitudes, denormals) go to rational arithmetic
+    parts = np.abs(np.stack([s1, e1, s2, e2, s3, e3, s4, e4], axis=1))
+    tiny = ((parts != 0) & (parts < 2.0 ** -450)).any(axis=1)
+    valid = np.isfinite(terms).all(axis=1) & ~tiny & ~lost
     out = np.full(terms.shape[0], 2, dtype=np.int8)
     for i in np.flatnonzero(valid):
         total = math.fsum(terms[i])
@@ -225,7 +230,8 @@ def orientation(ax, ay, bx, by, cx, cy) -> np.ndarray:
         left = (bx - ax) * (cy - ay)
         right = (by - ay) * (cx - ax)
         det = left - right
-        bound = _ORIENT_BOUND * (np.abs(left) + np.abs(right))
+        # relative error bound (Shewchuk), plus the absolute error of products that underflow (denormals)
+        bound = _ORIENT_BOUND * (np.abs(left) + np.abs(right)) + 2.0 ** -1020
         sign = np.sign(det).astype(np.int8)
         unsure = ~(np.abs(det) > bound)              # NaN (overflow) is unsure too
         if unsure.any():
@@ -395,7 +401,10 @@ def _arc_ends_inside(x, data, w, order, arcs, s_lo, s_hi, e_lo, e_hi, k) -> np.n
     b = data[order[arcs[owner]]]
     c = data[order[other]]
     sign = orientation(x[0], x[1], b[:, 0], b[:, 1], c[:, 0], c[:, 1])
-    same_way = ((b - x) * (c - x)).sum(axis=1) > 0
+    # on the line through x (sign 0), c points the same way as b iff the signs of their coordinate differences
+    # agree: exact (a difference of two floats is 0 only if they are equal), whereas a dot product of tiny
+    # differences can underflow to 0
+    same_way = np.all(np.sign(b - x) == np.sign(c - x), axis=1)
     inside = (sign > 0) | (at_start & (sign == 0) & same_way)
     return np.bincount(owner, weights=inside * w[other], minlength=arcs.size).astype(np.int64)
 

@@ -14,7 +14,7 @@ from dpcp_tutorial import (
     tukey_depth_regions,
     tukey_median_2d,
 )
-from dpcp_tutorial.tukey_exact import _clip
+from dpcp_tutorial.tukey_exact import _clip_exact
 
 BOX = ((-3.0, -3.0), (3.0, 3.0))
 
@@ -58,33 +58,38 @@ def _brute_count(points, data):
 
 @pytest.mark.parametrize("name", list(_datasets()))
 def test_regions_equal_brute_force_depth_on_a_fine_grid(name):
-    """On a 161 x 161 grid (which hits lattice points and region boundaries up to rounding) the level read off
-    the polygons equals the exact depth count, capped at the deepest level with area; a grid point within
-    1e-12 (relative) of a region's boundary may take either side's level (its float coordinates are off the
-    decimal boundary by rounding, and the exact count sees that)."""
+    """On a 161 x 161 grid (which hits lattice points and region boundaries) the level read off the exact
+    polygons equals the exact depth count of the records on the public grid (``reg.data``), capped at the
+    deepest level with area, at every grid point: no tolerance, boundaries included."""
     data = _datasets()[name]
     reg = tukey_depth_regions(data, BOX)
     g = np.linspace(-3, 3, 161)
     grid = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
-    count = _brute_count(grid, data)
+    count = _brute_count(grid, reg.data)
     with_area = [k for k, p in zip(reg.levels, reg.polygons) if p.shape[0] >= 3]
     k_area = max(with_area, default=0)
-    expected = np.minimum(count, k_area)
-    low, high = reg._levels_within(grid, -1e-12), reg._levels_within(grid, 1e-12)
-    assert np.all((low <= expected) & (expected <= high))
-    clear = low == high
-    assert clear.mean() > 0.97
-    np.testing.assert_array_equal(reg.level_of(grid)[clear], expected[clear])
+    np.testing.assert_array_equal(reg.level_of(grid), np.minimum(count, k_area))
     assert reg.complete and reg.levels[0] == 0
     assert reg.max_depth >= count.max()                  # no grid point is deeper than the deepest region
-    # the reported median has the reported depth (the non-private median reads a Chebyshev radius with a 1e-12
-    # tolerance, so not on data in general position only up to rounding)
-    if np.all(np.abs(reg.deepest_point) <= 3) and name != "nearly_collinear":
-        assert _brute_count(reg.deepest_point[None], data)[0] == reg.max_depth
+    if np.all(np.abs(reg.deepest_point) < 3):
+        assert _brute_count(reg.deepest_point[None], reg.data)[0] == reg.max_depth
     np.testing.assert_allclose(reg.annulus_areas.sum(), 36.0)
     assert np.all(reg.annulus_areas >= 0)
     for p, a in zip(reg.polygons, reg.areas):
         assert np.isclose(polygon_area(p), a)
+
+
+def test_records_are_rounded_to_the_public_grid():
+    """The grid of [-3, 3]^2 has step 2^-26 on both axes: dyadic data are unchanged, others move by at most half a
+    step, near-duplicates closer than that merge, and a denormal becomes 0."""
+    step = 2.0 ** -26
+    data = np.array([[0.5, -1.25], [0.1, 0.3], [2.0, -1.0], [np.nextafter(2.0, 3.0), -1.0], [5e-324, -5e-324]])
+    reg = tukey_depth_regions(data, BOX)
+    np.testing.assert_array_equal(reg.data, np.rint(data / step) * step)
+    assert np.all(np.abs(reg.data - data) <= step / 2)
+    np.testing.assert_array_equal(reg.data[[0, 2, 3, 4]], [[0.5, -1.25], [2.0, -1.0], [2.0, -1.0], [0.0, 0.0]])
+    far = tukey_depth_regions(np.array([[10.0, 0.1], [-7.0, 3.3]]), ((0.0, 0.0), (1.5, 100.0)))
+    np.testing.assert_array_equal(far.data, np.rint(far.data / [2.0 ** -28, 2.0 ** -22]) * [2.0 ** -28, 2.0 ** -22])
 
 
 def test_regions_match_depth_at_random_points_and_areas_by_monte_carlo():
@@ -116,7 +121,8 @@ def test_depth_regions_are_affine_equivariant():
     reg2 = tukey_depth_regions(data @ a.T + 1.0, ((-30, -30), (30, 30)))
     inside = reg.levels[1:]
     # every region lies well inside both boxes, so the areas scale by det(a)
-    np.testing.assert_allclose(reg2.areas[1:], reg.areas[1:] * np.linalg.det(a), rtol=1e-9)
+    # up to the rounding of the records to the public grids (steps 2^-25 and 2^-23: relative 1e-7)
+    np.testing.assert_allclose(reg2.areas[1:], reg.areas[1:] * np.linalg.det(a), rtol=1e-5)
     np.testing.assert_array_equal(reg2.levels[1:], inside)
 
 
@@ -212,49 +218,45 @@ def test_truncated_regions_are_the_deepest_levels_of_the_full_ones():
 
 # --------------------------------------------------------------------------- exact privacy audit
 
-def _intersection_area(p, q):
-    if p.shape[0] < 3 or q.shape[0] < 3:
-        return 0.0
-    if np.array_equal(p, q):
-        return polygon_area(p)
-    r = p
-    e = np.roll(q, -1, axis=0) - q
-    for a, d in zip(q, e):
-        nrm = np.array([d[1], -d[0]])            # outward normal of a counter-clockwise edge
-        r = _clip(r, nrm[0], nrm[1], nrm @ a)
-        if r.shape[0] < 3:
-            return 0.0
-    return polygon_area(r)
-
-
-_ROUNDING_AREA = 1e-13      # intersection areas below this (box area 36) are rounding, not regions
+def _exact_inter_area2(p, q):
+    """Twice the area of the intersection of two exact polygons (the second clipped by every edge of the first)."""
+    if len(p.verts) < 3 or len(q.verts) < 3:
+        return 0
+    r = q
+    for line in p.edges:
+        r = _clip_exact(r, line)
+        if len(r.verts) < 3:
+            return 0
+    return r.area2()
 
 
 def _privacy_loss(x, y, eps):
     """Exact sup over the box of |log q_x - log q_y| for the laws the module computes.
 
-    The box is cut into the cells {level_x = i, level_y = j} of the two computed depth functions (read off
-    their polygons; areas by inclusion-exclusion of the intersections R^x_i and R^y_j); on a cell of positive
-    area the log-ratio is eps (i - j) / 2 - log(Z_x / Z_y). No assumption |c_x - c_y| <= 1 is made: the
-    audit checks it for the computed regions.
+    The box is cut into the cells {level_x = i, level_y = j} of the two depth functions (their exact polygons;
+    exact areas by inclusion-exclusion of the exact intersections R^x_i and R^y_j); on a cell of positive area
+    the log-ratio is eps (i - j) / 2 - log(Z_x / Z_y). No assumption |c_x - c_y| <= 1 is made: the audit checks
+    it for the computed regions.
     """
     rx, ry = tukey_depth_regions(x, BOX), tukey_depth_regions(y, BOX)
     log_zx = logsumexp(rx.log_level_weights(eps))
     log_zy = logsumexp(ry.log_level_weights(eps))
-    px, py = list(rx.polygons), list(ry.polygons)
+    px, py = rx._exact["polygons"], ry._exact["polygons"]
     kx, ky = list(rx.levels), list(ry.levels)
+    memo = {}
 
-    def inter(i, j):            # area of R^x_{kx[i]} and R^y_{ky[j]} (index past the end: empty)
+    def inter(i, j):            # twice the area of R^x_{kx[i]} and R^y_{ky[j]} (index past the end: empty)
         if i >= len(px) or j >= len(py):
-            return 0.0
-        return _intersection_area(px[i], py[j])
+            return 0
+        if (i, j) not in memo:
+            memo[i, j] = _exact_inter_area2(px[i], py[j])
+        return memo[i, j]
 
     worst = 0.0
     for i in range(len(px)):
         for j in range(len(py)):
-            cell = inter(i, j) - inter(i + 1, j) - inter(i, j + 1) + inter(i + 1, j + 1)
-            if cell > _ROUNDING_AREA:
-                worst = max(worst, abs(0.5 * eps * (kx[i] - ky[j]) - log_zx + log_zy))
+            if inter(i, j) - inter(i + 1, j) - inter(i, j + 1) + inter(i + 1, j + 1) > 0:
+                worst = max(worst, abs(0.5 * eps * (int(kx[i]) - int(ky[j])) - log_zx + log_zy))
     return worst
 
 
@@ -343,9 +345,10 @@ def test_bad_input_regions_and_cells():
         exact_cell_probabilities(reg, 1.0, np.array([3.0, -3.0]), np.linspace(-3, 3, 4))
 
 
-# --------------------------------------------------------------------------- near-degenerate data (issue 19 §6)
+# --------------------------------------------------------------------------- near-degenerate data
 
 _A, _B, _C = np.array([-1.0, 0.0]), np.array([1.0, 0.0]), np.array([0.0, 1.5])
+_STEP = 2.0 ** -26          # the public grid step of BOX
 
 
 def _thin_annulus(h):
@@ -354,9 +357,9 @@ def _thin_annulus(h):
     return np.array([_A, _A, _B, _B, _C, _C, [0.0, -h]])
 
 
-@pytest.mark.parametrize("h", [1e-9, 1e-10, 1e-11])
+@pytest.mark.parametrize("h", [_STEP, 3 * _STEP, 64 * _STEP])
 def test_thin_annulus_pair_both_release_with_the_exact_density(h):
-    """The neighbouring pair of the issue: X has the sliver at level 1, its neighbour X' (the point moved onto
+    """A neighbouring pair: X has the sliver at level 1, its neighbour X' (the point moved onto
     C) has it at level 0. Both densities are positive there and their ratio is within e^eps."""
     x = _thin_annulus(h)
     y = x.copy()
@@ -364,7 +367,7 @@ def test_thin_annulus_pair_both_release_with_the_exact_density(h):
     eps = 1.0
     rx, ry = tukey_depth_regions(x, BOX), tukey_depth_regions(y, BOX)
     k1 = list(rx.levels).index(1)
-    np.testing.assert_allclose(rx.annulus_areas[k1], h, rtol=1e-3)         # the sliver keeps its area
+    assert rx.annulus_areas[k1] == h                                     # the sliver keeps its exact area
     point = np.array([[0.0, -h / 2]])
     assert rx.level_of(point)[0] == 1 and ry.level_of(point)[0] == 0
     dx, dy = rx.density(point, eps)[0], ry.density(point, eps)[0]
@@ -379,19 +382,19 @@ def _near_degenerate_cases():
     """(data, replace-one neighbours, add/remove neighbours) in configurations a tolerance would blur."""
     rng = np.random.default_rng(31)
     cases = []
-    for h in (1e-9, 1e-11):                                               # a thin annulus
+    for h in (_STEP, 5 * _STEP):                                          # a thin annulus
         x = _thin_annulus(h)
         cases.append((x, [np.r_[x[:-1], [_C]], np.r_[x[:-1], [[0.0, h]]], np.r_[x[:-1], [[0.0, -2 * h]]]],
                       [x[:-1], np.r_[x, [[0.0, -h / 2]]]]))
     base = rng.standard_normal((10, 2))
-    for delta in (1e-12, 1e-15):                                          # a nearly collinear triple
+    for delta in (_STEP, 2 * _STEP):                                      # a nearly collinear triple
         x = np.r_[base, [[-1.0, 0.2], [1.0, 0.2], [0.0, 0.2 + delta]]]
         cases.append((x, [np.r_[x[:-1], [[0.0, 0.2 - delta]]], np.r_[x[:-1], [[0.0, 0.2]]],
                           np.r_[x[:-1], [[5.0, 5.0]]]],
                       [x[:-1], np.r_[x, [[0.5, 0.2]]]]))
     p = base[3]
-    x = np.r_[base, [p + np.array([1e-13, 0.0])]]                         # two points 1e-13 apart
-    cases.append((x, [np.r_[x[:-1], [p]], np.r_[x[:-1], [p - np.array([1e-13, 0.0])]]], [x[:-1], np.r_[x, [p]]]))
+    x = np.r_[base, [p + np.array([_STEP, 0.0])]]                         # two points one grid step apart
+    cases.append((x, [np.r_[x[:-1], [p]], np.r_[x[:-1], [p - np.array([_STEP, 0.0])]]], [x[:-1], np.r_[x, [p]]]))
     x = _datasets()["nearly_collinear"]                                   # seven points in general position by 1e-17
     cases.append((x, [np.r_[x[:-1], [[0.5, 0.15]]], np.r_[x[:-1], [[2.0, -2.0]]]], [x[:-1], np.r_[x, [[0.0, 0.0]]]]))
     return cases
@@ -414,18 +417,18 @@ def test_exact_privacy_audit_on_near_degenerate_data(eps):
 
 
 def test_nearly_collinear_points_are_classified_exactly():
-    """A point 1e-15 off the line through two others is strictly on one side for the region constraints, the
-    same side as the exact orientation predicate says (no 1e-10 rad merging)."""
+    """A record one grid step off the line through two others is strictly on one side, exactly as the
+    orientation predicate says for the rounded records; one closer than half a step is rounded onto the line."""
     from dpcp_tutorial.depth import orientation
 
     a, b = np.array([-1.0, 0.2]), np.array([1.0, 0.2])
-    for c in (np.array([0.0, 0.2 + 1e-15]), np.array([0.3, 0.2 - 1e-16]), np.array([0.0, 0.2])):
-        side = orientation(a[0], a[1], b[0], b[1], c[0], c[1])
-        assert side == np.sign(c[1] - 0.2)
-        data = np.array([a, b, c])
-        reg = tukey_depth_regions(data, BOX)
+    for c, off_line in ((np.array([0.0, 0.2 + _STEP]), True), (np.array([0.3, 0.2 - 2 * _STEP]), True),
+                        (np.array([0.0, 0.2 + 1e-15]), False), (np.array([0.0, 0.2]), False)):
+        reg = tukey_depth_regions(np.array([a, b, c]), BOX)
+        p, q, r = reg.data
+        assert (orientation(p[0], p[1], q[0], q[1], r[0], r[1]) != 0) == off_line
         # three points in general position span a triangle (level 1 with area); collinear ones do not
-        assert (1 in reg.levels) == (side != 0)
+        assert (1 in reg.levels) == off_line
 
 
 @pytest.mark.parametrize("vertices, error", [
