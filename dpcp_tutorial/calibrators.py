@@ -720,34 +720,34 @@ def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation,
             return candidates, None, None, None, None, None
         # round up to the candidates (a 1-stable, record-wise map): the events {S <= c_j} are unchanged
         data = candidates[np.minimum(np.searchsorted(candidates, clipped, side="left"), bins - 1)]
-    odp = opendp_prelude()
-    atom = odp.atom_domain(T=float, nan=False)
-    domain = odp.vector_domain(atom, size=n) if relation == "replace-one" else odp.vector_domain(atom)
-    metric = odp.symmetric_distance()
-    cand = [float(c) for c in candidates]
+    with opendp_prelude() as odp:     # builds the measurement; "contrib" only inside
+        atom = odp.atom_domain(T=float, nan=False)
+        domain = odp.vector_domain(atom, size=n) if relation == "replace-one" else odp.vector_domain(atom)
+        metric = odp.symmetric_distance()
+        cand = [float(c) for c in candidates]
 
-    def transformation(a):
-        t = odp.t.make_quantile_score_candidates(domain, metric, cand, a)
-        # OpenDP scores integers |(D - A) #{x < c} - A #{x > c}| with a = A/D; read A and D off two public
-        # dummy data sets of size n (all points above / below every candidate)
-        above = t([float(upper) + 1.0] * n)[0]
-        below = t([float(candidates[0]) - 1.0] * n)[0]
-        return t, above // n, (above + below) // n
+        def transformation(a):
+            t = odp.t.make_quantile_score_candidates(domain, metric, cand, a)
+            # OpenDP scores integers |(D - A) #{x < c} - A #{x > c}| with a = A/D; read A and D off two public
+            # dummy data sets of size n (all points above / below every candidate)
+            above = t([float(upper) + 1.0] * n)[0]
+            below = t([float(candidates[0]) - 1.0] * n)[0]
+            return t, above // n, (above + below) // n
 
-    t, num, den = transformation(target)
-    if level == "corrected":
-        # OpenDP rounds the level to a rational A/D; make sure the level it uses still satisfies the bound
-        for _ in range(8):
-            a_eff = num / den
-            if _opendp_bound(a_eff, n, rank, bins, epsilon, relation) <= alpha:
-                break
-            target = min(1.0, target + 1.0 / den)
-            t, num, den = transformation(target)
-        else:     # pragma: no cover - the bound has slack far above 1/D
-            return candidates, None, None, None, None, None
-    a_eff = num / den
-    scale = _opendp_scale(a_eff, epsilon, relation)
-    measurement = odp.m.make_private_quantile(domain, metric, odp.max_divergence(), cand, target, scale)
+        t, num, den = transformation(target)
+        if level == "corrected":
+            # OpenDP rounds the level to a rational A/D; make sure the level it uses still satisfies the bound
+            for _ in range(8):
+                a_eff = num / den
+                if _opendp_bound(a_eff, n, rank, bins, epsilon, relation) <= alpha:
+                    break
+                target = min(1.0, target + 1.0 / den)
+                t, num, den = transformation(target)
+            else:     # pragma: no cover - the bound has slack far above 1/D
+                return candidates, None, None, None, None, None
+        a_eff = num / den
+        scale = _opendp_scale(a_eff, epsilon, relation)
+        measurement = odp.m.make_private_quantile(domain, metric, odp.max_divergence(), cand, target, scale)
     data = [float(v) for v in data]
     raw = t(data)
     low = min(raw)

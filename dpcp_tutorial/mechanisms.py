@@ -42,6 +42,7 @@ its docstring says why.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 
@@ -94,15 +95,29 @@ def check_sampler(sampler, rng):
     return sampler, None
 
 
+@contextlib.contextmanager
 def opendp_prelude():
-    """``opendp.prelude`` with the ``contrib`` features (an optional dependency: ``pip install opendp``)."""
+    """``opendp.prelude`` with OpenDP's ``contrib`` features enabled inside the block only.
+
+    OpenDP checks its feature flags when a measurement is built, not when it
+    runs, so the package builds its measurements inside this block and the
+    caller's own setting (``opendp.prelude.enable_features``) is restored on
+    leaving it: using ``sampler="opendp"`` never enables "contrib" for the rest
+    of the process. OpenDP is an optional dependency (``pip install opendp``).
+    """
     try:
         import opendp.prelude as odp
+        from opendp.mod import GLOBAL_FEATURES
     except ImportError as err:     # pragma: no cover - opendp is pinned in requirements.txt
         raise ImportError("sampler='opendp' and opendp_quantile need the OpenDP library: "
                           "pip install 'dpcp_tutorial[opendp]' (or pip install opendp)") from err
+    had = "contrib" in GLOBAL_FEATURES
     odp.enable_features("contrib")
-    return odp
+    try:
+        yield odp
+    finally:
+        if not had:
+            odp.disable_features("contrib")
 
 
 def _opendp_additive(arr: np.ndarray, scale: float, kind: str) -> np.ndarray:
@@ -120,23 +135,23 @@ def _opendp_additive(arr: np.ndarray, scale: float, kind: str) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def _opendp_additive_measurement(kind: str, scale: float, scalar: bool):
-    odp = opendp_prelude()
-    atom = odp.atom_domain(T=float, nan=False)
-    if scalar:
-        space = (atom, odp.absolute_distance(T=float))
-    else:
-        space = (odp.vector_domain(atom), (odp.l1_distance if kind == "laplace" else odp.l2_distance)(T=float))
-    make = odp.m.make_laplace if kind == "laplace" else odp.m.make_gaussian
-    return make(*space, scale=scale)
+    with opendp_prelude() as odp:
+        atom = odp.atom_domain(T=float, nan=False)
+        if scalar:
+            space = (atom, odp.absolute_distance(T=float))
+        else:
+            space = (odp.vector_domain(atom), (odp.l1_distance if kind == "laplace" else odp.l2_distance)(T=float))
+        make = odp.m.make_laplace if kind == "laplace" else odp.m.make_gaussian
+        return make(*space, scale=scale)
 
 
 @functools.lru_cache(maxsize=64)
 def _opendp_noisy_max_measurement(scale: float, negate: bool, integer: bool):
-    odp = opendp_prelude()
-    kind = "i64" if integer else float
-    atom = odp.atom_domain(T=kind) if integer else odp.atom_domain(T=float, nan=False)
-    return odp.m.make_noisy_max(odp.vector_domain(atom), odp.linf_distance(T=kind),
-                                odp.zero_concentrated_divergence(), scale=scale, negate=negate)
+    with opendp_prelude() as odp:
+        kind = "i64" if integer else float
+        atom = odp.atom_domain(T=kind) if integer else odp.atom_domain(T=float, nan=False)
+        return odp.m.make_noisy_max(odp.vector_domain(atom), odp.linf_distance(T=kind),
+                                    odp.zero_concentrated_divergence(), scale=scale, negate=negate)
 
 
 def _opendp_noisy_max(scores, scale: float, negate: bool, integer: bool) -> int:

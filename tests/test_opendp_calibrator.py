@@ -272,3 +272,23 @@ def test_bad_input_raises_value_error(call):
 def test_bad_types_raise_type_error(call):
     with pytest.raises(TypeError):
         call()
+
+
+def test_opendp_contrib_is_enabled_only_while_the_package_builds_a_measurement():
+    """sampler='opendp' and opendp_quantile leave OpenDP's global feature flags as the caller set them."""
+    from opendp.mod import GLOBAL_FEATURES
+
+    from dpcp_tutorial import laplace_mechanism, opendp_quantile
+
+    saved = set(GLOBAL_FEATURES)
+    try:
+        GLOBAL_FEATURES.discard("contrib")
+        laplace_mechanism(np.zeros(3), 1.0, 1.0, sampler="opendp")
+        opendp_quantile(np.linspace(0.05, 0.95, 50), 0.1, 1.0, bins=20)
+        assert "contrib" not in GLOBAL_FEATURES
+        GLOBAL_FEATURES.add("contrib")                 # a caller who enabled it keeps it
+        laplace_mechanism(np.zeros(3), 2.0, 1.0, sampler="opendp")
+        assert "contrib" in GLOBAL_FEATURES
+    finally:
+        GLOBAL_FEATURES.clear()
+        GLOBAL_FEATURES.update(saved)
