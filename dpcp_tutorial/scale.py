@@ -50,6 +50,15 @@ under ``if __name__ == "__main__":`` (the worker processes re-import the main
 module; without the guard they fail with ``RuntimeError: Nanny failed to
 start``). Requires the optional dependencies ``dask[array,dataframe]`` and
 ``distributed`` (``pip install "dpcp_tutorial[scale]"``).
+
+Every partition is one task (the counting is fused with the step that makes
+the partition), and every task costs a few milliseconds of the scheduler's
+time beyond its work, on one scheduler for all workers (chapter 14, "What it
+costs"). Give the functions partitions of a tenth of a second of work or more
+(millions of scores; thousands of points for a depth median with a thousand
+candidates), a number of them that is a multiple of the number of workers or
+many times it, e.g. ``frame.repartition(npartitions=...)``, by row positions,
+never by values.
 """
 
 from __future__ import annotations
