@@ -177,6 +177,7 @@ def test_counting_is_fused_with_the_chunks_and_summed_in_a_shallow_tree():
     assert scale._fan_in(2**26) == 2 and scale._fan_in(2**30) == 2     # large results: two at a time
 
 
+@pytest.mark.slow
 def test_killing_a_worker_mid_reduction_gives_the_same_release(client):
     n_blocks, size = 24, 20_000
 
@@ -215,6 +216,7 @@ def test_killing_a_worker_mid_reduction_gives_the_same_release(client):
 
 # --------------------------------------------------------------------------- issue 19 §5: the Dask path
 
+@pytest.mark.slow
 def test_local_cluster_passed_as_client_and_closed_with_it(client):
     s = lattice_scores(8_000, 21)
     x = da.from_array(s, chunks=1_000)
