@@ -64,7 +64,7 @@ pytest-all: $(STAMP)
 	$(call timed,unit tests + nbval (2 workers),$(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) tests book)
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" tests
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(or $(NB),book)

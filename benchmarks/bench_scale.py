@@ -7,11 +7,20 @@ one run of this script, on a ``LocalCluster`` of single-threaded worker processe
   ``np.sort`` of the same 10^6 scores, CPU time of this process, best of 15 (target <= 0.5);
 * ``dask vs in-memory, 10^7``: ``scale.private_quantile`` on scores resident on 2 workers over
   ``private_quantile`` on the same scores in this process (the releases must be equal for the same ``rng``);
-* ``overhead, 1 worker, 10^7``: the same on one worker (target <= 1.5);
-* ``10^8`` (and ``10^9``): scores generated on the workers chunk by chunk (10^6 per chunk) and counted where
-  they are generated: wall time, scores per second, peak memory of the client (sampled RSS above its level before
-  the run) and of every worker (RSS sampled every 5 ms during the run, and its RSS after start-up);
-* ``1 vs 2 workers``: speed-up of the 10^8 run (target >= 1.6 on 2 cores).
+* ``overhead, 1 worker, 10^7``: the same on one worker;
+* per-task overhead: 10^8 scores generated and counted on one worker in chunks of 10^5, 10^6 and 10^7 (1000, 100
+  and 10 tasks). From the CPU time of the worker and of this process (the client, and the local scheduler, which
+  runs in a thread of it) it fits ``a`` (the worker's CPU per task beyond the work), ``b`` (CPU per score generated
+  and counted) and ``s`` (CPU of the client and the scheduler per chunk: one process for all workers); CPU time,
+  because on a shared machine wall time includes waiting for a core;
+* ``10^9``: scores generated on the workers in the default chunking of ``scale.simulated_scores`` (128 chunks) and
+  counted where they are generated, on 1 and 2 workers: wall time, CPU time, scores per second, peak memory of the
+  client (sampled RSS above its level before the run) and of every worker (RSS sampled every 5 ms during the run,
+  and its RSS after start-up); the speed-up 1 -> 2 workers (target >= 1.9 on 2 cores at low load);
+* the spatial-depth median of 2 * 10^5 points in d = 5 (16 partitions, 1000 candidates) on 1 and 2 workers;
+* the overhead model (:func:`predict_wall`), fitted on this machine, predicts the wall time and speed-up of 10^9
+  scores on 1 to 16 workers (as many cores) for chunks of 10^6, the default and 10^7 (target: >= 12 at 16
+  workers), and of the depth median of 2 * 10^6 points in 20 or 128 partitions (target: >= 10).
 
 The machine's load average (``os.getloadavg``) is printed with the numbers: on a shared machine other jobs take
 cores away from the workers. Run: ``.venv/bin/python -m benchmarks scale`` (``--save`` rewrites
@@ -149,24 +158,144 @@ def resident_release(n_workers: int, s_memory: np.ndarray) -> dict:
             "equal_outputs": bool(equal)}
 
 
-def generated_release(n_workers: int, n: int, repeat: int = 2) -> dict:
+def generated_release(n_workers: int, n: int, chunk, repeat: int = 2) -> dict:
+    """``scale.private_quantile`` on ``n`` scores generated on ``n_workers`` workers: wall time (best of
+    ``repeat``), CPU time of the workers and of this process (the client and the local scheduler), memory."""
     with scale.local_cluster(n_workers=n_workers) as client:
         client.wait_for_workers(n_workers)
         scale.private_quantile(scale.simulated_scores(4 * CHUNK, CHUNK, SEED + 1), BETA, EPSILON, rng=0)  # warm-up
+        pids = list(client.run(os.getpid).values())
         after_start = client.run(_rss_mb)
         start_sampler, stop_sampler = _worker_samplers()
         client.run(start_sampler)
         best, q = float("inf"), None
         with PeakRSS() as client_memory:
             for _ in range(repeat):
-                start = time.perf_counter()
-                q = scale.private_quantile(scale.simulated_scores(n, CHUNK, SEED), BETA, EPSILON, rng=0)
-                best = min(best, time.perf_counter() - start)
+                w0, c0, start = _cpu(pids), _cpu([os.getpid()]), time.perf_counter()
+                x = scale.simulated_scores(n, chunk, SEED)
+                q = scale.private_quantile(x, BETA, EPSILON, rng=0)
+                wall = time.perf_counter() - start
+                if wall < best:
+                    best, worker_cpu, client_cpu = wall, _cpu(pids) - w0, _cpu([os.getpid()]) - c0
         peaks = client.run(stop_sampler)
-    return {"n": n, "workers": n_workers, "chunk": CHUNK, "wall_s": best, "scores_per_s": n / best,
+    return {"n": n, "workers": n_workers, "chunk": int(x.chunks[0][0]), "chunks": len(x.chunks[0]), "wall_s": best,
+            "scores_per_s": n / best, "worker_cpu_s": worker_cpu, "client_cpu_s": client_cpu,
             "client_peak_growth_mb": client_memory.growth_mb,
             "worker_rss_after_start_mb": sorted(after_start.values()),
             "worker_peak_rss_mb": sorted(peaks.values()), "release": q}
+
+
+def _cpu(pids) -> float:
+    """User + system CPU seconds of the processes ``pids`` (this process includes the local scheduler's thread)."""
+    import psutil
+
+    return sum(sum(psutil.Process(p).cpu_times()[:2]) for p in pids)
+
+
+# --------------------------------------------------------------------------- the task-overhead model
+
+OVERHEAD_N = 10**8
+OVERHEAD_CHUNKS = (10**5, 10**6, 10**7)          # 1000, 100 and 10 tasks for the same 10^8 scores
+
+
+def overhead(n: int = OVERHEAD_N) -> dict:
+    """Per-task overhead on one worker: the same ``n`` scores in chunks of 10^5, 10^6 and 10^7.
+
+    CPU time, not wall time, is fitted (on a shared machine the wall time of a task includes waiting for a
+    core): worker CPU per chunk = ``a + b * chunk`` (``a``: the worker's cost per task beyond the work, ``b``:
+    generating and counting one score), and the CPU time of the client and scheduler = ``s0 + s * chunks``
+    (``s``: the scheduler's and the client's cost per chunk, spent in one process for all workers).
+    """
+    runs = [generated_release(1, n, c, repeat=1) for c in OVERHEAD_CHUNKS]
+    k = np.array([r["chunks"] for r in runs], dtype=float)
+    c = np.array([r["chunk"] for r in runs], dtype=float)
+    (a, b), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(c), c]), np.array([r["worker_cpu_s"] for r in runs]) / k,
+                                 rcond=None)
+    (s0, s), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(k), k]), np.array([r["client_cpu_s"] for r in runs]),
+                                  rcond=None)
+    with scale.local_cluster(n_workers=1) as client:       # T0: the wall time of a release of one small chunk
+        client.wait_for_workers(1)
+        x = scale.simulated_scores(1000, 1000, SEED)
+        scale.private_quantile(x, BETA, EPSILON, rng=0)
+        t0 = best_wall(lambda: scale.private_quantile(x, BETA, EPSILON, rng=0), repeat=5)
+    return {"n": n, "runs": [{key: r[key] for key in ("chunk", "chunks", "wall_s", "worker_cpu_s", "client_cpu_s")}
+                             for r in runs],
+            "a_worker_s_per_task": float(max(a, 0.0)), "b_s_per_score": float(b),
+            "s_scheduler_s_per_task": float(max(s, 0.0)), "s0_client_s_per_release": float(max(s0, 0.0)),
+            "t0_release_s": t0}
+
+
+def _reduction(k: int, fan_in: int) -> tuple[int, int]:
+    """Number of reduction tasks and depth of the tree that adds ``k`` partial results ``fan_in`` at a time."""
+    tasks = depth = 0
+    while k > 1:
+        k = -(-k // fan_in)
+        tasks += k
+        depth += 1
+    return tasks, depth
+
+
+def predict_wall(model: dict, n: int, chunk: int, workers: int, fan_in: int = scale._FAN_IN) -> float:
+    """Predicted wall time of a release on ``workers`` single-threaded workers with as many cores.
+
+    ``t = a + b * chunk`` per chunk, ``K`` chunks, a reduction tree of ``R`` tasks and depth ``D``:
+    ``T = T0 + max(ceil(K / W) * t, (K + R) * s, (K * t + (K + R) * s) / W) + D * (a + s)`` -- the workers' rounds
+    of tasks, or the scheduler's serial work, or all the CPU work shared by W cores (the client and the
+    scheduler compete with the workers), whichever is longest; then the levels of the reduction one after the other.
+    """
+    a, b, s, t0 = (model[key] for key in ("a_worker_s_per_task", "b_s_per_score", "s_scheduler_s_per_task",
+                                          "t0_release_s"))
+    k = -(-n // chunk)
+    tasks, depth = _reduction(k, fan_in)
+    t = a + b * chunk
+    return t0 + max(-(-k // workers) * t, (k + tasks) * s, (k * t + (k + tasks) * s) / workers) + depth * (a + s)
+
+
+def predictions(model: dict, n: int, chunks: dict, workers=(1, 2, 4, 8, 16)) -> list[dict]:
+    rows = []
+    for label, chunk in chunks.items():
+        one = predict_wall(model, n, chunk, 1)
+        for w in workers:
+            wall = predict_wall(model, n, chunk, w)
+            rows.append({"chunking": label, "chunk": int(chunk), "workers": w, "wall_s": wall, "speedup": one / wall})
+    return rows
+
+
+def depth_scaling(n: int = 2 * 10**5, d: int = 5, partitions: int = 16) -> dict:
+    """The spatial-depth median of ``n`` points generated on the workers in ``partitions`` chunks, on 1 and 2
+    workers (1000 candidates): wall and CPU time, and the CPU cost per point and candidate."""
+    import dask.array as da
+
+    from dpcp_tutorial import GaussianPrior
+
+    out = {"n": n, "d": d, "partitions": partitions, "candidates": 1000}
+    for workers in (1, 2):
+        with scale.local_cluster(n_workers=workers) as client:
+            client.wait_for_workers(workers)
+            pids = list(client.run(os.getpid).values())
+            points = da.random.default_rng(SEED).standard_normal((n, d), chunks=(-(-n // partitions), d))
+            release = lambda: scale.private_depth_median(points, 1.0, "spatial", GaussianPrior(0.0, 5.0), rng=0)
+            release()
+            w0 = _cpu(pids)
+            out[f"wall_{workers}_s"] = best_wall(release, repeat=2)
+            out[f"worker_cpu_{workers}_s"] = (_cpu(pids) - w0) / 2
+    out["speedup"] = out["wall_1_s"] / out["wall_2_s"]
+    out["cpu_s_per_point_candidate"] = out["worker_cpu_1_s"] / (n * out["candidates"])
+    return out
+
+
+def _cpu_name() -> str:
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _auto_chunk(n: int) -> int:
+    return int(scale.simulated_scores(n).chunks[0][0])
 
 
 def main(save: bool = False) -> None:
@@ -177,37 +306,68 @@ def main(save: bool = False) -> None:
     two = resident_release(2, s7)
     one = resident_release(1, s7)
     del s7
-    g8_two = generated_release(2, 10**8)
-    g8_one = generated_release(1, 10**8)
-    g9_two = generated_release(2, 10**9, repeat=1)
-    speedup = g8_one["wall_s"] / g8_two["wall_s"]
+    model = overhead()
+    g9_one = generated_release(1, 10**9, "auto", repeat=1)
+    g9_two = generated_release(2, 10**9, "auto", repeat=2)
+    speedup = g9_one["wall_s"] / g9_two["wall_s"]
+    depth = depth_scaling()
+    chunkings = {"10^6 per chunk": 10**6, "auto (128 chunks)": _auto_chunk(10**9), "10^7 per chunk": 10**7}
+    predicted = predictions(model, 10**9, chunkings)
+    # the depth median of 2 * 10^6 points in d = 5 (1000 candidates): the same model, a task's work being
+    # rows * candidates * (CPU per point and candidate)
+    depth_model = dict(model, b_s_per_score=depth["cpu_s_per_point_candidate"] * depth["candidates"])
+    depth_predicted = predictions(depth_model, 2 * 10**6, {"20 partitions": 10**5, "128 partitions": 15_625})
     load_after = [round(x, 2) for x in os.getloadavg()]
+    print()
+    print("per-task overhead (one worker, 10^8 scores in chunks of 10^5, 10^6, 10^7; CPU time fitted):")
+    print_table(["chunk", "chunks", "wall s", "worker CPU s", "client+scheduler CPU s"], [
+        [f"{r['chunk']:.0e}", r["chunks"], f"{r['wall_s']:.2f}", f"{r['worker_cpu_s']:.2f}", f"{r['client_cpu_s']:.2f}"]
+        for r in model["runs"]])
+    print(f"  worker, per task beyond its work: a = {model['a_worker_s_per_task'] * 1e3:.2f} ms; generating and "
+          f"counting: b = {model['b_s_per_score'] * 1e9:.2f} ns per score")
+    print(f"  client and scheduler, per chunk: s = {model['s_scheduler_s_per_task'] * 1e3:.2f} ms (one process for all "
+          f"workers); a release of one small chunk: T0 = {model['t0_release_s'] * 1e3:.0f} ms wall")
     print()
     print_table(["measurement", "value", "target"], [
         ["in-memory private_quantile / np.sort, N=10^6", f"{sort['ratio']:.2f}", "<= 0.5"],
         ["  (times)", f"{sort['private_quantile_s'] * 1e3:.1f} ms / {sort['sort_s'] * 1e3:.1f} ms", ""],
         ["Dask (2 workers) / in-memory, N=10^7 resident", f"{two['ratio']:.2f}", ""],
         ["  equal releases (3 seeds)", str(two["equal_outputs"] and one["equal_outputs"]), "True"],
-        ["Dask (1 worker) / in-memory, N=10^7 (overhead)", f"{one['ratio']:.2f}", "<= 1.5"],
+        ["Dask (1 worker) / in-memory, N=10^7 (overhead)", f"{one['ratio']:.2f}", ""],
         ["  (times)", f"{one['dask_s'] * 1e3:.0f} ms / {one['in_memory_s'] * 1e3:.0f} ms", ""],
-        ["N=10^8 generated on 2 workers: wall", f"{g8_two['wall_s']:.2f} s", ""],
-        ["  scores per second", f"{g8_two['scores_per_s']:.3g}", ""],
-        ["  client peak RSS growth", f"{g8_two['client_peak_growth_mb']:.0f} MB", ""],
-        ["  worker RSS after start / peak", f"{g8_two['worker_rss_after_start_mb']} / "
-                                           f"{[round(x) for x in g8_two['worker_peak_rss_mb']]} MB", ""],
-        ["N=10^8 on 1 worker: wall", f"{g8_one['wall_s']:.2f} s", ""],
-        ["speed-up 1 -> 2 workers, N=10^8", f"{speedup:.2f}", ">= 1.6"],
-        ["N=10^9 generated on 2 workers: wall", f"{g9_two['wall_s']:.1f} s", ""],
+        [f"N=10^9 generated, {g9_one['chunks']} chunks, 1 worker: wall", f"{g9_one['wall_s']:.1f} s", ""],
+        ["  worker CPU / client+scheduler CPU", f"{g9_one['worker_cpu_s']:.1f} s / {g9_one['client_cpu_s']:.1f} s", ""],
+        ["N=10^9 generated, 2 workers: wall", f"{g9_two['wall_s']:.1f} s", ""],
+        ["  worker CPU / client+scheduler CPU", f"{g9_two['worker_cpu_s']:.1f} s / {g9_two['client_cpu_s']:.1f} s", ""],
         ["  scores per second", f"{g9_two['scores_per_s']:.3g}", ""],
-        ["  worker peak RSS", f"{[round(x) for x in g9_two['worker_peak_rss_mb']]} MB", ""],
+        ["  client peak RSS growth", f"{g9_two['client_peak_growth_mb']:.0f} MB", ""],
+        ["  worker RSS after start / peak", f"{[round(x) for x in g9_two['worker_rss_after_start_mb']]} / "
+                                           f"{[round(x) for x in g9_two['worker_peak_rss_mb']]} MB", ""],
+        ["speed-up 1 -> 2 workers, N=10^9", f"{speedup:.2f}", ">= 1.9"],
+        [f"spatial depth median, n={depth['n']}, d={depth['d']}, {depth['partitions']} partitions: 1 / 2 workers",
+         f"{depth['wall_1_s']:.2f} s / {depth['wall_2_s']:.2f} s", ""],
+        ["  speed-up 1 -> 2 workers", f"{depth['speedup']:.2f}", ""],
     ])
+    print()
+    print("predicted by the overhead model (workers = cores), N = 10^9 scores:")
+    print_table(["chunking", "chunk", "workers", "wall s", "speed-up"], [
+        [r["chunking"], f"{r['chunk']:.3g}", r["workers"], f"{r['wall_s']:.2f}", f"{r['speedup']:.1f}"]
+        for r in predicted])
+    print("target: >= 12 at 16 workers with the default chunking")
+    print()
+    print("predicted, spatial depth median of 2 * 10^6 points, d = 5, 1000 candidates:")
+    print_table(["partitioning", "rows", "workers", "wall s", "speed-up"], [
+        [r["chunking"], r["chunk"], r["workers"], f"{r['wall_s']:.2f}", f"{r['speedup']:.1f}"]
+        for r in depth_predicted])
+    print("target: >= 10 at 16 workers")
     print(f"load average after: {load_after}")
     payload = {
         "command": "python -m benchmarks scale --save",
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_before": load,
-                    "load_after": load_after},
+        "machine": {"cpus": os.cpu_count(), "cpu": _cpu_name(),
+                    "python": platform.python_version(), "load_before": load, "load_after": load_after},
         "count_vs_sort": sort, "resident_two_workers": two, "resident_one_worker": one,
-        "generated_1e8_two_workers": g8_two, "generated_1e8_one_worker": g8_one,
-        "generated_1e9_two_workers": g9_two, "speedup_1e8": speedup,
+        "overhead_model": model, "generated_1e9_one_worker": g9_one, "generated_1e9_two_workers": g9_two,
+        "speedup_1e9": speedup, "depth_median": depth, "predicted_1e9": predicted,
+        "predicted_depth_median_2e6": depth_predicted,
     }
     save_result(OUTPUT, payload, save)

@@ -50,6 +50,15 @@ under ``if __name__ == "__main__":`` (the worker processes re-import the main
 module; without the guard they fail with ``RuntimeError: Nanny failed to
 start``). Requires the optional dependencies ``dask[array,dataframe]`` and
 ``distributed`` (``pip install "dpcp_tutorial[scale]"``).
+
+Every partition is one task (the counting is fused with the step that makes
+the partition), and every task costs a few milliseconds of the scheduler's
+time beyond its work, on one scheduler for all workers (chapter 14, "What it
+costs"). Give the functions partitions of a tenth of a second of work or more
+(millions of scores; thousands of points for a depth median with a thousand
+candidates), a number of them that is a multiple of the number of workers or
+many times it, e.g. ``frame.repartition(npartitions=...)``, by row positions,
+never by values.
 """
 
 from __future__ import annotations
@@ -111,7 +120,14 @@ __all__ = [
     "private_depth_median",
 ]
 
-_FAN_IN = 8      # partial results added per reduction task
+# Task sizes (chapter 14, "What it costs"). Every task costs a few milliseconds of scheduler and worker time beyond
+# its work, and the scheduler is one process: tasks must be large for many workers to pay off, and numerous enough
+# to keep every worker busy to the end.
+_FAN_IN = 16                    # partial results added per reduction task (a tree of depth log_16 of the partitions)
+_REDUCE_BYTES = 2**27           # ... fewer when the partial results are large: at most this many bytes per task
+_AUTO_CHUNKS = 128              # simulated_scores(chunk_size="auto"): this many chunks (a multiple of 2, 4, ..., 128)
+_AUTO_MIN_CHUNK = 2**20         # ... of at least ~10^6 scores (~10 ms of counting, several times the task overhead)
+_AUTO_MAX_CHUNK = 2**24         # ... and at most ~1.7 * 10^7 scores (134 MB of float64 per chunk)
 _MAX_SIMULATED = 2**53          # simulated_scores: at most this many scores (exact in float64 indices)
 _MAX_CHUNKS = 10**7             # ... in at most this many chunks (the task graph lives on the client)
 
@@ -326,12 +342,18 @@ def _blocks(collection, ndim: int, name: str) -> list:
     return list(collection.to_delayed().ravel())
 
 
-def _tree_sum(parts: list):
-    """Add partial results on the workers, ``_FAN_IN`` at a time (a tree reduction)."""
+def _fan_in(nbytes: int) -> int:
+    """Partial results per reduction task: ``_FAN_IN``, fewer for large results (at most ``_REDUCE_BYTES`` in)."""
+    return int(max(2, min(_FAN_IN, _REDUCE_BYTES // max(int(nbytes), 1))))
+
+
+def _tree_sum(parts: list, nbytes: int = 0):
+    """Add partial results (``nbytes`` each) on the workers, :func:`_fan_in` at a time (a tree reduction)."""
     if not parts:
         raise ValueError("the collection has no partitions")
+    fan_in = _fan_in(nbytes)
     while len(parts) > 1:
-        parts = [dask.delayed(_add)(*parts[i:i + _FAN_IN]) for i in range(0, len(parts), _FAN_IN)]
+        parts = [dask.delayed(_add)(*parts[i:i + fan_in]) for i in range(0, len(parts), fan_in)]
     return parts[0]
 
 
@@ -363,6 +385,29 @@ def _block_histogram(block: np.ndarray, edges: np.ndarray) -> np.ndarray:
         return out
     out[:-_FLAGS] = _counts.edge_histogram(block, edges, validated=True).counts
     return out
+
+
+def _block_histogram_row(block: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    return _block_histogram(block, edges)[None, :]
+
+
+def _histogram_parts(scores, edges: np.ndarray) -> list:
+    """One delayed histogram per partition.
+
+    For a Dask array the counting is a ``map_blocks`` step, which Dask fuses
+    with the step that produces each chunk (generating, reading, scoring): one
+    task per chunk instead of two, so half the scheduling and no chunk held
+    between tasks.
+    """
+    blocks = _blocks(scores, 1, "scores")          # type, dtype and shape checks (public metadata)
+    if not isinstance(scores, da.Array):
+        shared = dask.delayed(edges, pure=True)
+        return [dask.delayed(_block_histogram, pure=True)(b, shared) for b in blocks]
+    size = 2 * edges.size + 1 + _FLAGS
+    rows = scores.map_blocks(_block_histogram_row, dask.delayed(edges, pure=True), new_axis=1,
+                             chunks=((1,) * scores.numblocks[0], (size,)), dtype=np.int64,
+                             meta=np.empty((0, 0), dtype=np.int64))
+    return list(rows.to_delayed().ravel())         # rows of shape (1, size): summed, then flattened
 
 
 def _raise_domain_error(flags: np.ndarray) -> None:
@@ -418,9 +463,8 @@ def score_histogram(scores, edges, client=None, progress: bool = False) -> _coun
     edges = _check_edges(edges)
     progress = check_bool(progress, "progress")
     _check_client(client)
-    shared = dask.delayed(edges, pure=True)
-    parts = [dask.delayed(_block_histogram, pure=True)(b, shared) for b in _blocks(scores, 1, "scores")]
-    total = _compute(_tree_sum(parts), client, progress)
+    parts = _histogram_parts(scores, edges)
+    total = np.ravel(_compute(_tree_sum(parts, 8 * (2 * edges.size + 1 + _FLAGS)), client, progress))
     if total[-_FLAGS:].any():
         _raise_domain_error(total[-_FLAGS:])
     if total[:-_FLAGS].sum() == 0:
@@ -661,19 +705,31 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
                                 meta=(target + "_score", float))
 
 
-def simulated_scores(n: int, chunk_size: int = 10**6, seed: int = 0, distribution: str = "uniform"):
+def simulated_scores(n: int, chunk_size: int | str = "auto", seed: int = 0, distribution: str = "uniform"):
     """``n`` simulated scores in [0, 1], generated on the workers chunk by chunk (benchmarks, chapter 14).
 
     Chunk ``i`` is drawn from ``numpy.random.default_rng([seed, i])``, so the
     array is reproducible and no process ever holds more than one chunk. The
-    chunking depends on ``n`` and ``chunk_size`` only.
+    chunking depends on ``n`` and ``chunk_size`` only (the scores themselves
+    depend on the chunking too: fix ``chunk_size`` to compare runs of
+    different ``n``).
+
+    Chunks are tasks, and a task costs a few milliseconds of scheduling beyond
+    its work, on a scheduler that serves all the workers: at :math:`10^6`
+    scores per chunk sixteen workers wait on the scheduler. The default
+    ``"auto"`` makes 128 chunks (every power-of-two number of workers up to
+    128 gets equal shares) of between :math:`2^{20}` and :math:`2^{24}`
+    scores (8 to 134 MB): at :math:`N = 10^9`, 128 chunks of about
+    :math:`7.8 \\cdot 10^6` scores.
 
     Parameters
     ----------
     n : int
         Number of scores, at most :math:`2^{53}`.
-    chunk_size : int
-        Scores per chunk; at most :math:`10^7` chunks (the task graph is built on the client).
+    chunk_size : int or "auto"
+        Scores per chunk; at most :math:`10^7` chunks (the task graph is built
+        on the client). ``"auto"``: :math:`\\lceil N/128 \\rceil` clipped to
+        :math:`[2^{20}, 2^{24}]` (and at most :math:`N`).
     seed : int
         Non-negative integer seed.
     distribution : {"uniform", "beta"}
@@ -685,6 +741,9 @@ def simulated_scores(n: int, chunk_size: int = 10**6, seed: int = 0, distributio
     """
     seed = check_positive_int(seed, "seed", minimum=0)
     n = check_positive_int(n, "n", maximum=_MAX_SIMULATED)
+    if isinstance(chunk_size, str):
+        check_choice(chunk_size, "chunk_size", ("auto",))
+        chunk_size = min(n, max(_AUTO_MIN_CHUNK, min(_AUTO_MAX_CHUNK, -(-n // _AUTO_CHUNKS))))
     chunk_size = check_positive_int(chunk_size, "chunk_size")
     distribution = check_choice(distribution, "distribution", ("uniform", "beta"))
     n_chunks = -(-n // chunk_size)
@@ -817,7 +876,8 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     cand_proj = None if u is None else _project(cand, u)
     shared = [dask.delayed(x, pure=True) for x in (cand, cand_proj, u)]
     parts = [dask.delayed(_block_depth_stats, pure=True)(b, depth, *shared) for b in blocks]
-    total = _compute(_tree_sum(parts), client, progress)
+    total = _compute(_tree_sum(parts, 8 * (3 + (cand.size if depth == "spatial" else 2 * cand_proj.size))),
+                     client, progress)
     if total[1]:
         check_2d(np.array([[np.nan], [0.0]]), "data", min_rows=2)      # the in-memory message
     if total[2]:

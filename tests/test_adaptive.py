@@ -201,6 +201,7 @@ def test_calibration_release_is_the_audited_mechanism_on_per_record_scores():
 
 # --------------------------------------------------------------------------- coverage
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", [True, False])
 @pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
 def test_marginal_coverage_monte_carlo(scale):
@@ -378,6 +379,7 @@ def _cqr(gen, alpha=0.1):
                                                  score_bound=5.0, bins=200, rng=gen)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
 def test_cqr_marginal_coverage_monte_carlo():
     alpha, reps, part, n_test = 0.1, 200, 1000, 300

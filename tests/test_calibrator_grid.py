@@ -182,6 +182,7 @@ def test_command_line_merge_reads_the_grid_from_the_file(tmp_path):
         grid.run(args)
 
 
+@pytest.mark.slow
 def test_proven_methods_do_not_undercover_on_a_small_grid():
     out = grid.run_grid(laws=["beta25"], ns=[300], epsilons=[1.0, 3.0], reps=400, seed=11,
                         methods=list(grid.PROVED), show_progress=False)

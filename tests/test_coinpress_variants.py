@@ -140,6 +140,7 @@ def test_ermse_and_se():
     assert ermse_and_se([2.0]) == (2.0, 0.0)
 
 
+@pytest.mark.slow
 def test_runner_modes_checkpoint_and_workers(tmp_path):
     out = tmp_path / "c.json"
     kwargs = dict(n=200, dims=(2, 3), runs=3, chain_runs=2, authors=True, compare_directions=50,

@@ -284,6 +284,7 @@ def test_unfitted_and_uncalibrated_estimators():
         SplitConformalClassifier(LogisticRegression(), score="raps").fit(Xd[:50], yd[:50]).calibrate(Xd[50:99], yd[50:99])
 
 
+@pytest.mark.slow
 def test_full_conformal_matches_direct_definition_and_covers():
     """Full conformal with a mean-only model has a closed form check, and covers in Monte Carlo.
 

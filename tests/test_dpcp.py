@@ -362,6 +362,7 @@ def test_differential_cp_coverage_and_uncorrected_undercoverage():
     assert coverage >= differential_cp_coverage_floor(ALPHA, eps, DELTA)
 
 
+@pytest.mark.slow
 def test_differential_cp_interval_and_set_coverage():
     """Through the public functions: regression (regressogram, n = 150, eps = 1) and classification
     (DP logistic, n = 300, eps = 1); 600 repetitions each, SE = 0.012, tolerance 3 SE."""
@@ -383,6 +384,7 @@ def test_differential_cp_interval_and_set_coverage():
         assert coverage >= floor
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, eps, eps1, bins", [(300, 2.0, 0.5, 1000), (500, 1.0, 0.3, 100), (2000, 4.0, 0.2, 1000)])
 @pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
 def test_dpcp_regression_coverage_regressogram(n, eps, eps1, bins):
@@ -415,6 +417,7 @@ def test_dpcp_regression_coverage_dp_ridge():
     assert coverage >= floor
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::dpcp_tutorial.accounting.ReleaseWarning")
 def test_dpcp_classification_coverage():
     """DPCP with DP logistic regression, two overlapping classes, n = 400, eps = 2 (eps1 = 0.5);

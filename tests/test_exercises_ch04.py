@@ -179,6 +179,7 @@ def test_another_correct_sampler_passes():
     assert result, result.feedback
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("secret", [None, "a course secret"])
 @pytest.mark.parametrize("pieces,phrase,kinds", [
     (_with(round=strict_round), "stays there", ["rounding scores that lie"]),

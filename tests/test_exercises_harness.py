@@ -56,6 +56,7 @@ def test_public_signature_and_docstring(name):
         assert f"{function}(" in check.__doc__, f"{name}'s docstring must give the signature of {function}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CHECKERS))
 def test_solution_passes(name, capsys):
     check = CHECKERS[name]
@@ -210,6 +211,7 @@ def blocked_results():
         return {name: future.result() for name, future in futures.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CHECKERS))
 @pytest.mark.parametrize("hang", [_busy, _blocked], ids=["busy loop", "blocked in C"])
 def test_never_returning_function_times_out(name, hang, request):

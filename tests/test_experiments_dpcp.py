@@ -96,6 +96,7 @@ def test_dpcp_coverage_setting_tiny_and_infeasible():
     assert dpcp_coverage.coverage_setting("ridge", 100, 2.0, 5.0, 5, rng=1)["feasible"] is False
 
 
+@pytest.mark.slow
 def test_dpcp_coverage_memoriser_misses_e_eps_times_the_oracle():
     """For the memoriser the in-sample miss rate is e^eps1 times the oracle's (pooled over two settings, 4 SE)."""
     row = dpcp_coverage.coverage_setting("memoriser", 300, 1.0, 20.0, 1500, rng=2)

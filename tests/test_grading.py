@@ -355,6 +355,7 @@ def _feedback(graded, student, function):
 
 # ---------------------------------------------------------------------------------------- section 3: files
 
+@pytest.mark.slow
 def test_csv_columns_one_row_per_student_and_exercise(graded):
     rows = graded["rows"]
     assert list(rows[0]) == COLUMNS
@@ -547,6 +548,7 @@ def test_graded_cases_come_from_the_secret(tmp_path):
     assert secret[0].status == "failed" and secret[0].cases_passed == 0
 
 
+@pytest.mark.slow
 def test_fallback_without_namespaces_ends_a_daemon(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCP_GRADING_NO_NAMESPACES", "1")
     _isolation.namespace_prefix.cache_clear()
@@ -565,6 +567,7 @@ def test_fallback_without_namespaces_ends_a_daemon(tmp_path, monkeypatch):
         _isolation.namespace_prefix.cache_clear()
 
 
+@pytest.mark.slow
 def test_the_secret_never_reaches_the_submission(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCP_GRADING_SECRET", "environment secret")
     (tmp_path / "subs").mkdir()
@@ -595,6 +598,7 @@ def test_the_secret_never_reaches_the_submission(tmp_path, monkeypatch):
         assert "file secret" not in printed
 
 
+@pytest.mark.slow
 def test_instructor_notebook_handed_in_is_not_graded(tmp_path):
     (tmp_path / "subs").mkdir()
     shutil_copy = (ROOT / "book" / "08_troubleshooting.ipynb").read_text(encoding="utf-8")

@@ -304,6 +304,7 @@ def _notebook(cells: list[tuple[str, list]]) -> dict:
     return nb
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("committed, stale", [("4", False), ("5", True), ("0.30000000000000004", False)])
 def test_nbval_configuration_catches_a_stale_output(tmp_path, committed, stale):
     """Strict nbval with the project's sanitiser fails on an output that a fresh run does not print."""

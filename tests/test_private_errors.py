@@ -65,6 +65,7 @@ def _lattice(rng, n):
     return rng.integers(-2, 3, size=(n, 2)).astype(float)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth, with_directions", DEPTHS)
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 10.0])
 def test_lattice_replace_one_audit(depth, with_directions, epsilon):
@@ -86,6 +87,7 @@ def test_lattice_replace_one_audit(depth, with_directions, epsilon):
     assert worst > 0.05 * epsilon                 # not vacuous
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth, with_directions", DEPTHS)
 def test_lattice_add_remove_audit(depth, with_directions):
     """Adding a record on a candidate / removing one (beta from each data set's own size): loss <= epsilon / 2.
@@ -115,6 +117,7 @@ def test_lattice_add_remove_audit(depth, with_directions):
         assert worst <= epsilon / 2 + 1e-9
 
 
+@pytest.mark.slow
 def test_candidates_on_records_release_and_sampler_agrees_with_the_law():
     data = _lattice(np.random.default_rng(5), 40)
     grid = public_grid(-2, 2, 5, 2)

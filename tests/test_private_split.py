@@ -285,6 +285,7 @@ def test_ties_and_all_equal_scores():
 # --------------------------------------------------------------------------- coverage (Monte Carlo)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, epsilon, m", [(500, 10.0, 1000), (2000, 1.0, 2000), (3000, 8.0, 3000)])
 def test_mechanism_coverage_monte_carlo(n, epsilon, m):
     """R = 3000 repetitions with one fresh calibration set and one test score each (Beta(2,5) scores).
@@ -304,6 +305,7 @@ def test_mechanism_coverage_monte_carlo(n, epsilon, m):
     assert coverage >= 1 - ALPHA - 3 * se
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calibrator", ["quantile", "pps"])
 def test_regressor_coverage_monte_carlo(calibrator):
     """Model fitted once on a training set; 1500 repetitions of (calibration set, one test point).
@@ -330,6 +332,7 @@ def _three_class_data(n, rng):
     return X, y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("score", ["lac", "aps"])
 def test_classifier_coverage_monte_carlo(score):
     """1000 repetitions, three overlapping Gaussian classes; SE = sqrt(0.09/1000) = 0.0095, tolerance 3 SE."""

@@ -152,6 +152,32 @@ def test_simulated_scores_are_reproducible_and_chunked_by_size_only():
     assert np.array_equal(a[:1_000], np.random.default_rng([3, 0]).uniform(size=1_000))
 
 
+def test_simulated_scores_auto_chunking_makes_128_chunks_of_bounded_size():
+    assert scale.simulated_scores(10**9).chunks[0] == (7_812_500,) * 128
+    assert scale.simulated_scores(3 * 10**6).chunks[0] == (2**20, 2**20, 3 * 10**6 - 2**21)   # at least 2^20
+    assert scale.simulated_scores(10**10).chunks[0][0] == 2**24                               # at most 2^24
+    assert scale.simulated_scores(1_000).chunks[0] == (1_000,)
+    with pytest.raises(ValueError, match="chunk_size"):
+        scale.simulated_scores(1_000, chunk_size="big")
+
+
+def test_counting_is_fused_with_the_chunks_and_summed_in_a_shallow_tree():
+    """One task per chunk (generation and counting fused), then adds of at most _FAN_IN partial results."""
+    edges = quantile_edges(1000)
+    x = scale.simulated_scores(100 * 1_000, chunk_size=1_000, seed=2)
+    parts = scale._histogram_parts(x, edges)
+    graph = dict(scale._tree_sum(parts, 8 * 2004).__dask_graph__())
+    adds = [key for key in graph if str(key).startswith("_add")]
+    assert len(parts) == 100
+    assert len(adds) == 7 + 1                           # 100 -> 7 -> 1 with a fan-in of 16
+    assert len(graph) <= 100 + len(adds) + 1            # the fused chunks, the adds and the public edges
+    total = np.ravel(scale._tree_sum(parts, 8 * 2004).compute(scheduler="sync"))
+    assert np.array_equal(total[:-3], edge_histogram(x.compute(scheduler="sync"), edges).counts)
+    assert scale._fan_in(8 * 2004) == scale._FAN_IN
+    assert scale._fan_in(2**26) == 2 and scale._fan_in(2**30) == 2     # large results: two at a time
+
+
+@pytest.mark.slow
 def test_killing_a_worker_mid_reduction_gives_the_same_release(client):
     n_blocks, size = 24, 20_000
 
@@ -190,6 +216,7 @@ def test_killing_a_worker_mid_reduction_gives_the_same_release(client):
 
 # --------------------------------------------------------------------------- issue 19 §5: the Dask path
 
+@pytest.mark.slow
 def test_local_cluster_passed_as_client_and_closed_with_it(client):
     s = lattice_scores(8_000, 21)
     x = da.from_array(s, chunks=1_000)

@@ -56,6 +56,7 @@ def _brute_count(points, data):
     return np.rint(halfspace_depth(points, data) * len(data)).astype(int)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(_datasets()))
 def test_regions_equal_brute_force_depth_on_a_fine_grid(name):
     """On a 161 x 161 grid (which hits lattice points and region boundaries) the level read off the exact
@@ -138,6 +139,7 @@ def test_level_probabilities_are_the_exponential_mechanism():
     np.testing.assert_allclose(reg.density(pts, eps), [w[1] / w.sum() / 2, w[0] / w.sum() / 34, 0.0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tail_mass", [0.0, 1e-12, 0.3])
 def test_sampler_levels_match_the_exact_law(tail_mass):
     """Chi-square over depth levels; tail_mass=0.3 forces the slow path (the tail token) often."""
@@ -176,6 +178,7 @@ def test_sampler_cells_match_exact_cell_probabilities_and_annulus_is_uniform():
     assert _chisquare_p(counts, ann / ann.sum() * counts.sum()) > 1e-3
 
 
+@pytest.mark.slow
 def test_sampler_agrees_with_rejection_from_the_prior():
     """An independent exact sampler: uniform on the box, accept with probability exp(eps (c - n)/2)."""
     rng = np.random.default_rng(21)
@@ -271,6 +274,7 @@ def _replace_neighbours(x, reg):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])
 def test_exact_privacy_audit_replace_one_and_add_remove(eps):
     """max |log q_X - log q_X'| <= eps (replace-one) and <= eps/2 (add/remove), on Gaussian, lattice and tied data
@@ -400,6 +404,7 @@ def _near_degenerate_cases():
     return cases
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", [1.0, 5.0])
 def test_exact_privacy_audit_on_near_degenerate_data(eps):
     """max |log q_X - log q_X'| <= eps (replace-one) and <= eps/2 (add/remove) when points are nearly collinear,
