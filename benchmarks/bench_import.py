@@ -3,7 +3,7 @@
 Each row starts a new Python process (``python -X importtime`` is not used: the wall
 clock of the whole interpreter is what a user waits for), takes the best of ``REPEAT``
 runs, and prints the ratio to the baseline ``python -c "import numpy"`` measured in the
-same run. Goal (issue 18 §2): ``import dpcp_tutorial`` in at most 0.5 s.
+same run. Goal: ``import dpcp_tutorial`` in at most 0.5 s.
 
 Rows: the bare package (lazy: loads none of its modules); the first public name most
 chapters use (``private_quantile``: numpy + scipy.special); an estimator

@@ -357,7 +357,7 @@ def require(value, name: str, owner: str, advice: str):
 
     Public bounds and priors are part of the mechanism: a default (e.g. 1.0 on
     unscaled data) silently clips everything and releases a trivial set, so
-    they are required arguments (decision of issue 19). ``advice`` explains how
+    they are required arguments. ``advice`` explains how
     to pick the value without looking at the private data.
     """
     if value is REQUIRED:

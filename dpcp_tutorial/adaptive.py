@@ -1,4 +1,4 @@
-"""Adaptive private regression intervals: normalised scores with a DP scale model (issue 13, section 4; chapter 17).
+"""Adaptive private regression intervals: normalised scores with a DP scale model (chapter 17).
 
 A constant-width interval :math:`\\hat\\mu(x) \\pm t` is too wide where the noise
 is small and too narrow where it is large (chapter 1). The normalised score
@@ -580,7 +580,7 @@ def _pipeline_account(models, calibration, notes, public):
 
 
 # ---------------------------------------------------------------------------
-# conformalised quantile regression with DP quantile regressors (optional part of issue 13, section 4)
+# conformalised quantile regression with DP quantile regressors
 # ---------------------------------------------------------------------------
 
 class DPSGDQuantileRegressor(RegressorMixin, _DPSGDBase):

@@ -109,7 +109,7 @@ _RAND_HIE_HEALTH = ("excellent", "good", "fair", "poor")
 
 
 def load_rand_hie(task: str = "regression"):
-    """The RAND Health Insurance Experiment data shipped with statsmodels (20,190 person-years; issue 13).
+    """The RAND Health Insurance Experiment data shipped with statsmodels (20,190 person-years).
 
     ``statsmodels.datasets.randhie`` (public domain; used in Cameron & Trivedi 2005, *Microeconometrics*):
     one row per person-year of the experiment, with ``mdvis`` (outpatient

@@ -1,4 +1,4 @@
-"""Class-conditional (Mondrian) private conformal prediction (issue 13, section 3).
+"""Class-conditional (Mondrian) private conformal prediction.
 
 One private threshold per class, each calibrated on the calibration records
 of that class only, so that coverage holds *per class*:
@@ -142,7 +142,7 @@ def noisy_class_counts(counts, epsilon: float, rng: RandomLike = None) -> np.nda
 
 
 class MondrianPrivateConformalClassifier(_SplitConformalBase):
-    """Class-conditional private split conformal prediction sets (issue 13, section 3).
+    """Class-conditional private split conformal prediction sets.
 
     ``fit`` trains a clone of ``estimator``; ``calibrate`` releases one private
     threshold :math:`\\hat q_y` per public label from the calibration records of

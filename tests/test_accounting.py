@@ -140,7 +140,7 @@ def test_group_privacy_is_the_replace_one_bound_of_an_add_remove_guarantee():
 
 
 def test_train_on_one_part_calibrate_on_another_is_not_overspent():
-    """Issue 19, section 3: a valid split pipeline composes in parallel; the same spends on shared records do not."""
+    """A valid split pipeline composes in parallel; the same spends on shared records do not."""
     budget = PrivacyBudget(epsilon=1.0, delta=1e-6)
     budget.spend(1.0, 1e-6, "model training", part="training")
     budget.spend(0.9, 0.0, "private quantile", part="calibration", other=(1.0, 0.0))

@@ -115,7 +115,7 @@ def test_privacy_account_arithmetic():
 
 
 def test_privacy_account_with_a_recomputed_level():
-    """Issue 20, section 10: with n=None the level follows the part's own size; near feasibility the add/remove
+    """With n=None the level follows the part's own size; near feasibility the add/remove
     loss exceeds epsilon (1.023 at n = 206, alpha = 0.1, 1000 bins); replace-one stays epsilon."""
     acc = adaptive_privacy_account(None, None, 1.0, alpha=0.1, n=206, bins=1000, public_n=False)
     assert acc.add_remove[0] == pytest.approx(_recomputed(0.1, 206, 1.0, 1000)) == pytest.approx(1.0229, abs=1e-4)
@@ -440,7 +440,7 @@ def test_account_reads_a_bare_dp_sgd_trainer():
     assert est.privacy_.add_remove[0] == pytest.approx(max(2 * eps_q, _recomputed(0.1, 2000, 2.0, 200)))
 
 
-# --------------------------------------------------------------------------- issue 19, section 6: neighbours alike
+# --------------------------------------------------------------------------- neighbours alike
 
 
 class _PublicModel(RegressorMixin, BaseEstimator):

@@ -1,4 +1,4 @@
-"""Bad-input sweep over every parameter of every public callable (issues 10 and 19).
+"""Bad-input sweep over every parameter of every public callable.
 
 What is swept: every name of ``dpcp_tutorial.__all__`` that is callable (functions and
 classes; a class is swept over its constructor parameters through the method that uses
@@ -711,18 +711,17 @@ LEGAL = {
     ("PrivacyAccount", "epsilon", "inf"): "the primary relation is not covered",
     ("PrivacyAccount", "delta", "one"): "a vacuous delta (group privacy of a large epsilon, or an uncovered relation)",
     ("normalised_residual_score", "y_pred", "nan entry"): "model outputs on private records: NaN is read as 0, "
-                                                          "never refused (issue 19, section 6)",
+                                                          "never refused",
     ("normalised_residual_score", "y_pred", "inf entry"): "model outputs on private records: clipped to +-1e100, "
-                                                          "never refused (issue 19, section 6; documented)",
+                                                          "never refused (documented)",
     ("normalised_residual_score", "y_pred", "-inf entry"): "model outputs on private records: clipped to +-1e100, "
-                                                           "never refused (issue 19, section 6; documented)",
+                                                           "never refused (documented)",
     ("adaptive_privacy_account", "mean_privacy", "None"): "None is a mean model fitted on public data (documented; "
                                                           "chapter 17 passes it)",
     ("adaptive_privacy_account", "scale_privacy", "None"): "None is a scale model fitted on public data "
                                                            "(documented; chapter 17 passes it)",
     **{("reference.dpcp_intervals", "pred_train", label): "model outputs on private records: NaN read as 0, "
-                                                           "+-inf clipped to +-1e100, never refused (documented; "
-                                                           "issue 19, section 6)"
+                                                           "+-inf clipped to +-1e100, never refused (documented)"
        for label in ("nan entry", "inf entry", "-inf entry")},
     ("normalised_residual_score", "y_pred", "nullable Float64 with NA"): "model outputs on private records: a "
                                                                         "missing value is read as 0, never refused",
@@ -736,14 +735,14 @@ LEGAL = {
     ("langevin_step_size", "prior_scale", "inf"): "a flat prior (documented default)",
     ("gumbel_max_sample", "logits", "-inf entry"): "a logit of -inf is a candidate of probability 0 (documented)",
     ("polygon_area", "vertices", "empty"): "fewer than three vertices give area 0 (documented)",
-    ("pcoqs_quantile", "scores", "inf entry"): "scores outside [lower, upper] are never counted (issue 19 §6)",
-    ("pcoqs_quantile", "scores", "-inf entry"): "scores outside [lower, upper] are never counted (issue 19 §6)",
-    ("laplace_histogram_quantile", "scores", "inf entry"): "scores outside the range are clipped (issue 19 §6)",
-    ("laplace_histogram_quantile", "scores", "-inf entry"): "scores outside the range are clipped (issue 19 §6)",
-    ("opendp_quantile", "scores", "inf entry"): "scores outside the range are clipped (issue 19 §6)",
-    ("opendp_quantile", "scores", "-inf entry"): "scores outside the range are clipped (issue 19 §6)",
-    ("opendp_quantile_probabilities", "scores", "inf entry"): "clipped (issue 19 §6)",
-    ("opendp_quantile_probabilities", "scores", "-inf entry"): "clipped (issue 19 §6)",
+    ("pcoqs_quantile", "scores", "inf entry"): "scores outside [lower, upper] are never counted",
+    ("pcoqs_quantile", "scores", "-inf entry"): "scores outside [lower, upper] are never counted",
+    ("laplace_histogram_quantile", "scores", "inf entry"): "scores outside the range are clipped",
+    ("laplace_histogram_quantile", "scores", "-inf entry"): "scores outside the range are clipped",
+    ("opendp_quantile", "scores", "inf entry"): "scores outside the range are clipped",
+    ("opendp_quantile", "scores", "-inf entry"): "scores outside the range are clipped",
+    ("opendp_quantile_probabilities", "scores", "inf entry"): "clipped",
+    ("opendp_quantile_probabilities", "scores", "-inf entry"): "clipped",
 }
 
 # A message may name a parameter by the name it is checked under.

@@ -325,7 +325,7 @@ def test_full_conformal_bad_grid():
 
 
 def test_score_errors_quote_no_label_or_count():
-    """Issue 19, section 6: the scores of private records are computed in private paths (scale.model_scores,
+    """The scores of private records are computed in private paths (scale.model_scores,
     the private split classifier); a bad label must not be printed, nor the number of records."""
     from dpcp_tutorial import aps_score, lac_score
 
@@ -339,7 +339,7 @@ def test_score_errors_quote_no_label_or_count():
             assert "7345" not in str(err.value) and "313" not in str(err.value) and "312" not in str(err.value)
 
 
-# --------------------------------------------------------------------------- bad inputs named (issue 19, §6)
+# --------------------------------------------------------------------------- bad inputs named
 
 def test_thresholds_and_intervals_are_checked():
     proba = np.full((2, 3), 1 / 3)

@@ -1,4 +1,4 @@
-"""The contamination runner resumes an interrupted run from its checkpoint (issue 11, full-size run)."""
+"""The contamination runner resumes an interrupted run from its checkpoint (full-size run)."""
 
 import json
 import math

@@ -168,7 +168,7 @@ def test_infeasible_setting_raises_before_training():
 
 
 def test_public_n_makes_feasibility_independent_of_the_data_size():
-    """With a public n the data's own size is never used: neighbours of sizes 38 and 39 both release (issue 10)."""
+    """With a public n the data's own size is never used: neighbours of sizes 38 and 39 both release."""
     X, y = make_heteroscedastic_regression(40, rng=0)
     kw = dict(epsilon=1.0, training_share=0.3, bound=5.0, bins=50, rng=0)
     with pytest.raises(ValueError, match="infeasible"):       # n = len(X) = 38 is public here, and too small
@@ -469,7 +469,7 @@ def test_dpcp_is_wider_at_large_n_and_epsilon():
     assert gap < -3 * se
 
 
-# --------------------------------------------------------------------------- the budget split (issue 19, section 3)
+# --------------------------------------------------------------------------- the budget split
 
 
 class _OwnBudgetTrainer(DPRegressogram):
@@ -490,7 +490,7 @@ class _OwnBudgetTrainer(DPRegressogram):
 
 
 def test_small_total_budget_works_and_the_share_is_a_fraction():
-    """DPCPRegressor(epsilon=0.2) works: epsilon1 = 0.3 * 0.2 on a clone of the trainer (issue 19, section 3)."""
+    """DPCPRegressor(epsilon=0.2) works: epsilon1 = 0.3 * 0.2 on a clone of the trainer."""
     X, y = make_synthetic(4000, 0)
     trainer = DPRidgeRegression(epsilon=5.0, l2=10.0, y_bound=1.5, x_bound=1.0)
     model = DPCPRegressor(trainer, epsilon=0.2, bound=2.0, n=4000, rng=0).fit(X, y)
@@ -539,7 +539,7 @@ def test_bound_is_required():
 
 
 # ---------------------------------------------------------------------------
-# OpenDP's exact sampler (issue 19, section 4) and errors named by the caller's parameter (section 6)
+# OpenDP's exact sampler and errors named by the caller's parameter
 # ---------------------------------------------------------------------------
 
 def test_dpcp_quantile_with_the_opendp_sampler_follows_its_law_and_refuses_a_seed():

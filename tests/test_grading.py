@@ -1,9 +1,9 @@
-"""The batch grader: correct, wrong, crashing, hanging, malformed and cheating submissions (issue 21).
+"""The batch grader: correct, wrong, crashing, hanging, malformed and cheating submissions.
 
 One folder of submissions is graded once (module fixture) with a secret; the tests read its CSV, totals and
-feedback files. Each attack of issue 21 section 1 has a student here and a test below; the grading of
-hand-out notebooks, tuple constants, ``%%time`` cells, nested definitions, duplicates and nbformat 3
-(section 2), and the CSV and totals files (section 3) too.
+feedback files. Each attack on the grader has a student here and a test below; so do the grading of hand-out
+notebooks, tuple constants, ``%%time`` cells, nested definitions, duplicates and nbformat 3, and the CSV and
+totals files.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The nbgrader path (issue 21 section 5): the course generated from the book, graded offline by nbgrader.
+"""The nbgrader path: the course generated from the book, graded offline by nbgrader.
 
 ``tools/make_nbgrader.py`` writes the source notebook of every chapter from the chapter and ``nbgrader
 generate_assignment`` makes the student versions (one nbgrader run for all chapters, as ``make nbgrader``

@@ -1,4 +1,4 @@
-"""Package hygiene (issue 10, section 4): command lines, output locations, declared dependencies."""
+"""Package hygiene: command lines, output locations, declared dependencies."""
 
 from __future__ import annotations
 

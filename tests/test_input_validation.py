@@ -1,4 +1,4 @@
-"""The input-validation findings of issue 10 (section 3), each reproduced as a regression test.
+"""Input-validation findings, each reproduced as a regression test.
 
 The systematic version is tests/test_bad_input_sweep.py; these pin the cases
 the issue lists by name.
@@ -69,7 +69,7 @@ def test_gaussian_prior_checks_size_d_and_scale():
         with pytest.raises(ValueError):
             dp.GaussianPrior(0.0, scale=scale)
     with pytest.raises(TypeError):
-        dp.GaussianPrior(scale=1.0)                 # the centre is required too (issue 19, section 2)
+        dp.GaussianPrior(scale=1.0)                 # the centre is required too
     with pytest.raises(ValueError):
         dp.GaussianPrior(0.0, 1.0).sample(0, 2)
     with pytest.raises(ValueError):

@@ -308,7 +308,7 @@ def test_private_median_bad_input(kwargs, error, match):
 
 
 def test_candidates_equal_to_data_rows_are_not_refused():
-    """Lattice data on a public grid: candidates may coincide with records (issue 10)."""
+    """Lattice data on a public grid: candidates may coincide with records."""
     data = np.array([[0.0, 1.0], [2.0, 3.0], [1.0, 1.0]])
     logp = depth_median_log_probabilities(data, 1.0, np.array([[-0.0, 1.0], [2.0, 3.0], [5.0, 5.0]]), "spatial")
     assert np.all(np.isfinite(logp)) and abs(np.exp(logp).sum() - 1) < 1e-12
@@ -350,7 +350,7 @@ def test_prior_and_grid_validation():
 
 
 def test_prior_is_required_and_far_tail_releases_warn():
-    """Issue 19, section 2: no default prior; a release in the prior's far tail (Mahalanobis radius beyond the
+    """No default prior; a release in the prior's far tail (Mahalanobis radius beyond the
     1 - 1e-6 quantile of chi_d) warns, and the warning depends only on the release and the prior."""
     rng = np.random.default_rng(40)
     data = rng.normal([125.0, 80.0], [15.0, 10.0], size=(300, 2))           # blood pressures, mmHg
@@ -374,7 +374,7 @@ def test_prior_is_required_and_far_tail_releases_warn():
 
 
 def test_unused_settings_are_validated_without_changing_the_release():
-    """Parameters a mode does not use are checked (issue 19, §6) but never drawn from rng: the seeded
+    """Parameters a mode does not use are checked but never drawn from rng: the seeded
     release is the same with or without them."""
     data = np.random.default_rng(60).normal(size=(40, 2))
     base = private_depth_median(data, 1.0, depth="spatial", prior=GAUSS_2D, rng=7)

@@ -227,7 +227,7 @@ def test_account_counts_and_per_class_thresholds(problem):
 
 @pytest.mark.parametrize("bad", ["2-D y", "1-D X", "label outside"])
 def test_shape_and_label_errors_quote_no_record_count_or_label(problem, bad):
-    """Issue 19, section 6: refusals of the calibration data quote no private count or label."""
+    """Refusals of the calibration data quote no private count or label."""
     model, _, _ = problem
     X_cal, y_cal = _make(317, np.random.default_rng(9))
     args = {"2-D y": (X_cal, y_cal[:, None]), "1-D X": (X_cal[:, 0], y_cal),

@@ -10,12 +10,12 @@
   nbval configuration catches a stale output.
 * Every chapter has learning goals and 3–8 exercises, each with a hidden solution, each
   starting with its kind and difficulty ("(Coding, ★★)"), the first a one-star warm-up by hand.
-* Tutorial shape (issue 20): one "Source notes" box at the end of a chapter holds the
+* Tutorial shape: one "Source notes" box at the end of a chapter holds the
   corrections of the write-ups (links to the appendix appear only there or in a section
   "Reproducing the sources"); no sentence about the book's own history or about how a run
   was made, on any page; figure code collapsible (``hide-input``), never removed; the main line
   of a core chapter (1–6, 9, 10) is at most about 3,000 words of prose.
-* Pages a reader can read (issue 9): visible code lines fit the page (<= 79 characters, also
+* Pages a reader can read: visible code lines fit the page (<= 79 characters, also
   in the files included on the reference-implementations page); ``## Summary`` then
   ``## Exercises`` close every chapter, and only hidden solution cells follow; the source
   write-ups are named, never "the seed"; every cited error of a write-up links to the
@@ -124,7 +124,7 @@ def test_learning_goals_and_exercises(path):
     assert sorted(solutions) == sorted(labels), "every exercise needs a hidden (dropdown) solution"
 
 
-# --- issue 9: pages a reader can read -----------------------------------------------------------
+# --- pages a reader can read -----------------------------------------------------------
 
 MAX_CODE_LINE = 79
 HIDDEN_TAGS = {"remove-cell", "remove-input", "hide-input"}
@@ -258,7 +258,7 @@ def test_answer_key_covers_every_exercise():
     assert exercise_labels <= keyed, f"exercises without an answer-key entry: {sorted(exercise_labels - keyed)}"
 
 
-# --- issue 18: the book is built from committed outputs that nbval proves fresh ------------------
+# --- the book is built from committed outputs that nbval proves fresh ------------------
 
 NBVAL_MARKERS = re.compile(r"NBVAL_(?:IGNORE_OUTPUT|SKIP|RAISES_EXCEPTION|CHECK_OUTPUT)")
 
@@ -385,7 +385,7 @@ def test_float_noise_check_flags_full_precision_floats(text, noisy):
     assert not _noisy_floats(nb)
 
 
-# --- issue 20: the tutorial shape -----------------------------------------------------------------
+# --- the tutorial shape -----------------------------------------------------------------
 
 EXERCISE_KIND = re.compile(r"^\((Conceptual|By hand|Derivation|Coding|Project), (★{1,3})\)")
 CORE_CHAPTERS = ("01_", "02_", "03_", "04_", "05_", "06_", "09_", "10_")
@@ -441,7 +441,7 @@ def test_source_notes_in_one_box_at_the_end(path):
         assert not re.search(r"write-up", outside, re.I), "chapters 1-2 do not discuss the write-ups in the main line"
 
 
-#: sentences about the book's own history or about how and where a run was made (issue 20 §6)
+#: sentences about the book's own history or about how and where a run was made
 HISTORY = re.compile(
     r"earlier (?:version|wording|edition|draft|release)s?\b|previous (?:version|wording|edition)s?\b"
     r"|\bused to (?:report|say|claim|show|use)\b|this (?:chapter|book|page) (?:used to|once|previously)"

@@ -1,4 +1,4 @@
-"""Errors in private paths depend only on public inputs (issue 10, section 1).
+"""Errors in private paths depend only on public inputs.
 
 A raise in a private release is part of its output: a data set that releases
 and a neighbour that raises is an infinite privacy loss. This module
@@ -329,7 +329,7 @@ def test_label_set_is_never_read_from_the_data():
         assert len(msgs) == 1                       # the same refusal with or without the rare class
 
 
-# --------------------------------------------------------------------------- 4. issue 19 §6: neighbouring pairs
+# --------------------------------------------------------------------------- 4. neighbouring pairs
 
 _CALIBRATORS = {
     "pcoqs_quantile": lambda s, **kw: dp.pcoqs_quantile(s, 0.1, 0.5, **kw),

@@ -417,7 +417,7 @@ def test_bad_input_messages():
         PrivateSplitConformalClassifier(LogisticRegression(), score="raps")._score_functions()
 
 
-# --------------------------------------------------------------------------- the estimators' API (issue 19)
+# --------------------------------------------------------------------------- the estimators' API
 
 
 def _split_data(n=3000, rng=0):
@@ -495,7 +495,7 @@ def test_account_of_a_dp_trainer_and_the_calibration_composes_in_parallel():
 
 
 def test_n_none_reports_the_recomputed_level_bound():
-    """Issue 20, section 10: with n=None the level is recomputed from the part's size; at N = 206 the add/remove
+    """With n=None the level is recomputed from the part's size; at N = 206 the add/remove
     loss is 1.023 epsilon (above epsilon), and the account says so."""
     X1, y1, X2, y2 = _split_data()
     est = PrivateSplitConformalRegressor(LinearRegression(), epsilon=1.0, bound=5.0, rng=0)
@@ -551,7 +551,7 @@ def test_top_edge_release_warns_and_the_warning_reads_only_the_release():
 
 @pytest.mark.parametrize("output", [np.nan, np.inf, -np.inf, 1e300])
 def test_model_outputs_never_make_calibration_fail(output):
-    """Issue 19, section 6: a model's prediction on one private record (NaN, inf, 1e300) must not turn a release
+    """A model's prediction on one private record (NaN, inf, 1e300) must not turn a release
     into an error; the neighbour without that record releases too."""
     class Wild(LinearRegression):
         def predict(self, X):
@@ -583,7 +583,7 @@ def test_classifier_default_and_account_with_a_dp_trainer():
     (dict(bins=0), ValueError, "bins"), (dict(n=0), ValueError, "n=0"), (dict(n=10.5), TypeError, "n must"),
 ])
 def test_settings_are_validated_in_every_mode(kwargs, exc, phrase):
-    """Parameters of the calibrator that is not used are validated too (issue 19, section 6)."""
+    """Parameters of the calibrator that is not used are validated too."""
     X1, y1, X2, y2 = _split_data(900)
     for calibrator in ("quantile", "pps"):
         est = PrivateSplitConformalRegressor(LinearRegression(), bound=5.0, rng=0, **{"calibrator": calibrator,
@@ -606,7 +606,7 @@ def test_recomputed_level_bound_of_pps_is_an_exact_upper_bound():
 
 
 # ---------------------------------------------------------------------------
-# OpenDP's exact sampler through the split estimators (issue 19, section 4)
+# OpenDP's exact sampler through the split estimators
 # ---------------------------------------------------------------------------
 
 def _opendp_law_check(draws, edges, probabilities):
@@ -661,7 +661,7 @@ def test_split_estimators_opendp_sampler_needs_rng_none(make):
 
 
 # ---------------------------------------------------------------------------
-# bad public inputs named and explained (issue 19, section 6; the sweep covers every parameter)
+# bad public inputs named and explained (the sweep covers every parameter)
 # ---------------------------------------------------------------------------
 
 def test_infeasible_alpha_is_refused_under_the_estimators_own_name():

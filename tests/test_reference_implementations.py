@@ -536,7 +536,7 @@ def test_private_median_exact_audit_replace_one_and_add_remove(lattice):
 
 @pytest.mark.parametrize("output", [np.nan, np.inf, -np.inf, 1e300])
 def test_dpcp_model_outputs_are_never_refused_and_match_the_package(output):
-    """Issue 19, section 6: a training prediction is derived from private records; one NaN, infinite or huge
+    """A training prediction is derived from private records; one NaN, infinite or huge
     prediction must not turn a release into an error. The copy releases as the package does (NaN read as 0,
     predictions clipped to +-1e100)."""
     ref = MODULES["dpcp"].dpcp_intervals

@@ -1,4 +1,4 @@
-"""OpenDP's exact samplers against NumPy's: same release laws (issue 19 §4).
+"""OpenDP's exact samplers against NumPy's: same release laws.
 
 ``sampler="opendp"`` is offered where OpenDP's exact samplers produce the law of
 the NumPy path: the Laplace mechanism, the exponential mechanism, the private

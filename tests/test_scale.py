@@ -214,7 +214,7 @@ def test_killing_a_worker_mid_reduction_gives_the_same_release(client):
         os.kill(pids[victim], 0)
 
 
-# --------------------------------------------------------------------------- issue 19 §5: the Dask path
+# --------------------------------------------------------------------------- the Dask path
 
 @pytest.mark.slow
 def test_local_cluster_passed_as_client_and_closed_with_it(client):
@@ -289,7 +289,7 @@ def test_column_transformer_selecting_columns_by_name(client):
     assert scale.private_quantile(scores, 0.1, 1.0, rng=6) == private_quantile(expected, 0.1, 1.0, rng=6)
 
 
-# --------------------------------------------------------------------------- issue 19 §6: data-dependent edges
+# --------------------------------------------------------------------------- data-dependent edges
 
 def test_classification_scores_quote_no_label_and_never_fail(client):
     import pandas as pd
@@ -406,7 +406,7 @@ def test_simulated_scores_refuses_bad_seeds_and_sizes():
         scale.simulated_scores(10, distribution="normal")
 
 
-# --------------------------------------------------------------------------- client addresses (issue 19, §6)
+# --------------------------------------------------------------------------- client addresses
 
 def _io_loops():
     return sum(t.name == "IO loop" and t.is_alive() for t in threading.enumerate())

@@ -1,4 +1,4 @@
-"""The student edition contains no solution (issue 9; ``make student``, tools/student_edition.py).
+"""The student edition contains no solution (``make student``, tools/student_edition.py).
 
 Fingerprints of every solution are taken from the instructor sources: each line of code in a
 ``{solution}`` block or in a notebook cell tagged ``solution`` that appears nowhere else in the

@@ -620,7 +620,7 @@ def test_dp_sgd_unfitted_and_shape_errors():
     (lambda: private_sufficient_statistics(np.ones((3, 1)), np.ones(3), x_bound=1.0), "y_bound"),
 ])
 def test_public_bounds_are_required_with_advice(make, name):
-    """No silent default for a public bound: the refusal names it and says how to choose it (issue 19, section 2)."""
+    """No silent default for a public bound: the refusal names it and says how to choose it."""
     with pytest.raises(TypeError, match=rf"needs the public {name}: pass {name}=.*units.*before seeing the data"):
         make()
 
