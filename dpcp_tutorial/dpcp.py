@@ -31,9 +31,9 @@ report both in ``privacy_`` (:class:`~dpcp_tutorial.PrivacyAccount`); ``epsilon`
 is the total and ``training_share`` the trainer's fraction of it (the rule:
 :mod:`dpcp_tutorial.accounting`). Coverage is proved in chapter 6 (theorem
 "Coverage of DPCP"): for exchangeable records and a symmetric trainer that is
-:math:`(\varepsilon_1, \delta)`-DP under add/remove at sizes ``n`` and ``n + 1``,
-:math:`P(Y_{n+1} \in C(X_{n+1})) \ge 1 - e^{\varepsilon_1}\bar\beta(\alpha_0) - \delta \ge 1 - \alpha`,
-where :math:`\bar\beta` is the private quantile's miscoverage bound; the proof
+:math:`(\\varepsilon_1, \\delta)`-DP under add/remove at sizes ``n`` and ``n + 1``,
+:math:`P(Y_{n+1} \\in C(X_{n+1})) \\ge 1 - e^{\\varepsilon_1}\\bar\\beta(\\alpha_0) - \\delta \\ge 1 - \\alpha`,
+where :math:`\\bar\\beta` is the private quantile's miscoverage bound; the proof
 needs no assumption of the DPCP write-up beyond these.
 """
 

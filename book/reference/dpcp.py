@@ -78,6 +78,32 @@ def _check_vector(values, name):
     return values.astype(float)
 
 
+def _at_public_size(scores, n, edges, rng):
+    """Exactly ``n`` sorted scores, as the package releases with a public n.
+
+    More scores than ``n``: a uniform n-subset, drawn from their cell
+    counts over the edges (a cell is an edge itself or the open interval
+    between two edges; the release reads only these counts), so that an
+    array and its histogram give the same release for the same seed.
+    Fewer: the scores padded with the maximal score 1. The release then
+    depends on the data through a data set of the public size ``n`` only:
+    adding or removing a record becomes a replacement at size ``n``, and
+    the coverage proof holds at every data size (chapter 3).
+    """
+    if scores.size <= n:
+        return np.concatenate([scores, np.ones(n - scores.size)])
+    below = np.searchsorted(edges, scores, side="left")
+    on_edge = edges[np.minimum(below, edges.size - 1)] == scores
+    counts = np.bincount(2 * below + on_edge, minlength=2 * edges.size + 1)
+    drawn = rng.multivariate_hypergeometric(counts.astype(np.int64), n)
+    cells = np.empty(2 * edges.size + 1)       # one score inside each cell
+    cells[1::2] = edges
+    left = np.concatenate(([0.0], edges[:-1]))
+    cells[0:-1:2] = 0.5 * (left + edges)
+    cells[-1] = 1.0                            # above the last edge: empty
+    return np.repeat(cells, drawn)
+
+
 def _miscoverage_bound(alpha0, n, epsilon, bins):
     """Proven miscoverage bound of the mechanism at level ``alpha0``.
 
@@ -192,13 +218,13 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
     (1 - alpha0) b_j)), a_j = #{R_i <= e_{j-1}}, b_j = #{R_i > e_j}, and
     alpha0 the largest level whose proven miscoverage bound is at most
     alpha1. When q = 1 the interval is the whole line: every residual,
-    however large, has the clipped score 1 <= q. The coverage argument
-    and its assumptions are in chapters 5-6 (the DPCP write-up's claim
-    is not verified against the paper).
+    however large, has the clipped score 1 <= q. Coverage >= 1 - alpha
+    for exchangeable points and a symmetric add/remove DP trainer is
+    proved in chapter 6 (through chapter 5's stability argument).
 
     Privacy. Add/remove neighbours (the trainer's relation) with n
-    public: the model costs (epsilon1, delta) and the threshold
-    epsilon2 * max(alpha0, 1 - alpha0) <= epsilon2, so the pair is
+    public: the model costs (epsilon1, delta) and the threshold, run on
+    exactly n scores (subsampled or padded), epsilon2, so the pair is
     (epsilon1 + epsilon2, delta)-DP by basic composition. Replace-one
     neighbours: the threshold costs exactly epsilon2; an add/remove
     trainer is (2 epsilon1, (1 + exp(epsilon1)) delta)-DP under
@@ -246,7 +272,8 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
         (fresh OS entropy) for a real release.
     n : int, optional
         Public number of training points used for alpha0 and the
-        feasibility check; defaults to len(y).
+        feasibility check; defaults to len(y). Given, the threshold
+        runs on exactly n scores (a uniform subset, or padded with 1).
 
     Returns
     -------
@@ -337,6 +364,8 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
         scores = np.minimum(np.abs(y - pred_train) / bound, 1.0)
     scores = np.sort(scores)
     edges = np.arange(1, bins + 1, dtype=float) / bins
+    if n is not None:
+        scores = _at_public_size(scores, n, edges, rng)
     through = np.searchsorted(scores, edges, side="right")  # #{R <= e_j}
     below = np.concatenate(([0], through[:-1]))             # a_j
     above = scores.size - through                           # b_j

@@ -83,6 +83,32 @@ def _check_unit_scores(scores):
     return scores
 
 
+def _at_public_size(scores, n, edges, rng):
+    """Exactly ``n`` sorted scores, as the package releases with a public n.
+
+    More scores than ``n``: a uniform n-subset, drawn from their cell
+    counts over the edges (a cell is an edge itself or the open interval
+    between two edges; the release reads only these counts), so that an
+    array and its histogram give the same release for the same seed.
+    Fewer: the scores padded with the maximal score 1. The release then
+    depends on the data through a data set of the public size ``n`` only:
+    adding or removing a record becomes a replacement at size ``n``, and
+    the coverage proof holds at every data size (chapter 3).
+    """
+    if scores.size <= n:
+        return np.concatenate([scores, np.ones(n - scores.size)])
+    below = np.searchsorted(edges, scores, side="left")
+    on_edge = edges[np.minimum(below, edges.size - 1)] == scores
+    counts = np.bincount(2 * below + on_edge, minlength=2 * edges.size + 1)
+    drawn = rng.multivariate_hypergeometric(counts.astype(np.int64), n)
+    cells = np.empty(2 * edges.size + 1)       # one score inside each cell
+    cells[1::2] = edges
+    left = np.concatenate(([0.0], edges[:-1]))
+    cells[0:-1:2] = 0.5 * (left + edges)
+    cells[-1] = 1.0                            # above the last edge: empty
+    return np.repeat(cells, drawn)
+
+
 def _miscoverage_bound(alpha0, n, epsilon, bins):
     """Proven miscoverage bound of the mechanism at level ``alpha0``.
 
@@ -233,7 +259,9 @@ def private_quantile(scores, beta, epsilon, bins=1000, rng=None, *, n=None):
         Source of randomness (the Gumbel noise).
     n : int, optional
         Public number of scores used for alpha0; defaults to
-        len(scores). Fixing it keeps the level independent of the data.
+        len(scores). Given, the release runs on exactly n scores (a
+        uniform subset, or padded with the score 1), so neither the level
+        nor the release depends on the data's own size.
 
     Returns
     -------
@@ -278,6 +306,8 @@ def private_quantile(scores, beta, epsilon, bins=1000, rng=None, *, n=None):
     alpha0 = _tight_level(beta, scores.size if n is None else n, epsilon,
                          bins)
     edges = np.arange(1, bins + 1, dtype=float) / bins
+    if n is not None:
+        scores = _at_public_size(scores, n, edges, rng)
     through = np.searchsorted(scores, edges, side="right")  # #{R <= e_j}
     below = np.concatenate(([0], through[:-1]))             # a_j
     above = scores.size - through                           # b_j
