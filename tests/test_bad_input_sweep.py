@@ -1084,7 +1084,7 @@ def _canonical(value, depth=0):
                              if k.endswith("_") and not k.startswith("_"))))
     if hasattr(value, "__dict__"):
         return (type(value).__name__,
-                tuple(sorted((k, _canonical(v, depth + 1)) for k, v in vars(value).items() if not k.startswith("__"))))
+                tuple(sorted((k, _canonical(v, depth + 1)) for k, v in vars(value).items() if not k.startswith("_"))))
     return repr(value)
 
 

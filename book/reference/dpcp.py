@@ -323,6 +323,9 @@ def dpcp_intervals(y, pred_train, pred_test, bound, alpha, delta, epsilon1,
                          "costs O(bins) memory and time)")
     if n is not None:
         n = _check_count(n, "n")
+        if n > 10 ** 9:
+            raise ValueError(f"n={n} must be at most 1e9 (a public count "
+                             "of records; the release pads to n scores)")
     rng = _check_rng(rng)
     y = _check_vector(y, "y")
     pred_train = _check_vector(pred_train, "pred_train")

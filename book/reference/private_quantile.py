@@ -298,6 +298,9 @@ def private_quantile(scores, beta, epsilon, bins=1000, rng=None, *, n=None):
                          "costs O(bins) memory and time)")
     if n is not None:
         n = _check_count(n, "n")
+        if n > 10 ** 9:
+            raise ValueError(f"n={n} must be at most 1e9 (a public count "
+                             "of records; the release pads to n scores)")
     rng = _check_rng(rng)
     scores = _check_unit_scores(scores)
     if n is None and scores.size == 0:
