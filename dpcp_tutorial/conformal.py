@@ -134,7 +134,8 @@ def absolute_residual_score(y_true, y_pred) -> np.ndarray:
     y_true = check_1d(y_true, "y_true")
     y_pred = check_1d(y_pred, "y_pred")
     check_same_length(("y_true", y_true), ("y_pred", y_pred))
-    return np.abs(y_true - y_pred)
+    residuals = np.subtract(y_true, y_pred)
+    return np.abs(residuals, out=residuals)
 
 
 def _check_proba(proba) -> np.ndarray:

@@ -100,15 +100,24 @@ def _clip_factors(norms: np.ndarray, bound: float) -> np.ndarray:
     return np.divide(bound, norms, out=np.ones_like(norms), where=norms > bound)
 
 
+def _row_norms(X: np.ndarray) -> np.ndarray:
+    """Euclidean norm of every row (one pass, no temporary of the size of ``X``)."""
+    return np.sqrt(np.einsum("ij,ij->i", X, X))
+
+
 def _clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
     """Rescale every row with Euclidean norm above ``bound`` to norm ``bound``."""
-    return X * _clip_factors(np.linalg.norm(X, axis=1), bound)[:, None]
+    return X * _clip_factors(_row_norms(X), bound)[:, None]
 
 
 def _design(X: np.ndarray, x_bound: float, fit_intercept: bool) -> np.ndarray:
-    """Clip rows to ``x_bound``, then append the intercept column of ones if requested."""
-    Xc = _clip_rows(X, x_bound)
-    return np.column_stack([Xc, np.ones(len(Xc))]) if fit_intercept else Xc
+    """Clip rows to ``x_bound``, then append the intercept column of ones if requested (one new array)."""
+    n, d = X.shape
+    Xa = np.empty((n, d + 1) if fit_intercept else (n, d))
+    np.multiply(X, _clip_factors(_row_norms(X), x_bound)[:, None], out=Xa[:, :d])
+    if fit_intercept:
+        Xa[:, d] = 1.0
+    return Xa
 
 
 def _noise_multiplier(epsilon: float, delta: float) -> tuple[str, float]:
@@ -242,6 +251,27 @@ def _sufficient_statistics(Xa: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, n
     return Xa.T @ Xa, Xa.T @ y
 
 
+def _clipped_statistics(X: np.ndarray, y: np.ndarray, x_bound: float,
+                        fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_sufficient_statistics` of ``_design(X, x_bound, fit_intercept)`` without building the design.
+
+    With the intercept column of ones the statistics are
+    :math:`\\begin{pmatrix} X_c^\\top X_c & X_c^\\top 1 \\\\ 1^\\top X_c & n \\end{pmatrix}` and
+    :math:`(X_c^\\top y, 1^\\top y)`, :math:`X_c` the clipped rows: one symmetric
+    rank update and column sums, no copy of the data with an extra column.
+    """
+    Xc = _clip_rows(X, x_bound)
+    gram, moment = Xc.T @ Xc, y @ Xc
+    if not fit_intercept:
+        return gram, moment
+    d = X.shape[1]
+    full = np.empty((d + 1, d + 1))
+    full[:d, :d] = gram
+    full[:d, d] = full[d, :d] = Xc.sum(axis=0)
+    full[d, d] = float(X.shape[0])
+    return full, np.append(moment, y.sum())
+
+
 def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 1e-6, x_bound=REQUIRED,
                                   y_bound=REQUIRED, fit_intercept: bool = True, rng: RandomLike = None):
     """Release :math:`X^\\top X` and :math:`X^\\top y` with add/remove DP (chapter 7).
@@ -293,11 +323,10 @@ def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 
     fit_intercept = _check_bool(fit_intercept, "fit_intercept")
     rng = check_random_state(rng)
 
-    Xa = _design(X, x_bound, fit_intercept)
-    gram, moment = _sufficient_statistics(Xa, np.clip(y, -y_bound, y_bound))
+    gram, moment = _clipped_statistics(X, np.clip(y, -y_bound, y_bound), x_bound, fit_intercept)
     mechanism, per_unit = _noise_multiplier(epsilon, delta)
     noise_scale = ssp_sensitivity(x_bound, y_bound, fit_intercept) * per_unit
-    p = Xa.shape[1]
+    p = gram.shape[0]
     upper = np.triu_indices(p)
     noise = _draw_noise(len(upper[0]) + p, noise_scale, mechanism, rng)
     noise_gram = np.zeros((p, p))
@@ -458,13 +487,11 @@ def output_perturbation_sensitivity(x_bound: float, l2: float, fit_intercept: bo
     return (c + 2.0 * _SOLVER_SLACK) * _row_bound(x_bound, _check_bool(fit_intercept, "fit_intercept")) / l2
 
 
-def _logistic_objective(theta: np.ndarray, Xa: np.ndarray, Y: np.ndarray, l2: float) -> float:
-    Z = Xa @ theta.T
-    if Y.shape[1] == 1:
-        loss = np.sum(np.logaddexp(0.0, Z) - Y * Z)
-    else:
-        loss = np.sum(logsumexp(Z, axis=1) - np.sum(Y * Z, axis=1))
-    return float(loss + 0.5 * l2 * np.sum(theta**2))
+def _logistic_loss(Z: np.ndarray, Y: np.ndarray) -> float:
+    """:math:`\\sum_i \\ell` from the logits ``Z`` (n, K): logistic loss for one column, softmax loss for several."""
+    if Z.shape[1] == 1:
+        return float(np.sum(np.logaddexp(0.0, Z)) - np.vdot(Y, Z))
+    return float(np.sum(logsumexp(Z, axis=1)) - np.vdot(Y, Z))
 
 
 def _probabilities(Z: np.ndarray) -> np.ndarray:
@@ -472,33 +499,70 @@ def _probabilities(Z: np.ndarray) -> np.ndarray:
     return expit(Z) if Z.shape[1] == 1 else softmax(Z, axis=1)
 
 
+_BLOCK_ROWS = 4096
+"""Rows per block of the Hessian: the weighted rows of a block stay in the CPU cache."""
+
+
+def _logistic_hessian(Xa: np.ndarray, P: np.ndarray, l2: float) -> np.ndarray:
+    """Hessian of the objective, shape (K p, K p): blocks :math:`X^\\top \\mathrm{diag}(P_k(\\delta_{kl} - P_l)) X + \\lambda I`.
+
+    A diagonal block is the Gram matrix of the rows scaled by :math:`\\sqrt{P_k(1-P_k)}`
+    (a symmetric rank update); an off-diagonal block of the softmax loss is
+    :math:`-X^\\top \\mathrm{diag}(P_k P_l) X`. Both are summed over blocks of
+    :data:`_BLOCK_ROWS` rows, so no weighted copy of the whole design is made.
+    """
+    n, k, p = Xa.shape[0], P.shape[1], Xa.shape[1]
+    hessian = np.zeros((k * p, k * p))
+    roots = np.sqrt(P * (1.0 - P))
+    cross = [(a, b, P[:, a] * P[:, b]) for a in range(k) for b in range(a + 1, k)]
+    buffer = np.empty((min(n, _BLOCK_ROWS), p))
+    for start in range(0, n, _BLOCK_ROWS):
+        rows = Xa[start:start + _BLOCK_ROWS]
+        scaled = buffer[:len(rows)]
+        for a in range(k):
+            np.multiply(rows, roots[start:start + _BLOCK_ROWS, a, None], out=scaled)
+            hessian[a * p:(a + 1) * p, a * p:(a + 1) * p] += scaled.T @ scaled
+        for a, b, weight in cross:
+            np.multiply(rows, weight[start:start + _BLOCK_ROWS, None], out=scaled)
+            hessian[a * p:(a + 1) * p, b * p:(b + 1) * p] -= scaled.T @ rows
+    for a, b, _ in cross:
+        hessian[b * p:(b + 1) * p, a * p:(a + 1) * p] = hessian[a * p:(a + 1) * p, b * p:(b + 1) * p].T
+    hessian[np.diag_indices(k * p)] += l2
+    return hessian
+
+
 def _minimise_logistic(Xa: np.ndarray, Y: np.ndarray, l2: float, grad_tol: float, max_iter: int = 200) -> np.ndarray:
     """Damped Newton for the sum-form regularised logistic (``Y`` of shape (n, 1)) or softmax objective.
 
-    Stops when :math:`\\|\\nabla J\\| \\le` ``grad_tol``; by :math:`\\lambda`-strong
-    convexity the iterate is then within ``grad_tol / l2`` of the exact minimiser.
+    From the data-independent start :math:`\\theta_0 = 0`, each step solves the
+    Newton system and backtracks (halving) until the Armijo condition holds. The
+    logits of a trial point :math:`\\theta - t\\,s` are :math:`Z - t\\,(X s)`, so a
+    step costs two products with :math:`X` (the direction :math:`X s` and the
+    gradient :math:`X^\\top(P - Y)`) and the Hessian; the accepted trial's logits
+    are the next step's. Stops when :math:`\\|\\nabla J\\| \\le` ``grad_tol``; by
+    :math:`\\lambda`-strong convexity the iterate is then within ``grad_tol / l2``
+    of the exact minimiser.
     """
     k, p = Y.shape[1], Xa.shape[1]
     theta = np.zeros((k, p))
-    eye_k = np.eye(k)
+    Z = np.zeros((Xa.shape[0], k))                                  # the logits X theta at theta = 0
+    f0 = _logistic_loss(Z, Y)
     for _ in range(max_iter):
-        P = _probabilities(Xa @ theta.T)
+        P = _probabilities(Z)
         grad = (P - Y).T @ Xa + l2 * theta
         if np.linalg.norm(grad) <= grad_tol:
             return theta
-        if k == 1:
-            w = (P * (1.0 - P))[:, 0]
-            hessian = (Xa * w[:, None]).T @ Xa
-        else:
-            W = P[:, :, None] * (eye_k[None] - P[:, None, :])          # (n, K, K)
-            hessian = np.einsum("ikl,ia,ib->kalb", W, Xa, Xa, optimize=True).reshape(k * p, k * p)
-        hessian += l2 * np.eye(k * p)
-        step = np.linalg.solve(hessian, grad.ravel()).reshape(k, p)
-        f0, slope, t = _logistic_objective(theta, Xa, Y, l2), float(grad.ravel() @ step.ravel()), 1.0
+        step = np.linalg.solve(_logistic_hessian(Xa, P, l2), grad.ravel()).reshape(k, p)
+        slope, t = float(grad.ravel() @ step.ravel()), 1.0
         slack = 1e-12 * (1.0 + abs(f0))                                # tolerate rounding near the optimum
-        while _logistic_objective(theta - t * step, Xa, Y, l2) > f0 - 1e-4 * t * slope + slack and t > 1e-12:
+        direction = Xa @ step.T
+        while True:
+            trial, Z_trial = theta - t * step, Z - t * direction
+            f = _logistic_loss(Z_trial, Y) + 0.5 * l2 * float(np.sum(trial**2))
+            if f <= f0 - 1e-4 * t * slope + slack or t <= 1e-12:
+                break
             t *= 0.5
-        theta = theta - t * step
+        theta, Z, f0 = trial, Z_trial, f
     raise RuntimeError(f"the logistic solver did not certify its minimiser (gradient norm <= {grad_tol:.3g}) in "
                        f"{max_iter} Newton steps; increase l2 or reduce the number of features")
 
