@@ -38,11 +38,15 @@ from dpcp_tutorial import (
     ssp_sensitivity,
 )
 from dpcp_tutorial.training import (
+    _BLOCK_ROWS,
     _SOLVER_SLACK,
+    _clipped_statistics,
     _design,
+    _logistic_hessian,
     _minimise_logistic,
     _noise_multiplier,
     _one_hot,
+    _probabilities,
     _sufficient_statistics,
 )
 
@@ -128,9 +132,23 @@ def test_ssp_sensitivity_formula():
 
 
 def _ssp_vector(X, y, x_bound, y_bound, fit_intercept):
-    Xa = _design(X, x_bound, fit_intercept)
-    gram, moment = _sufficient_statistics(Xa, np.clip(y, -y_bound, y_bound))
+    """The released statistics as private_sufficient_statistics computes them (before the noise)."""
+    gram, moment = _clipped_statistics(X, np.clip(y, -y_bound, y_bound), x_bound, fit_intercept)
     return np.concatenate([gram[np.triu_indices(len(gram))], moment])
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_clipped_statistics_are_those_of_the_clipped_design(fit_intercept):
+    """The statistics computed without the design column equal X_a^T X_a and X_a^T y of the design."""
+    X, y = _regression_data(n=500, d=4)
+    X[:7] *= 40.0                                       # some rows are clipped
+    gram, moment = _clipped_statistics(X, y, 1.5, fit_intercept)
+    ref_gram, ref_moment = _sufficient_statistics(_design(X, 1.5, fit_intercept), y)
+    np.testing.assert_allclose(gram, ref_gram, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(moment, ref_moment, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(gram, gram.T)
+    if fit_intercept:
+        assert gram[-1, -1] == 500.0
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
@@ -661,3 +679,31 @@ def test_dp_sgd_estimators_name_their_epsilon_and_clip_without_overflow():
         model = DPSGDClassifier(clip_norm=1e30, steps=3, x_bound=1.0, classes=[0, 1], expected_batch_size=8.0,
                                 rng=0).fit(X, (y > 0).astype(int))
     assert np.all(np.isfinite(model.coef_))
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_logistic_hessian_in_row_blocks_matches_the_formula(k):
+    """The blocked Hessian equals sum_i (diag(p_i) - p_i p_i^T) kron x_i x_i^T + l2 I over several blocks."""
+    rng = np.random.default_rng(5)
+    n, p = _BLOCK_ROWS * 2 + 37, 3
+    Xa = rng.normal(size=(n, p))
+    P = _probabilities(rng.normal(size=(n, k)) * 2.0)
+    if k == 1:
+        W = (P * (1.0 - P))[:, :, None]
+    else:
+        W = P[:, :, None] * (np.eye(k)[None] - P[:, None, :])
+    expected = np.einsum("ikl,ia,ib->kalb", W, Xa, Xa).reshape(k * p, k * p) + 0.7 * np.eye(k * p)
+    hessian = _logistic_hessian(Xa, P, 0.7)
+    np.testing.assert_allclose(hessian, expected, rtol=1e-11, atol=1e-9)
+    assert np.array_equal(hessian, hessian.T)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_logistic_solver_certifies_its_gradient_over_several_blocks(k):
+    """On more rows than one Hessian block, the returned minimiser has gradient norm at most the tolerance."""
+    X, y = _classification_data(n=_BLOCK_ROWS + 500, d=4, k=k)
+    Xa, Y = _design(X, 1.0, True), _one_hot(y, k)
+    tol = _SOLVER_SLACK * math.sqrt(2)
+    theta = _minimise_logistic(Xa, Y, 5.0, grad_tol=tol)
+    grad = (_probabilities(Xa @ theta.T) - Y).T @ Xa + 5.0 * theta
+    assert np.linalg.norm(grad) <= tol * (1 + 1e-6)
