@@ -120,6 +120,12 @@ def _design(X: np.ndarray, x_bound: float, fit_intercept: bool) -> np.ndarray:
     return Xa
 
 
+_BLOCK_BYTES = 1 << 24
+"""Size of one block of rows (16 MiB) in the row-block loops (ridge statistics, logistic Hessian): a bounded
+buffer instead of a scaled copy of the whole data, and few enough BLAS calls that a multi-threaded BLAS
+works on large blocks."""
+
+
 def _noise_multiplier(epsilon: float, delta: float) -> tuple[str, float]:
     """Mechanism name and noise scale per unit of L2 sensitivity.
 
@@ -257,18 +263,28 @@ def _clipped_statistics(X: np.ndarray, y: np.ndarray, x_bound: float,
 
     With the intercept column of ones the statistics are
     :math:`\\begin{pmatrix} X_c^\\top X_c & X_c^\\top 1 \\\\ 1^\\top X_c & n \\end{pmatrix}` and
-    :math:`(X_c^\\top y, 1^\\top y)`, :math:`X_c` the clipped rows: one symmetric
-    rank update and column sums, no copy of the data with an extra column.
+    :math:`(X_c^\\top y, 1^\\top y)`, :math:`X_c` the clipped rows. The rows are clipped
+    block by block (:data:`_BLOCK_BYTES` each) into one buffer and each block is added
+    with a symmetric rank update: one pass over the data, no copy of it.
     """
-    Xc = _clip_rows(X, x_bound)
-    gram, moment = Xc.T @ Xc, y @ Xc
+    n, d = X.shape
+    factors = _clip_factors(_row_norms(X), x_bound)
+    block = max(1024, _BLOCK_BYTES // (8 * d))
+    gram, moment, sums = np.zeros((d, d)), np.zeros(d), np.zeros(d)
+    buffer = np.empty((min(n, block), d))
+    for start in range(0, n, block):
+        rows = buffer[:min(n - start, block)]
+        np.multiply(X[start:start + block], factors[start:start + block, None], out=rows)
+        gram += rows.T @ rows
+        moment += y[start:start + block] @ rows
+        if fit_intercept:
+            sums += rows.sum(axis=0)
     if not fit_intercept:
         return gram, moment
-    d = X.shape[1]
     full = np.empty((d + 1, d + 1))
     full[:d, :d] = gram
-    full[:d, d] = full[d, :d] = Xc.sum(axis=0)
-    full[d, d] = float(X.shape[0])
+    full[:d, d] = full[d, :d] = sums
+    full[d, d] = float(n)
     return full, np.append(moment, y.sum())
 
 
@@ -499,63 +515,115 @@ def _probabilities(Z: np.ndarray) -> np.ndarray:
     return expit(Z) if Z.shape[1] == 1 else softmax(Z, axis=1)
 
 
-_BLOCK_ROWS = 4096
-"""Rows per block of the Hessian: the weighted rows of a block stay in the CPU cache."""
+class _ClippedDesign:
+    """The design :math:`X_a = [\\,f \\odot X,\\ 1\\,]` (rows scaled by clip factors :math:`f`, then the
+    intercept column) used through its products, never built: no copy of the data.
+
+    ``_ClippedDesign(Xa)`` wraps an explicit design (no factors, no added column).
+    """
+
+    def __init__(self, X: np.ndarray, factors: np.ndarray | None = None, intercept: bool = False):
+        self.X, self.factors, self.intercept = X, factors, intercept
+        self.d = X.shape[1]
+        self.p = self.d + intercept
+
+    @classmethod
+    def clipped(cls, X: np.ndarray, x_bound: float, fit_intercept: bool) -> _ClippedDesign:
+        """The design of :func:`_design` (rows clipped to ``x_bound``, then the column of ones)."""
+        return cls(X, _clip_factors(_row_norms(X), x_bound), fit_intercept)
+
+    def logits(self, theta: np.ndarray) -> np.ndarray:
+        """:math:`X_a \\theta^\\top`, shape (n, K)."""
+        Z = self.X @ theta[:, :self.d].T
+        if self.factors is not None:
+            Z *= self.factors[:, None]
+        if self.intercept:
+            Z += theta[:, self.d]
+        return Z
+
+    def gradient(self, R: np.ndarray) -> np.ndarray:
+        """:math:`R^\\top X_a`, shape (K, p), for residuals ``R`` of shape (n, K)."""
+        G = (R if self.factors is None else R * self.factors[:, None]).T @ self.X
+        return np.column_stack([G, R.sum(axis=0)]) if self.intercept else G
+
+    def weighted_blocks(self, weights: list[np.ndarray]):
+        """For each block of rows (:data:`_BLOCK_BYTES`): ``(start, rows)`` with ``rows[j]`` the rows of
+        :math:`X_a` scaled by ``weights[j]`` (one multiply per weight, the clip factors folded into it).
+
+        The buffers are reused from block to block: use a block before asking for the next.
+        """
+        n = self.X.shape[0]
+        block = max(1024, _BLOCK_BYTES // (8 * self.p))
+        buffers = [np.empty((min(n, block), self.p)) for _ in weights]
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            rows = []
+            for weight, buffer in zip(weights, buffers):
+                scaled = buffer[:stop - start]
+                w = weight[start:stop] if self.factors is None else weight[start:stop] * self.factors[start:stop]
+                np.multiply(self.X[start:stop], w[:, None], out=scaled[:, :self.d])
+                if self.intercept:
+                    scaled[:, self.d] = weight[start:stop]
+                rows.append(scaled)
+            yield start, rows
 
 
-def _logistic_hessian(Xa: np.ndarray, P: np.ndarray, l2: float) -> np.ndarray:
+def _logistic_hessian(design, P: np.ndarray, l2: float) -> np.ndarray:
     """Hessian of the objective, shape (K p, K p): blocks :math:`X^\\top \\mathrm{diag}(P_k(\\delta_{kl} - P_l)) X + \\lambda I`.
 
-    A diagonal block is the Gram matrix of the rows scaled by :math:`\\sqrt{P_k(1-P_k)}`
-    (a symmetric rank update); an off-diagonal block of the softmax loss is
-    :math:`-X^\\top \\mathrm{diag}(P_k P_l) X`. Both are summed over blocks of
-    :data:`_BLOCK_ROWS` rows, so no weighted copy of the whole design is made.
+    ``design`` is an explicit design matrix or a :class:`_ClippedDesign`. A diagonal
+    block is the Gram matrix of the rows scaled by :math:`\\sqrt{P_k(1-P_k)}` (a
+    symmetric rank update); an off-diagonal block of the softmax loss is
+    :math:`-X^\\top \\mathrm{diag}(P_k P_l) X`, the product of the rows scaled by
+    :math:`P_k P_l` with the rows. Both are summed over blocks of rows
+    (:data:`_BLOCK_BYTES` each), so no weighted copy of the whole design is made.
     """
-    n, k, p = Xa.shape[0], P.shape[1], Xa.shape[1]
+    if not isinstance(design, _ClippedDesign):
+        design = _ClippedDesign(design)
+    k, p = P.shape[1], design.p
     hessian = np.zeros((k * p, k * p))
-    roots = np.sqrt(P * (1.0 - P))
-    cross = [(a, b, P[:, a] * P[:, b]) for a in range(k) for b in range(a + 1, k)]
-    buffer = np.empty((min(n, _BLOCK_ROWS), p))
-    for start in range(0, n, _BLOCK_ROWS):
-        rows = Xa[start:start + _BLOCK_ROWS]
-        scaled = buffer[:len(rows)]
+    roots = [np.sqrt(P[:, a] * (1.0 - P[:, a])) for a in range(k)]
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    weights = roots + [P[:, a] * P[:, b] for a, b in pairs] + ([np.ones(P.shape[0])] if pairs else [])
+    for _, rows in design.weighted_blocks(weights):
         for a in range(k):
-            np.multiply(rows, roots[start:start + _BLOCK_ROWS, a, None], out=scaled)
-            hessian[a * p:(a + 1) * p, a * p:(a + 1) * p] += scaled.T @ scaled
-        for a, b, weight in cross:
-            np.multiply(rows, weight[start:start + _BLOCK_ROWS, None], out=scaled)
-            hessian[a * p:(a + 1) * p, b * p:(b + 1) * p] -= scaled.T @ rows
-    for a, b, _ in cross:
+            hessian[a * p:(a + 1) * p, a * p:(a + 1) * p] += rows[a].T @ rows[a]
+        for j, (a, b) in enumerate(pairs):
+            hessian[a * p:(a + 1) * p, b * p:(b + 1) * p] -= rows[k + j].T @ rows[-1]
+    for a, b in pairs:
         hessian[b * p:(b + 1) * p, a * p:(a + 1) * p] = hessian[a * p:(a + 1) * p, b * p:(b + 1) * p].T
     hessian[np.diag_indices(k * p)] += l2
     return hessian
 
 
-def _minimise_logistic(Xa: np.ndarray, Y: np.ndarray, l2: float, grad_tol: float, max_iter: int = 200) -> np.ndarray:
+def _minimise_logistic(Xa, Y: np.ndarray, l2: float, grad_tol: float, max_iter: int = 200) -> np.ndarray:
     """Damped Newton for the sum-form regularised logistic (``Y`` of shape (n, 1)) or softmax objective.
 
-    From the data-independent start :math:`\\theta_0 = 0`, each step solves the
-    Newton system and backtracks (halving) until the Armijo condition holds. The
-    logits of a trial point :math:`\\theta - t\\,s` are :math:`Z - t\\,(X s)`, so a
-    step costs two products with :math:`X` (the direction :math:`X s` and the
-    gradient :math:`X^\\top(P - Y)`) and the Hessian; the accepted trial's logits
-    are the next step's. Stops when :math:`\\|\\nabla J\\| \\le` ``grad_tol``; by
+    ``Xa`` is the design: an explicit matrix or a :class:`_ClippedDesign` (the
+    clipped rows and the intercept column used through their products). From the
+    data-independent start :math:`\\theta_0 = 0`, each step solves the Newton
+    system and backtracks (halving) until the Armijo condition holds. The logits
+    of a trial point :math:`\\theta - t\\,s` are :math:`Z - t\\,(X s)`, so a step
+    costs two products with :math:`X` (the direction :math:`X s` and the gradient
+    :math:`X^\\top(P - Y)`) and the Hessian; the accepted trial's logits are the
+    next step's. Stops when :math:`\\|\\nabla J\\| \\le` ``grad_tol``; by
     :math:`\\lambda`-strong convexity the iterate is then within ``grad_tol / l2``
     of the exact minimiser.
     """
-    k, p = Y.shape[1], Xa.shape[1]
+    design = Xa if isinstance(Xa, _ClippedDesign) else _ClippedDesign(Xa)
+    k, p = Y.shape[1], design.p
     theta = np.zeros((k, p))
-    Z = np.zeros((Xa.shape[0], k))                                  # the logits X theta at theta = 0
+    Z = np.zeros((Y.shape[0], k))                                   # the logits X theta at theta = 0
     f0 = _logistic_loss(Z, Y)
     for _ in range(max_iter):
         P = _probabilities(Z)
-        grad = (P - Y).T @ Xa + l2 * theta
+        grad = design.gradient(P - Y) + l2 * theta
         if np.linalg.norm(grad) <= grad_tol:
             return theta
-        step = np.linalg.solve(_logistic_hessian(Xa, P, l2), grad.ravel()).reshape(k, p)
+        step = np.linalg.solve(_logistic_hessian(design, P, l2), grad.ravel()).reshape(k, p)
         slope, t = float(grad.ravel() @ step.ravel()), 1.0
         slack = 1e-12 * (1.0 + abs(f0))                                # tolerate rounding near the optimum
-        direction = Xa @ step.T
+        direction = design.logits(step)
         while True:
             trial, Z_trial = theta - t * step, Z - t * direction
             f = _logistic_loss(Z_trial, Y) + 0.5 * l2 * float(np.sum(trial**2))
@@ -723,9 +791,9 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         check_same_length(("X", X), ("y", index))
         rng = check_random_state(self.rng)
 
-        Xa = _design(X, x_bound, fit_intercept)
         bound = _row_bound(x_bound, fit_intercept)
-        theta = _minimise_logistic(Xa, _one_hot(index, classes_.size), l2, grad_tol=_SOLVER_SLACK * bound)
+        theta = _minimise_logistic(_ClippedDesign.clipped(X, x_bound, fit_intercept), _one_hot(index, classes_.size),
+                                   l2, grad_tol=_SOLVER_SLACK * bound)
         sensitivity = output_perturbation_sensitivity(x_bound, l2, fit_intercept, classes_.size)
         mechanism, per_unit = _noise_multiplier(epsilon, delta)
         self.noise_scale_ = sensitivity * per_unit

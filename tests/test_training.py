@@ -38,7 +38,6 @@ from dpcp_tutorial import (
     ssp_sensitivity,
 )
 from dpcp_tutorial.training import (
-    _BLOCK_ROWS,
     _SOLVER_SLACK,
     _clipped_statistics,
     _design,
@@ -138,9 +137,12 @@ def _ssp_vector(X, y, x_bound, y_bound, fit_intercept):
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_clipped_statistics_are_those_of_the_clipped_design(fit_intercept):
-    """The statistics computed without the design column equal X_a^T X_a and X_a^T y of the design."""
-    X, y = _regression_data(n=500, d=4)
+@pytest.mark.parametrize("n", [500, 2600])
+def test_clipped_statistics_are_those_of_the_clipped_design(fit_intercept, n, monkeypatch):
+    """The statistics computed without the design column (in blocks of 1024 rows here) equal X_a^T X_a and
+    X_a^T y of the design."""
+    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)
+    X, y = _regression_data(n=n, d=4)
     X[:7] *= 40.0                                       # some rows are clipped
     gram, moment = _clipped_statistics(X, y, 1.5, fit_intercept)
     ref_gram, ref_moment = _sufficient_statistics(_design(X, 1.5, fit_intercept), y)
@@ -148,7 +150,7 @@ def test_clipped_statistics_are_those_of_the_clipped_design(fit_intercept):
     np.testing.assert_allclose(moment, ref_moment, rtol=1e-12, atol=1e-12)
     assert np.array_equal(gram, gram.T)
     if fit_intercept:
-        assert gram[-1, -1] == 500.0
+        assert gram[-1, -1] == n
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
@@ -682,10 +684,11 @@ def test_dp_sgd_estimators_name_their_epsilon_and_clip_without_overflow():
 
 
 @pytest.mark.parametrize("k", [1, 3])
-def test_logistic_hessian_in_row_blocks_matches_the_formula(k):
+def test_logistic_hessian_in_row_blocks_matches_the_formula(k, monkeypatch):
     """The blocked Hessian equals sum_i (diag(p_i) - p_i p_i^T) kron x_i x_i^T + l2 I over several blocks."""
+    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)      # blocks of 1024 rows
     rng = np.random.default_rng(5)
-    n, p = _BLOCK_ROWS * 2 + 37, 3
+    n, p = 1024 * 2 + 37, 3
     Xa = rng.normal(size=(n, p))
     P = _probabilities(rng.normal(size=(n, k)) * 2.0)
     if k == 1:
@@ -699,9 +702,10 @@ def test_logistic_hessian_in_row_blocks_matches_the_formula(k):
 
 
 @pytest.mark.parametrize("k", [2, 3])
-def test_logistic_solver_certifies_its_gradient_over_several_blocks(k):
+def test_logistic_solver_certifies_its_gradient_over_several_blocks(k, monkeypatch):
     """On more rows than one Hessian block, the returned minimiser has gradient norm at most the tolerance."""
-    X, y = _classification_data(n=_BLOCK_ROWS + 500, d=4, k=k)
+    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)      # blocks of 1024 rows
+    X, y = _classification_data(n=1024 * 3 + 500, d=4, k=k)
     Xa, Y = _design(X, 1.0, True), _one_hot(y, k)
     tol = _SOLVER_SLACK * math.sqrt(2)
     theta = _minimise_logistic(Xa, Y, 5.0, grad_tol=tol)
