@@ -206,15 +206,28 @@ def _surely_bounded(arr: np.ndarray, limit: float) -> bool:
 
     Small arrays: :math:`\\sum_i x_i^2 \\le \\text{limit}^2` implies :math:`|x_i| \\le \\text{limit}`
     for every :math:`i`, and a NaN or infinite entry makes the sum NaN or infinite (one
-    call). Large arrays: the minimum and the maximum, where a NaN propagates (two SIMD
+    BLAS call, which warns about nothing). Large arrays: the minimum and the maximum, where a NaN propagates (two SIMD
     reductions, no BLAS threads). ``False`` proves nothing (a sum of squares may
     overflow for valid data): the caller then runs the entry-wise checks, which raise
     their usual messages or accept.
     """
-    if arr.size <= _DOT_SIZE and limit * limit <= np.finfo(float).max:
+    if arr.size <= _DOT_SIZE and limit * limit <= np.finfo(float).max and arr.dtype == np.float64:
         flat = arr.ravel()
-        return bool(np.dot(flat, flat) <= limit * limit)
+        return bool(_blas_dot()(flat, flat) <= limit * limit)
     return bool(-limit <= arr.min() and arr.max() <= limit)
+
+
+_DDOT = []
+
+
+def _blas_dot():
+    """SciPy's BLAS ``ddot``, imported once: unlike ``numpy.dot`` it raises no overflow warning (an overflowing
+    sum of squares is an answer here, not an error)."""
+    if not _DDOT:
+        from scipy.linalg.blas import ddot
+
+        _DDOT.append(ddot)
+    return _DDOT[0]
 
 
 def _check_magnitude(arr: np.ndarray, name: str, limit: float = MAX_MAGNITUDE) -> None:

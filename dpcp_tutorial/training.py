@@ -569,7 +569,9 @@ class _ClippedDesign:
 
 
 def _logistic_hessian(design, P: np.ndarray, l2: float) -> np.ndarray:
-    """Hessian of the objective, shape (K p, K p): blocks :math:`X^\\top \\mathrm{diag}(P_k(\\delta_{kl} - P_l)) X + \\lambda I`.
+    """Hessian of the objective, shape (K p, K p).
+
+    Block :math:`(k, l)` is :math:`X^\\top \\mathrm{diag}(P_k(\\delta_{kl} - P_l)) X`, plus :math:`\\lambda I` on the diagonal.
 
     ``design`` is an explicit design matrix or a :class:`_ClippedDesign`. A diagonal
     block is the Gram matrix of the rows scaled by :math:`\\sqrt{P_k(1-P_k)}` (a
