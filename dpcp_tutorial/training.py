@@ -101,8 +101,16 @@ def _clip_factors(norms: np.ndarray, bound: float) -> np.ndarray:
 
 
 def _row_norms(X: np.ndarray) -> np.ndarray:
-    """Euclidean norm of every row (one pass, no temporary of the size of ``X``)."""
-    return np.sqrt(np.einsum("ij,ij->i", X, X))
+    """Euclidean norm of every row (:func:`numpy.linalg.norm`), in row blocks of at most
+    :data:`_BLOCK_BYTES` so that no temporary of the size of a large ``X`` is made (same values)."""
+    n, d = X.shape
+    block = max(1024, _BLOCK_BYTES // (8 * max(d, 1)))
+    if n <= block:
+        return np.linalg.norm(X, axis=1)
+    norms = np.empty(n)
+    for start in range(0, n, block):
+        norms[start:start + block] = np.linalg.norm(X[start:start + block], axis=1)
+    return norms
 
 
 def _clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
@@ -259,33 +267,27 @@ def _sufficient_statistics(Xa: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, n
 
 def _clipped_statistics(X: np.ndarray, y: np.ndarray, x_bound: float,
                         fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_sufficient_statistics` of ``_design(X, x_bound, fit_intercept)`` without building the design.
+    """:func:`_sufficient_statistics` of ``_design(X, x_bound, fit_intercept)`` without building the whole design.
 
-    With the intercept column of ones the statistics are
-    :math:`\\begin{pmatrix} X_c^\\top X_c & X_c^\\top 1 \\\\ 1^\\top X_c & n \\end{pmatrix}` and
-    :math:`(X_c^\\top y, 1^\\top y)`, :math:`X_c` the clipped rows. The rows are clipped
-    block by block (:data:`_BLOCK_BYTES` each) into one buffer and each block is added
-    with a symmetric rank update: one pass over the data, no copy of it.
+    The design is built block by block (:data:`_BLOCK_BYTES` each) in one reused
+    buffer and each block's :math:`X_a^\\top X_a` (a symmetric rank update) and
+    :math:`X_a^\\top y` are added: one pass over the data, no copy of it. Up to one
+    block the arithmetic is that of the whole design.
     """
     n, d = X.shape
+    p = d + 1 if fit_intercept else d
     factors = _clip_factors(_row_norms(X), x_bound)
-    block = max(1024, _BLOCK_BYTES // (8 * d))
-    gram, moment, sums = np.zeros((d, d)), np.zeros(d), np.zeros(d)
-    buffer = np.empty((min(n, block), d))
+    block = max(1024, _BLOCK_BYTES // (8 * p))
+    gram, moment = np.zeros((p, p)), np.zeros(p)
+    buffer = np.empty((min(n, block), p))
+    if fit_intercept:
+        buffer[:, d] = 1.0
     for start in range(0, n, block):
         rows = buffer[:min(n - start, block)]
-        np.multiply(X[start:start + block], factors[start:start + block, None], out=rows)
+        np.multiply(X[start:start + block], factors[start:start + block, None], out=rows[:, :d])
         gram += rows.T @ rows
-        moment += y[start:start + block] @ rows
-        if fit_intercept:
-            sums += rows.sum(axis=0)
-    if not fit_intercept:
-        return gram, moment
-    full = np.empty((d + 1, d + 1))
-    full[:d, :d] = gram
-    full[:d, d] = full[d, :d] = sums
-    full[d, d] = float(n)
-    return full, np.append(moment, y.sum())
+        moment += rows.T @ y[start:start + block]
+    return gram, moment
 
 
 def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 1e-6, x_bound=REQUIRED,
