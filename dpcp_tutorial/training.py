@@ -101,16 +101,19 @@ def _clip_factors(norms: np.ndarray, bound: float) -> np.ndarray:
 
 
 def _row_norms(X: np.ndarray) -> np.ndarray:
-    """Euclidean norm of every row (:func:`numpy.linalg.norm`), in row blocks of at most
-    :data:`_BLOCK_BYTES` so that no temporary of the size of a large ``X`` is made (same values)."""
+    """Euclidean norm of every row, as :func:`numpy.linalg.norm` computes it (the square root of the
+    row sums of squares), the squares written block by block into one buffer of at most
+    :data:`_BLOCK_BYTES`: no temporary of the size of a large ``X``."""
     n, d = X.shape
     block = max(1024, _BLOCK_BYTES // (8 * max(d, 1)))
-    if n <= block:
-        return np.linalg.norm(X, axis=1)
     norms = np.empty(n)
+    fortran = X.flags.f_contiguous and not X.flags.c_contiguous     # same layout, same order of summation
+    buffer = np.empty((min(n, block), d), order="F" if fortran else "C")
     for start in range(0, n, block):
-        norms[start:start + block] = np.linalg.norm(X[start:start + block], axis=1)
-    return norms
+        squares = buffer[:min(n - start, block)]
+        np.multiply(X[start:start + block], X[start:start + block], out=squares)
+        np.add.reduce(squares, axis=1, out=norms[start:start + block])
+    return np.sqrt(norms, out=norms)
 
 
 def _clip_rows(X: np.ndarray, bound: float) -> np.ndarray:

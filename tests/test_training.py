@@ -711,3 +711,15 @@ def test_logistic_solver_certifies_its_gradient_over_several_blocks(k, monkeypat
     theta = _minimise_logistic(Xa, Y, 5.0, grad_tol=tol)
     grad = (_probabilities(Xa @ theta.T) - Y).T @ Xa + 5.0 * theta
     assert np.linalg.norm(grad) <= tol * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_row_norms_in_blocks_are_numpy_norms(layout, monkeypatch):
+    """The clip factors use norms equal bit for bit to numpy.linalg.norm(X, axis=1), over several blocks."""
+    from dpcp_tutorial.training import _row_norms
+
+    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)      # blocks of 1024 rows
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(2600, 24)) * rng.exponential(size=(2600, 24))
+    X = {"C": X, "F": np.asfortranarray(X), "strided": X[:, ::2]}[layout]
+    assert np.array_equal(_row_norms(X), np.linalg.norm(X, axis=1))
