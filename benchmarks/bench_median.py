@@ -10,8 +10,8 @@ the process; run with ``OMP_NUM_THREADS=1`` for one-core numbers):
    O(n log n));
 4. the halfspace-depth median over 1000 public directions (one sort of the data per direction).
 
-Goal: the default median at n = 10^6 within 3x the spatial-depth median. Options: ``--n N`` (default 10^6; e.g.
-``--n 1e5`` for a quick run). Run: ``.venv/bin/python -m benchmarks median [--n N]``; ``--save`` rewrites
+Goal: the default median at n = 10^6 within 3x the spatial-depth median. Option: ``--n=N`` (default 10^6; e.g.
+``--n=1e5`` for a quick run). Run: ``.venv/bin/python -m benchmarks median [--n=N]``; ``--save`` rewrites
 ``dpcp_tutorial/data/bench_median.json``.
 """
 
@@ -39,8 +39,23 @@ def _once(fn) -> float:
     return time.process_time() - start
 
 
-def main(save: bool = False, n: int = N) -> None:
-    n = int(n)
+def _size(options) -> int:
+    """The data size from ``--n=N`` (N may be written 1e5), else the default."""
+    n = N
+    for option in options:
+        if not option.startswith("--n="):
+            raise SystemExit(f"bench_median: unknown option {option!r}; the only option is --n=N (e.g. --n=1e5)")
+        try:
+            n = int(float(option[len("--n="):]))
+        except ValueError:
+            raise SystemExit(f"bench_median: {option!r} needs a number of rows, e.g. --n=1e5") from None
+        if n < 1000:
+            raise SystemExit("bench_median: --n must be at least 1000")
+    return n
+
+
+def main(save: bool = False, options=()) -> None:
+    n = _size(options)
     x = np.random.default_rng(0).standard_normal((n, 2))
     u = random_directions(1000, 2, rng=1)
     m = min(n, HALFSPACE_N)
@@ -74,5 +89,4 @@ def main(save: bool = False, n: int = N) -> None:
 if __name__ == "__main__":
     import sys
 
-    args = sys.argv[1:]
-    main(save="--save" in args, n=float(args[args.index("--n") + 1]) if "--n" in args else N)
+    main(save="--save" in sys.argv[1:], options=[a for a in sys.argv[1:] if a != "--save"])

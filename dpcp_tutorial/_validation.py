@@ -251,6 +251,39 @@ def check_array(values, name: str, *, max_ndim: int = 2) -> np.ndarray:
     return arr
 
 
+_DOT_SIZE = 4096
+"""Up to this many entries :func:`_surely_bounded` uses one BLAS dot (single-threaded at this size)."""
+
+
+def _surely_bounded(arr: np.ndarray, limit: float) -> bool:
+    """True when every entry is finite with magnitude at most ``limit``; one cheap pass, no temporary.
+
+    Small arrays: :math:`\\sum_i x_i^2 \\le \\text{limit}^2` implies :math:`|x_i| \\le \\text{limit}`
+    for every :math:`i`, and a NaN or infinite entry makes the sum NaN or infinite (one
+    BLAS call, which warns about nothing). Large arrays: the minimum and the maximum, where a NaN propagates (two SIMD
+    reductions, no BLAS threads). ``False`` proves nothing (a sum of squares may
+    overflow for valid data): the caller then runs the entry-wise checks, which raise
+    their usual messages or accept.
+    """
+    if arr.size <= _DOT_SIZE and limit * limit <= np.finfo(float).max and arr.dtype == np.float64:
+        flat = arr.ravel()
+        return bool(_blas_dot()(flat, flat) <= limit * limit)
+    return bool(-limit <= arr.min() and arr.max() <= limit)
+
+
+_DDOT = []
+
+
+def _blas_dot():
+    """SciPy's BLAS ``ddot``, imported once: unlike ``numpy.dot`` it raises no overflow warning (an overflowing
+    sum of squares is an answer here, not an error)."""
+    if not _DDOT:
+        from scipy.linalg.blas import ddot
+
+        _DDOT.append(ddot)
+    return _DDOT[0]
+
+
 def _check_magnitude(arr: np.ndarray, name: str, limit: float = MAX_MAGNITUDE) -> None:
     """Refuse values beyond ``limit`` (same message for every such data set)."""
     if arr.size and not np.abs(arr).max() <= limit:
@@ -288,6 +321,8 @@ def check_1d(values, name: str = "scores", *, unit_interval: bool = False, allow
         if allow_empty:
             return arr
         raise ValueError(f"{name} is empty; at least one value is needed")
+    if not unit_interval and max_magnitude is not None and _surely_bounded(arr, max_magnitude):
+        return arr                  # finite and within max_magnitude (one pass); otherwise diagnose below
     if not np.isfinite(arr).all():  # one pass in the common case; diagnose only on failure
         # data-domain errors: the same message for every invalid data set (no counts, no values)
         if np.isnan(arr).any():
@@ -324,6 +359,8 @@ def check_2d(values, name: str = "X", *, min_rows: int = 1,
         raise ValueError(f"{name} has too few rows: at least {min_rows} are needed")
     if arr.shape[1] == 0:
         raise ValueError(f"{name} has no columns")
+    if max_magnitude is not None and _surely_bounded(arr, max_magnitude):
+        return arr                  # finite and within max_magnitude (one pass); otherwise diagnose below
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first")
     if max_magnitude is not None:

@@ -101,15 +101,41 @@ def _clip_factors(norms: np.ndarray, bound: float) -> np.ndarray:
     return np.divide(bound, norms, out=np.ones_like(norms), where=norms > bound)
 
 
+def _row_norms(X: np.ndarray) -> np.ndarray:
+    """Euclidean norm of every row, as :func:`numpy.linalg.norm` computes it (the square root of the
+    row sums of squares), the squares written block by block into one buffer of at most
+    :data:`_BLOCK_BYTES`: no temporary of the size of a large ``X``."""
+    n, d = X.shape
+    block = max(1024, _BLOCK_BYTES // (8 * max(d, 1)))
+    norms = np.empty(n)
+    fortran = X.flags.f_contiguous and not X.flags.c_contiguous     # same layout, same order of summation
+    buffer = np.empty((min(n, block), d), order="F" if fortran else "C")
+    for start in range(0, n, block):
+        squares = buffer[:min(n - start, block)]
+        np.multiply(X[start:start + block], X[start:start + block], out=squares)
+        np.add.reduce(squares, axis=1, out=norms[start:start + block])
+    return np.sqrt(norms, out=norms)
+
+
 def _clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
     """Rescale every row with Euclidean norm above ``bound`` to norm ``bound``."""
-    return X * _clip_factors(np.linalg.norm(X, axis=1), bound)[:, None]
+    return X * _clip_factors(_row_norms(X), bound)[:, None]
 
 
 def _design(X: np.ndarray, x_bound: float, fit_intercept: bool) -> np.ndarray:
-    """Clip rows to ``x_bound``, then append the intercept column of ones if requested."""
-    Xc = _clip_rows(X, x_bound)
-    return np.column_stack([Xc, np.ones(len(Xc))]) if fit_intercept else Xc
+    """Clip rows to ``x_bound``, then append the intercept column of ones if requested (one new array)."""
+    n, d = X.shape
+    Xa = np.empty((n, d + 1) if fit_intercept else (n, d))
+    np.multiply(X, _clip_factors(_row_norms(X), x_bound)[:, None], out=Xa[:, :d])
+    if fit_intercept:
+        Xa[:, d] = 1.0
+    return Xa
+
+
+_BLOCK_BYTES = 1 << 24
+"""Size of one block of rows (16 MiB) in the row-block loops (ridge statistics, logistic Hessian): a bounded
+buffer instead of a scaled copy of the whole data, and few enough BLAS calls that a multi-threaded BLAS
+works on large blocks."""
 
 
 def _noise_multiplier(epsilon: float, delta: float) -> tuple[str, float]:
@@ -243,6 +269,31 @@ def _sufficient_statistics(Xa: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, n
     return Xa.T @ Xa, Xa.T @ y
 
 
+def _clipped_statistics(X: np.ndarray, y: np.ndarray, x_bound: float,
+                        fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_sufficient_statistics` of ``_design(X, x_bound, fit_intercept)`` without building the whole design.
+
+    The design is built block by block (:data:`_BLOCK_BYTES` each) in one reused
+    buffer and each block's :math:`X_a^\\top X_a` (a symmetric rank update) and
+    :math:`X_a^\\top y` are added: one pass over the data, no copy of it. Up to one
+    block the arithmetic is that of the whole design.
+    """
+    n, d = X.shape
+    p = d + 1 if fit_intercept else d
+    factors = _clip_factors(_row_norms(X), x_bound)
+    block = max(1024, _BLOCK_BYTES // (8 * p))
+    gram, moment = np.zeros((p, p)), np.zeros(p)
+    buffer = np.empty((min(n, block), p))
+    if fit_intercept:
+        buffer[:, d] = 1.0
+    for start in range(0, n, block):
+        rows = buffer[:min(n - start, block)]
+        np.multiply(X[start:start + block], factors[start:start + block, None], out=rows[:, :d])
+        gram += rows.T @ rows
+        moment += rows.T @ y[start:start + block]
+    return gram, moment
+
+
 def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 1e-6, x_bound=REQUIRED,
                                   y_bound=REQUIRED, fit_intercept: bool = True, rng: RandomLike = None):
     """Release :math:`X^\\top X` and :math:`X^\\top y` with add/remove DP (chapter 7).
@@ -294,11 +345,10 @@ def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 
     fit_intercept = _check_bool(fit_intercept, "fit_intercept")
     rng = check_random_state(rng)
 
-    Xa = _design(X, x_bound, fit_intercept)
-    gram, moment = _sufficient_statistics(Xa, np.clip(y, -y_bound, y_bound))
+    gram, moment = _clipped_statistics(X, np.clip(y, -y_bound, y_bound), x_bound, fit_intercept)
     mechanism, per_unit = _noise_multiplier(epsilon, delta)
     noise_scale = ssp_sensitivity(x_bound, y_bound, fit_intercept) * per_unit
-    p = Xa.shape[1]
+    p = gram.shape[0]
     upper = np.triu_indices(p)
     noise = _draw_noise(len(upper[0]) + p, noise_scale, mechanism, rng)
     noise_gram = np.zeros((p, p))
@@ -459,13 +509,11 @@ def output_perturbation_sensitivity(x_bound: float, l2: float, fit_intercept: bo
     return (c + 2.0 * _SOLVER_SLACK) * _row_bound(x_bound, _check_bool(fit_intercept, "fit_intercept")) / l2
 
 
-def _logistic_objective(theta: np.ndarray, Xa: np.ndarray, Y: np.ndarray, l2: float) -> float:
-    Z = Xa @ theta.T
-    if Y.shape[1] == 1:
-        loss = np.sum(np.logaddexp(0.0, Z) - Y * Z)
-    else:
-        loss = np.sum(logsumexp(Z, axis=1) - np.sum(Y * Z, axis=1))
-    return float(loss + 0.5 * l2 * np.sum(theta**2))
+def _logistic_loss(Z: np.ndarray, Y: np.ndarray) -> float:
+    """:math:`\\sum_i \\ell` from the logits ``Z`` (n, K): logistic loss for one column, softmax loss for several."""
+    if Z.shape[1] == 1:
+        return float(np.sum(np.logaddexp(0.0, Z)) - np.vdot(Y, Z))
+    return float(np.sum(logsumexp(Z, axis=1)) - np.vdot(Y, Z))
 
 
 def _probabilities(Z: np.ndarray) -> np.ndarray:
@@ -473,33 +521,124 @@ def _probabilities(Z: np.ndarray) -> np.ndarray:
     return expit(Z) if Z.shape[1] == 1 else softmax(Z, axis=1)
 
 
-def _minimise_logistic(Xa: np.ndarray, Y: np.ndarray, l2: float, grad_tol: float, max_iter: int = 200) -> np.ndarray:
+class _ClippedDesign:
+    """The design :math:`X_a = [\\,f \\odot X,\\ 1\\,]` (rows scaled by clip factors :math:`f`, then the
+    intercept column) used through its products, never built: no copy of the data.
+
+    ``_ClippedDesign(Xa)`` wraps an explicit design (no factors, no added column).
+    """
+
+    def __init__(self, X: np.ndarray, factors: np.ndarray | None = None, intercept: bool = False):
+        self.X, self.factors, self.intercept = X, factors, intercept
+        self.d = X.shape[1]
+        self.p = self.d + intercept
+
+    @classmethod
+    def clipped(cls, X: np.ndarray, x_bound: float, fit_intercept: bool) -> _ClippedDesign:
+        """The design of :func:`_design` (rows clipped to ``x_bound``, then the column of ones)."""
+        return cls(X, _clip_factors(_row_norms(X), x_bound), fit_intercept)
+
+    def logits(self, theta: np.ndarray) -> np.ndarray:
+        """:math:`X_a \\theta^\\top`, shape (n, K)."""
+        Z = self.X @ theta[:, :self.d].T
+        if self.factors is not None:
+            Z *= self.factors[:, None]
+        if self.intercept:
+            Z += theta[:, self.d]
+        return Z
+
+    def gradient(self, R: np.ndarray) -> np.ndarray:
+        """:math:`R^\\top X_a`, shape (K, p), for residuals ``R`` of shape (n, K)."""
+        G = (R if self.factors is None else R * self.factors[:, None]).T @ self.X
+        return np.column_stack([G, R.sum(axis=0)]) if self.intercept else G
+
+    def weighted_blocks(self, weights: list[np.ndarray]):
+        """For each block of rows (:data:`_BLOCK_BYTES`): ``(start, rows)`` with ``rows[j]`` the rows of
+        :math:`X_a` scaled by ``weights[j]`` (one multiply per weight, the clip factors folded into it).
+
+        The buffers are reused from block to block: use a block before asking for the next.
+        """
+        n = self.X.shape[0]
+        block = max(1024, _BLOCK_BYTES // (8 * self.p))
+        buffers = [np.empty((min(n, block), self.p)) for _ in weights]
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            rows = []
+            for weight, buffer in zip(weights, buffers):
+                scaled = buffer[:stop - start]
+                w = weight[start:stop] if self.factors is None else weight[start:stop] * self.factors[start:stop]
+                np.multiply(self.X[start:stop], w[:, None], out=scaled[:, :self.d])
+                if self.intercept:
+                    scaled[:, self.d] = weight[start:stop]
+                rows.append(scaled)
+            yield start, rows
+
+
+def _logistic_hessian(design, P: np.ndarray, l2: float) -> np.ndarray:
+    """Hessian of the objective, shape (K p, K p).
+
+    Block :math:`(k, l)` is :math:`X^\\top \\mathrm{diag}(P_k(\\delta_{kl} - P_l)) X`, plus :math:`\\lambda I` on the diagonal.
+
+    ``design`` is an explicit design matrix or a :class:`_ClippedDesign`. A diagonal
+    block is the Gram matrix of the rows scaled by :math:`\\sqrt{P_k(1-P_k)}` (a
+    symmetric rank update); an off-diagonal block of the softmax loss is
+    :math:`-X^\\top \\mathrm{diag}(P_k P_l) X`, the product of the rows scaled by
+    :math:`P_k P_l` with the rows. Both are summed over blocks of rows
+    (:data:`_BLOCK_BYTES` each), so no weighted copy of the whole design is made.
+    """
+    if not isinstance(design, _ClippedDesign):
+        design = _ClippedDesign(design)
+    k, p = P.shape[1], design.p
+    hessian = np.zeros((k * p, k * p))
+    roots = [np.sqrt(P[:, a] * (1.0 - P[:, a])) for a in range(k)]
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    weights = roots + [P[:, a] * P[:, b] for a, b in pairs] + ([np.ones(P.shape[0])] if pairs else [])
+    for _, rows in design.weighted_blocks(weights):
+        for a in range(k):
+            hessian[a * p:(a + 1) * p, a * p:(a + 1) * p] += rows[a].T @ rows[a]
+        for j, (a, b) in enumerate(pairs):
+            hessian[a * p:(a + 1) * p, b * p:(b + 1) * p] -= rows[k + j].T @ rows[-1]
+    for a, b in pairs:
+        hessian[b * p:(b + 1) * p, a * p:(a + 1) * p] = hessian[a * p:(a + 1) * p, b * p:(b + 1) * p].T
+    hessian[np.diag_indices(k * p)] += l2
+    return hessian
+
+
+def _minimise_logistic(Xa, Y: np.ndarray, l2: float, grad_tol: float, max_iter: int = 200) -> np.ndarray:
     """Damped Newton for the sum-form regularised logistic (``Y`` of shape (n, 1)) or softmax objective.
 
-    Stops when :math:`\\|\\nabla J\\| \\le` ``grad_tol``; by :math:`\\lambda`-strong
-    convexity the iterate is then within ``grad_tol / l2`` of the exact minimiser.
+    ``Xa`` is the design: an explicit matrix or a :class:`_ClippedDesign` (the
+    clipped rows and the intercept column used through their products). From the
+    data-independent start :math:`\\theta_0 = 0`, each step solves the Newton
+    system and backtracks (halving) until the Armijo condition holds. The logits
+    of a trial point :math:`\\theta - t\\,s` are :math:`Z - t\\,(X s)`, so a step
+    costs two products with :math:`X` (the direction :math:`X s` and the gradient
+    :math:`X^\\top(P - Y)`) and the Hessian; the accepted trial's logits are the
+    next step's. Stops when :math:`\\|\\nabla J\\| \\le` ``grad_tol``; by
+    :math:`\\lambda`-strong convexity the iterate is then within ``grad_tol / l2``
+    of the exact minimiser.
     """
-    k, p = Y.shape[1], Xa.shape[1]
+    design = Xa if isinstance(Xa, _ClippedDesign) else _ClippedDesign(Xa)
+    k, p = Y.shape[1], design.p
     theta = np.zeros((k, p))
-    eye_k = np.eye(k)
+    Z = np.zeros((Y.shape[0], k))                                   # the logits X theta at theta = 0
+    f0 = _logistic_loss(Z, Y)
     for _ in range(max_iter):
-        P = _probabilities(Xa @ theta.T)
-        grad = (P - Y).T @ Xa + l2 * theta
+        P = _probabilities(Z)
+        grad = design.gradient(P - Y) + l2 * theta
         if np.linalg.norm(grad) <= grad_tol:
             return theta
-        if k == 1:
-            w = (P * (1.0 - P))[:, 0]
-            hessian = (Xa * w[:, None]).T @ Xa
-        else:
-            W = P[:, :, None] * (eye_k[None] - P[:, None, :])          # (n, K, K)
-            hessian = np.einsum("ikl,ia,ib->kalb", W, Xa, Xa, optimize=True).reshape(k * p, k * p)
-        hessian += l2 * np.eye(k * p)
-        step = np.linalg.solve(hessian, grad.ravel()).reshape(k, p)
-        f0, slope, t = _logistic_objective(theta, Xa, Y, l2), float(grad.ravel() @ step.ravel()), 1.0
+        step = np.linalg.solve(_logistic_hessian(design, P, l2), grad.ravel()).reshape(k, p)
+        slope, t = float(grad.ravel() @ step.ravel()), 1.0
         slack = 1e-12 * (1.0 + abs(f0))                                # tolerate rounding near the optimum
-        while _logistic_objective(theta - t * step, Xa, Y, l2) > f0 - 1e-4 * t * slope + slack and t > 1e-12:
+        direction = design.logits(step)
+        while True:
+            trial, Z_trial = theta - t * step, Z - t * direction
+            f = _logistic_loss(Z_trial, Y) + 0.5 * l2 * float(np.sum(trial**2))
+            if f <= f0 - 1e-4 * t * slope + slack or t <= 1e-12:
+                break
             t *= 0.5
-        theta = theta - t * step
+        theta, Z, f0 = trial, Z_trial, f
     raise RuntimeError(f"the logistic solver did not certify its minimiser (gradient norm <= {grad_tol:.3g}) in "
                        f"{max_iter} Newton steps; increase l2 or reduce the number of features")
 
@@ -660,9 +799,9 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         check_same_length(("X", X), ("y", index))
         rng = check_random_state(self.rng)
 
-        Xa = _design(X, x_bound, fit_intercept)
         bound = _row_bound(x_bound, fit_intercept)
-        theta = _minimise_logistic(Xa, _one_hot(index, classes_.size), l2, grad_tol=_SOLVER_SLACK * bound)
+        theta = _minimise_logistic(_ClippedDesign.clipped(X, x_bound, fit_intercept), _one_hot(index, classes_.size),
+                                   l2, grad_tol=_SOLVER_SLACK * bound)
         sensitivity = output_perturbation_sensitivity(x_bound, l2, fit_intercept, classes_.size)
         mechanism, per_unit = _noise_multiplier(epsilon, delta)
         self.noise_scale_ = sensitivity * per_unit

@@ -390,3 +390,23 @@ def test_full_conformal_refuses_unreliable_refits_once_and_checks_the_point():
         warnings.simplefilter("always")
         full_conformal_interval(Noisy(), X, y, X[0], 0.2, grid)
     assert [str(w.message) for w in caught] == ["a deprecation of this estimator"]
+
+
+def test_conformal_quantile_on_large_arrays_is_the_partition_value():
+    """Above the direct-partition size the quantile is selected inside a sampled bracket; the value is exactly
+    np.partition's for continuous, tied, sorted, reversed and constant scores, and for an order that puts the
+    strided sample far from the rank (the whole array is then partitioned)."""
+    from dpcp_tutorial.conformal import _SELECT_DIRECT, _kth_smallest
+
+    rng = np.random.default_rng(3)
+    n = _SELECT_DIRECT + 4321
+    continuous = rng.exponential(size=n)
+    adversarial = np.full(n, 5.0)
+    adversarial[::n >> 13] = 0.0                         # exactly the sampled positions are the smallest
+    for values in (continuous, np.round(continuous * 2) / 2, np.sort(continuous), np.sort(continuous)[::-1],
+                   np.zeros(n), rng.integers(0, 3, n).astype(float), adversarial):
+        for k in (1, 2, n // 2, int(0.9 * n), n - 1, n, int(rng.integers(1, n + 1))):
+            assert _kth_smallest(values, k) == np.partition(values, k - 1)[k - 1]
+    for alpha in (0.05, 0.1, 0.5):
+        k = conformal_rank(n, alpha)
+        assert conformal_quantile(continuous, alpha) == np.partition(continuous, k - 1)[k - 1]

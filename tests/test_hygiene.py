@@ -143,9 +143,14 @@ def test_benchmarks_rewrite_committed_json_only_with_save(tmp_path, monkeypatch,
     assert bench_main.main(["quantile"]) == 0
     assert bench_main.main(["quantile", "--save"]) == 0
     assert calls == [False, True]
+    # options such as --quick reach only benchmarks whose main takes them; others refuse them up front
+    assert bench_main.main(["quantile", "--quick"]) == 2 and calls == [False, True]
+    fake.main = lambda save=False, options=(): calls.append((save, list(options)))
+    assert bench_main.main(["quantile", "--quick", "--save"]) == 0
+    assert calls[-1] == (True, ["--quick"])
     for path in (ROOT / "benchmarks").glob("bench_*.py"):
         text = path.read_text()
-        assert re.search(r"def main\(save: bool = False[,)]", text), path.name
+        assert re.search(r"def main\(save: bool = False(, options[^)]*)?\)", text), path.name
         assert ".write_text(" not in text, f"{path.name} writes a file without going through save_result"
 
 

@@ -39,10 +39,13 @@ from dpcp_tutorial import (
 )
 from dpcp_tutorial.training import (
     _SOLVER_SLACK,
+    _clipped_statistics,
     _design,
+    _logistic_hessian,
     _minimise_logistic,
     _noise_multiplier,
     _one_hot,
+    _probabilities,
     _sufficient_statistics,
 )
 
@@ -128,9 +131,26 @@ def test_ssp_sensitivity_formula():
 
 
 def _ssp_vector(X, y, x_bound, y_bound, fit_intercept):
-    Xa = _design(X, x_bound, fit_intercept)
-    gram, moment = _sufficient_statistics(Xa, np.clip(y, -y_bound, y_bound))
+    """The released statistics as private_sufficient_statistics computes them (before the noise)."""
+    gram, moment = _clipped_statistics(X, np.clip(y, -y_bound, y_bound), x_bound, fit_intercept)
     return np.concatenate([gram[np.triu_indices(len(gram))], moment])
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("n", [500, 2600])
+def test_clipped_statistics_are_those_of_the_clipped_design(fit_intercept, n, monkeypatch):
+    """The statistics computed without the design column (in blocks of 1024 rows here) equal X_a^T X_a and
+    X_a^T y of the design."""
+    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)
+    X, y = _regression_data(n=n, d=4)
+    X[:7] *= 40.0                                       # some rows are clipped
+    gram, moment = _clipped_statistics(X, y, 1.5, fit_intercept)
+    ref_gram, ref_moment = _sufficient_statistics(_design(X, 1.5, fit_intercept), y)
+    np.testing.assert_allclose(gram, ref_gram, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(moment, ref_moment, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(gram, gram.T)
+    if fit_intercept:
+        assert gram[-1, -1] == n
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
@@ -661,3 +681,45 @@ def test_dp_sgd_estimators_name_their_epsilon_and_clip_without_overflow():
         model = DPSGDClassifier(clip_norm=1e30, steps=3, x_bound=1.0, classes=[0, 1], expected_batch_size=8.0,
                                 rng=0).fit(X, (y > 0).astype(int))
     assert np.all(np.isfinite(model.coef_))
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_logistic_hessian_in_row_blocks_matches_the_formula(k, monkeypatch):
+    """The blocked Hessian equals sum_i (diag(p_i) - p_i p_i^T) kron x_i x_i^T + l2 I over several blocks."""
+    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)      # blocks of 1024 rows
+    rng = np.random.default_rng(5)
+    n, p = 1024 * 2 + 37, 3
+    Xa = rng.normal(size=(n, p))
+    P = _probabilities(rng.normal(size=(n, k)) * 2.0)
+    if k == 1:
+        W = (P * (1.0 - P))[:, :, None]
+    else:
+        W = P[:, :, None] * (np.eye(k)[None] - P[:, None, :])
+    expected = np.einsum("ikl,ia,ib->kalb", W, Xa, Xa).reshape(k * p, k * p) + 0.7 * np.eye(k * p)
+    hessian = _logistic_hessian(Xa, P, 0.7)
+    np.testing.assert_allclose(hessian, expected, rtol=1e-11, atol=1e-9)
+    assert np.array_equal(hessian, hessian.T)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_logistic_solver_certifies_its_gradient_over_several_blocks(k, monkeypatch):
+    """On more rows than one Hessian block, the returned minimiser has gradient norm at most the tolerance."""
+    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)      # blocks of 1024 rows
+    X, y = _classification_data(n=1024 * 3 + 500, d=4, k=k)
+    Xa, Y = _design(X, 1.0, True), _one_hot(y, k)
+    tol = _SOLVER_SLACK * math.sqrt(2)
+    theta = _minimise_logistic(Xa, Y, 5.0, grad_tol=tol)
+    grad = (_probabilities(Xa @ theta.T) - Y).T @ Xa + 5.0 * theta
+    assert np.linalg.norm(grad) <= tol * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_row_norms_in_blocks_are_numpy_norms(layout, monkeypatch):
+    """The clip factors use norms equal bit for bit to numpy.linalg.norm(X, axis=1), over several blocks."""
+    from dpcp_tutorial.training import _row_norms
+
+    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)      # blocks of 1024 rows
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(2600, 24)) * rng.exponential(size=(2600, 24))
+    X = {"C": X, "F": np.asfortranarray(X), "strided": X[:, ::2]}[layout]
+    assert np.array_equal(_row_norms(X), np.linalg.norm(X, axis=1))

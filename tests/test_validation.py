@@ -66,3 +66,27 @@ def test_arrays():
         check_2d([[1.0, np.nan]])
     with pytest.raises(ValueError, match="at least 2"):
         check_2d([[1.0, 2.0]], min_rows=2)
+
+
+@pytest.mark.parametrize("n", [5, 5000])        # the one-dot path and the min/max path
+def test_array_checks_fast_path_accepts_and_refuses_as_the_entrywise_checks(n):
+    from dpcp_tutorial._validation import MAX_MAGNITUDE
+
+    base = np.linspace(-1.0, 1.0, n)
+    assert check_1d(base) is not None and check_2d(base.reshape(-1, 1)).shape == (n, 1)
+    # valid values whose squares sum past the float range: the cheap test proves nothing, the entry-wise accept
+    near = np.full(n, 0.9 * MAX_MAGNITUDE)
+    assert np.array_equal(check_1d(near), near)
+    assert np.array_equal(check_2d(near.reshape(-1, 1)), near.reshape(-1, 1))
+    strided = np.column_stack([near, base])[:, ::-1]        # not contiguous
+    assert np.array_equal(check_2d(strided), strided)
+    for bad, message in ((np.nan, "NaN"), (np.inf, "infinite"), (-np.inf, "infinite"),
+                         (2 * MAX_MAGNITUDE, "larger than"), (-2 * MAX_MAGNITUDE, "larger than")):
+        values = base.copy()
+        values[n // 2] = bad
+        with pytest.raises(ValueError, match=message):
+            check_1d(values)
+        with pytest.raises(ValueError, match="NaN or infinite" if not np.isfinite(bad) else message):
+            check_2d(values.reshape(-1, 1))
+    assert check_1d(np.append(base, np.inf), allow_inf=True)[-1] == np.inf
+    assert np.array_equal(check_1d(np.append(base, 1e200), max_magnitude=None)[-1:], [1e200])
