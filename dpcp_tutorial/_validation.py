@@ -265,6 +265,8 @@ def _surely_bounded(arr: np.ndarray, limit: float) -> bool:
     overflow for valid data): the caller then runs the entry-wise checks, which raise
     their usual messages or accept.
     """
+    if arr.size == 0:      # no entry to check (BLAS and the reductions refuse empty input)
+        return True
     if arr.size <= _DOT_SIZE and limit * limit <= np.finfo(float).max and arr.dtype == np.float64:
         flat = arr.ravel()
         return bool(_blas_dot()(flat, flat) <= limit * limit)

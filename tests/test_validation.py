@@ -90,3 +90,11 @@ def test_array_checks_fast_path_accepts_and_refuses_as_the_entrywise_checks(n):
             check_2d(values.reshape(-1, 1))
     assert check_1d(np.append(base, np.inf), allow_inf=True)[-1] == np.inf
     assert np.array_equal(check_1d(np.append(base, 1e200), max_magnitude=None)[-1:], [1e200])
+
+
+def test_empty_arrays_pass_the_fast_accept_path():
+    """An empty part (no calibration record at all) is a size, not an error: the checks accept it when allowed."""
+    from dpcp_tutorial._validation import check_1d, check_2d
+
+    assert check_1d(np.empty(0), "scores", allow_empty=True).size == 0
+    assert check_2d(np.empty((0, 3)), "X", min_rows=0).shape == (0, 3)
