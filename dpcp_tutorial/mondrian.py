@@ -41,6 +41,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
+from ._counts import subsample_or_pad
 from ._validation import (
     RandomLike,
     as_array,
@@ -58,7 +59,7 @@ from ._validation import (
 from .accounting import ReleaseWarning, Spend, _fmt_pair, check_model_privacy, make_account, trainer_account
 from .calibrators import laplace_histogram_quantile, opendp_quantile
 from .conformal import _private_classification_scores, _SplitConformalBase, classification_score_functions
-from .private_split import _check_public_classes, _model_columns, _subsample_or_pad, pps_private_quantile
+from .private_split import _check_public_classes, _model_columns, pps_private_quantile
 from .quantile import private_quantile, private_quantile_level
 from .training import _encode_labels
 
@@ -379,7 +380,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         for j in range(n_classes):
             m = int(sizes[j])
             sub = np.random.default_rng(seeds[2 * j])
-            chosen = _subsample_or_pad(scores[index == j], m, sub) if m >= 1 else scores[:0]
+            chosen = subsample_or_pad(scores[index == j], m, sub) if m >= 1 else scores[:0]
             qhat[j] = self._threshold(chosen, level, cal_eps, m, bins, np.random.default_rng(seeds[2 * j + 1]))
         self.calibration_sizes_ = sizes.astype(np.int64)
         self.qhat_ = qhat

@@ -13,7 +13,7 @@ The estimators :class:`PrivateSplitConformalRegressor` and
 finite-sample coverage theorem carries over because, given the training part,
 the calibration and test scores are exchangeable and the mechanism's noise is
 independent of them. With a public ``n`` the scores are first subsampled or
-padded to exactly ``n`` (:func:`_subsample_or_pad`), which keeps that proof at
+padded to exactly ``n`` (:func:`~dpcp_tutorial._counts.subsample_or_pad`), which keeps that proof at
 every part size and makes the calibration :math:`\\varepsilon`-DP under both
 relations.
 
@@ -82,7 +82,7 @@ from ._validation import (
     silenced_model,
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
-from ._counts import subsample_or_pad as _subsample_or_pad
+from ._counts import subsample_or_pad
 from .conformal import (
     _private_classification_scores,
     _SplitConformalBase,
@@ -711,7 +711,7 @@ def _release_threshold(owner, scores: np.ndarray, *, calibrator: str, alpha: flo
 
     ``scores`` are the calibration scores in [0, 1] (possibly none when ``n``
     is public). With a public ``n`` they are first subsampled or padded to
-    exactly ``n`` (:func:`_subsample_or_pad`); the subsampling uses a child
+    exactly ``n`` (:func:`~dpcp_tutorial._counts.subsample_or_pad`); the subsampling uses a child
     generator whose seed is drawn from ``rng`` whatever the data, so the
     mechanism's own draws do not depend on the part's size. ``sampler``
     (checked by :func:`_check_release_sampler`) is the tight quantile's; with
@@ -728,7 +728,7 @@ def _release_threshold(owner, scores: np.ndarray, *, calibrator: str, alpha: flo
     public_n = n is not None
     child = np.random.default_rng(rng.integers(2**63))
     if public_n:
-        scores = _subsample_or_pad(scores, n, child)
+        scores = subsample_or_pad(scores, n, child)
     size = scores.size
     if calibrator == "quantile":
         level = _feasible_level(alpha, size, epsilon, bins)   # public inputs only (n public or declared so)
@@ -901,7 +901,7 @@ _COMMON_PARAMS = """
     n : int or None
         Public calibration size. Given: the calibration scores are subsampled
         or padded with 1 to exactly ``n`` records (``mondrian``'s rule,
-        :func:`_subsample_or_pad`), which keeps the coverage proof at every
+        :func:`~dpcp_tutorial._counts.subsample_or_pad`), which keeps the coverage proof at every
         data size and makes the release :math:`\\varepsilon`-DP under add/remove
         and replace-one alike, with the calibration size private. ``None``:
         the number of calibration records is used and treated as **public**

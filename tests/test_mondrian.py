@@ -10,9 +10,9 @@ import pytest
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
+from dpcp_tutorial._counts import subsample_or_pad as _subsample_or_pad
 from dpcp_tutorial.mondrian import (
     MondrianPrivateConformalClassifier,
-    _subsample_or_pad,
     count_lower_margin,
     mondrian_privacy_loss,
     noisy_class_counts,
