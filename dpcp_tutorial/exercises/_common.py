@@ -365,11 +365,98 @@ def _case_line(verdict: CaseVerdict, total: int, graded: bool, single: bool) -> 
         f"case {verdict.index + 1} of {total}: {text}"
 
 
-def case_rng(name: str, secret: str | bytes | None) -> np.random.Generator:
-    """The generator a checker's cases are drawn from: public (``secret=None``) or from the instructor's secret."""
+def case_rng(name: str, secret: str | bytes | None, *, salt: str | None = None,
+             draw: int = 0) -> np.random.Generator:
+    """The generator a checker's cases are drawn from: public (``secret=None``) or from the instructor's secret.
+
+    ``salt`` (e.g. a student's identifier) gives each student their own graded cases; ``draw`` numbers the
+    redraws that replace graded cases equal to a public one (:meth:`CheckerSpec.cases`).
+    """
     key = _PUBLIC_KEY if secret is None else (secret.encode("utf-8") if isinstance(secret, str) else bytes(secret))
-    digest = hmac.new(key, name.encode("utf-8"), hashlib.sha256).digest()
+    message = name.encode("utf-8")
+    if salt is not None:
+        message += b"\x00salt:" + str(salt).encode("utf-8")
+    if draw:
+        message += b"\x00draw:" + str(int(draw)).encode("ascii")
+    digest = hmac.new(key, message, hashlib.sha256).digest()
     return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+
+
+def _fingerprint_into(h, value: Any) -> None:
+    if isinstance(value, np.ndarray):
+        array_value = np.ascontiguousarray(value)
+        h.update(b"A" + str(array_value.dtype).encode() + str(array_value.shape).encode())
+        if array_value.dtype == object:
+            for item in array_value.ravel():
+                _fingerprint_into(h, item)
+        else:
+            h.update(array_value.tobytes())
+    elif isinstance(value, (list, tuple)):
+        h.update(b"L%d" % len(value))
+        for item in value:
+            _fingerprint_into(h, item)
+    elif isinstance(value, dict):
+        h.update(b"D%d" % len(value))
+        for key in sorted(value, key=repr):
+            _fingerprint_into(h, key)
+            _fingerprint_into(h, value[key])
+    elif isinstance(value, (bool, np.bool_)):
+        h.update(b"B" + (b"1" if value else b"0"))
+    elif isinstance(value, (int, np.integer)):
+        h.update(b"N" + repr(int(value)).encode())       # 3 and np.int64(3) are the same input
+    elif isinstance(value, (float, np.floating)):
+        h.update(b"N" + (repr(int(value)) if float(value).is_integer() else repr(float(value))).encode())
+    else:
+        h.update(b"O" + type(value).__name__.encode() + repr(value).encode())
+
+
+def case_fingerprint(case: "Case") -> str:
+    """A digest of a case's data (not its ``kind`` or ``params``): two cases with equal inputs share it.
+
+    Integers and floats of equal value, and numpy scalars and Python numbers, count as the same input, since
+    the reader's function receives them alike.
+    """
+    h = hashlib.sha256()
+    values = case._values
+    for key in sorted(values):
+        h.update(key.encode("utf-8") + b"=")
+        _fingerprint_into(h, values[key])
+    return h.hexdigest()
+
+
+MAX_REDRAWS = 200
+"""How many fresh draws :meth:`CheckerSpec.cases` makes to replace graded cases equal to a public one."""
+
+
+def draw_graded_cases(name: str, make_cases: Callable, secret: str, *, salt: str | None = None,
+                      public: Sequence["Case"] | None = None) -> list["Case"]:
+    """The graded cases of a checker: drawn from the secret (and ``salt``), none equal to a public case.
+
+    ``make_cases`` draws one list of cases from a generator; the graded list has the public list's length and
+    the same kind at every position. A graded case whose data equal those of any public case (or of an earlier
+    graded case) is replaced by the case at the same position of a fresh draw (``draw=1, 2, ...`` of
+    :func:`case_rng`), so that a table of the public answers (they can be read off the notebook) answers no
+    graded case. A position that stays equal to a public case over :data:`MAX_REDRAWS` draws is a case that
+    does not depend on the generator: the checker must draw it, and a ``RuntimeError`` says so.
+    """
+    if public is None:
+        public = list(make_cases(case_rng(name, None)))
+    taken = {case_fingerprint(c) for c in public}
+    slots: list[Case | None] = [None] * len(public)
+    for draw in range(MAX_REDRAWS + 1):
+        drawn = list(make_cases(case_rng(name, secret, salt=salt, draw=draw)))
+        for index, case in enumerate(drawn[:len(slots)]):
+            if slots[index] is not None:
+                continue
+            digest = case_fingerprint(case)
+            if digest not in taken:
+                slots[index] = case
+                taken.add(digest)
+        if all(slot is not None for slot in slots):
+            return list(slots)
+    stuck = sorted({public[i].kind or f"case {i + 1}" for i, slot in enumerate(slots) if slot is None})
+    raise RuntimeError(f"{name}: the case(s) {stuck} do not depend on the generator, so their graded version "
+                       "would equal the public one; draw their values from the rng given to cases()")
 
 
 def resolve_secret(secret) -> str | None:
@@ -398,20 +485,27 @@ class CheckerSpec:
     make_cases: Callable | None
     implements: tuple[str, ...]
 
-    def cases(self, secret: str | None = None) -> list[Case]:
+    def cases(self, secret: str | None = None, *, salt: str | None = None) -> list[Case]:
+        """The public cases (``secret=None``) or the graded ones, which never equal a public case
+        (:func:`draw_graded_cases`); ``salt`` (graded only) gives each student their own cases."""
         if self.make_cases is None:
             return [Case("")]
-        cases = list(self.make_cases(case_rng(self.name, secret)))
-        if not cases or not all(isinstance(c, Case) for c in cases):
+        public = list(self.make_cases(case_rng(self.name, None)))
+        if not public or not all(isinstance(c, Case) for c in public):
+            raise TypeError(f"{self.name}: cases() must return a non-empty list of Case")
+        if secret is None:
+            return public
+        cases = draw_graded_cases(self.name, self.make_cases, secret, salt=salt, public=public)
+        if not all(isinstance(c, Case) for c in cases):
             raise TypeError(f"{self.name}: cases() must return a non-empty list of Case")
         return cases
 
-    def run(self, executor, *, time_limit: float, secret: str | None = None,
+    def run(self, executor, *, time_limit: float, secret: str | None = None, salt: str | None = None,
             only: Callable[[Case], bool] | None = None) -> ExerciseResult:
         """Run every case (or those ``only`` selects) through ``executor``; return the counted result."""
         graded = secret is not None
         result = ExerciseResult(self.name, graded=graded)
-        cases = self.cases(secret)
+        cases = self.cases(secret, salt=salt)
         if only is not None:
             cases = [c for c in cases if only(c)]
         single = self.make_cases is None
