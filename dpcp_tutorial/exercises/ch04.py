@@ -79,12 +79,21 @@ def _level_variants(n, alpha, eps, m, gamma) -> dict[str, float]:
 
 def _level_cases(rng: np.random.Generator) -> list[Case]:
     n = int(rng.integers(150, 400))
+    large = (int(rng.integers(3000, 8000)), 0.1, float(rng.uniform(5.0, 10.0)), int(rng.integers(20000, 40000)),
+             float(rng.uniform(2e-4, 1e-3)))
+    typical = (int(rng.integers(800, 1500)), float(rng.choice([0.05, 0.1, 0.2])), float(rng.uniform(0.5, 2.0)),
+               int(rng.integers(10000, 50000)), float(rng.uniform(0.005, 0.05)))
+    while True:   # small n and epsilon: the corrected level exceeds 1
+        over = (int(rng.integers(50, 150)), 0.1, float(rng.uniform(0.5, 1.5)), 10**4, float(rng.uniform(0.1, 0.3)))
+        if pps_corrected_level(*over) > 1.0:
+            break
+    tiny = (int(rng.integers(10, 30)), 0.2, float(rng.uniform(30.0, 80.0)), int(rng.integers(5, 20)), 0.05)
     return [
-        Case("a large n and epsilon", "n=5000, eps=8", args=(5000, 0.1, 8.0, 33932, 5.554e-4)),
-        Case("a typical case", "n=1000, eps=1", args=(1000, 0.1, 1.0, 30888, 0.0221)),
-        Case("small n: the corrected level exceeds 1", "n=100, eps=1", args=(100, 0.1, 1.0, 10**4, 0.2)),
+        Case("a large n and epsilon", f"n={large[0]}, eps={large[2]:.3g}", args=large),
+        Case("a typical case", f"n={typical[0]}, eps={typical[2]:.3g}", args=typical),
+        Case("small n: the corrected level exceeds 1", f"n={over[0]}, eps={over[2]:.3g}", args=over),
         Case("another level", f"n={n}, alpha=0.05", args=(n, 0.05, 2.0, 500, 0.3)),
-        Case("small n where (n+1)/n matters", "n=20", args=(20, 0.2, 50.0, 10, 0.05)),
+        Case("small n where (n+1)/n matters", f"n={tiny[0]}", args=tiny),
     ]
 
 

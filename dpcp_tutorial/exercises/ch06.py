@@ -33,17 +33,33 @@ def _variants(n, alpha, eps1, eps2, delta) -> dict[str, tuple[float, float]]:
     }
 
 
+def _alpha0(n, alpha, eps1, eps2, delta) -> float:
+    return math.exp(-eps1) * (alpha - delta) - 2.0 / (n * eps2)
+
+
 def _levels_cases(rng: np.random.Generator) -> list[Case]:
     n = int(rng.integers(3000, 8000))
+    typical = (int(rng.integers(800, 1500)), 0.1, float(rng.uniform(0.3, 0.7)), float(rng.uniform(0.3, 0.7)), 1e-5)
+    pure = (int(rng.integers(150, 300)), 0.2, float(rng.uniform(0.15, 0.35)), float(rng.uniform(0.8, 1.5)), 0.0)
+    while True:   # the training budget leaves too small a level for the shift
+        large = (int(rng.integers(800, 1200)), 0.1, float(rng.uniform(4.0, 6.0)), float(rng.uniform(0.8, 1.2)), 1e-5)
+        if _alpha0(*large) < 0:
+            break
+    while True:   # too few points for the shift
+        few = (int(rng.integers(10, 30)), 0.1, float(rng.uniform(0.4, 0.6)), float(rng.uniform(0.4, 0.6)), 1e-5)
+        if _alpha0(*few) < 0:
+            break
+
+    def shown(args):
+        return f"(n, alpha, eps1, eps2, delta)=({args[0]}, {args[1]:g}, {args[2]:.3g}, {args[3]:.3g}, {args[4]:g})"
+
     return [
-        Case("a typical budget", "(n, alpha, eps1, eps2, delta)=(1000, 0.1, 0.5, 0.5, 1e-5)",
-             args=(1000, 0.1, 0.5, 0.5, 1e-5)),
+        Case("a typical budget", shown(typical), args=typical),
         Case("another budget", f"(n, alpha, eps1, eps2, delta)=({n}, 0.1, 1.0, 2.0, 1e-6)",
              args=(n, 0.1, 1.0, 2.0, 1e-6)),
-        Case("delta = 0", "(n, alpha, eps1, eps2, delta)=(200, 0.2, 0.25, 1.0, 0.0)", args=(200, 0.2, 0.25, 1.0, 0.0)),
-        Case("infeasible: a large training budget", "(1000, 0.1, 4.0, 1.0, 1e-5)", args=(1000, 0.1, 4.0, 1.0, 1e-5),
-             raises=True),
-        Case("infeasible: too few points", "(20, 0.1, 0.5, 0.5, 1e-5)", args=(20, 0.1, 0.5, 0.5, 1e-5), raises=True),
+        Case("delta = 0", shown(pure), args=pure),
+        Case("infeasible: a large training budget", shown(large), args=large, raises=True),
+        Case("infeasible: too few points", shown(few), args=few, raises=True),
     ]
 
 
@@ -106,9 +122,10 @@ def _reference_interval(X, y, X_test, alpha, epsilon, share, delta, bound, bins,
 
 
 def _dpcp_cases(rng: np.random.Generator) -> list[Case]:
-    budgets = [(0.1, 1.0, 0.3, 1e-6), (float(rng.choice([0.05, 0.1, 0.2])), float(rng.choice([2.0, 4.0, 8.0])),
-                                       float(rng.choice([0.2, 0.5, 0.7])), 1e-5),
-               (0.2, 0.5, 0.9, 0.0)]
+    budgets = [(0.1, round(float(rng.uniform(0.5, 1.5)), 3), round(float(rng.uniform(0.2, 0.4)), 3), 1e-6),
+               (float(rng.choice([0.05, 0.1, 0.2])), float(rng.choice([2.0, 4.0, 8.0])),
+                float(rng.choice([0.2, 0.5, 0.7])), 1e-5),
+               (0.2, round(float(rng.uniform(0.3, 0.8)), 3), round(float(rng.uniform(0.8, 0.95)), 3), 0.0)]
     y = rng.normal(size=300) * 3
     y_pred = y + rng.normal(size=300) * np.r_[np.full(290, 0.5), np.full(10, 50.0)]
     y_pred[:5] = y[:5]                                             # exact fits
