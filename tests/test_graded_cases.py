@@ -23,7 +23,22 @@ from dpcp_tutorial.exercises._common import (
 
 import exercise_solutions
 
-CHECKERS = exercises.all_checkers()
+
+def _every_checker() -> dict:
+    """The exported checkers and any other made with @checker in a module of dpcp_tutorial.exercises."""
+    import importlib
+    import pkgutil
+
+    from dpcp_tutorial.exercises._common import REGISTRY
+
+    for module in pkgutil.iter_modules(exercises.__path__):
+        importlib.import_module(f"dpcp_tutorial.exercises.{module.name}")
+    found = dict(REGISTRY)
+    found.update(exercises.all_checkers())
+    return found
+
+
+CHECKERS = _every_checker()
 SECRETS = [f"secret {i}" for i in range(40)] + ["", "x", "instructor's secret for the spring term"][1:]
 MIN_CASES = 3
 
@@ -147,3 +162,39 @@ def test_a_table_of_public_answers_scores_nothing_on_graded_cases():
                 f"{[v.kind for v in graded.verdicts if v.passed]}")
     # the attack is real: replayed on the public cases, the table passes most of them
     assert public_passed >= 0.8 * public_total, (public_passed, public_total)
+
+
+# ------------------------------------------------------------------------------- fixed graded cases (nbgrader)
+
+
+@pytest.mark.parametrize("name", sorted(CHECKERS))
+def test_fixed_cases_round_trip_exactly(name):
+    from dpcp_tutorial.exercises._fixed import decode_cases, encode_cases
+
+    cases = CHECKERS[name].spec.cases("a course secret")
+    text = encode_cases(cases)
+    assert "a course secret" not in text and max(len(line) for line in text.splitlines()) <= 76
+    back = decode_cases(text)
+    assert [case_fingerprint(c) for c in back] == [case_fingerprint(c) for c in cases]
+    assert [(c.kind, c.params) for c in back] == [(c.kind, c.params) for c in cases]
+
+
+def test_grading_fixed_cases_counts_like_a_graded_run():
+    from dpcp_tutorial.conformal import conformal_quantile
+    from dpcp_tutorial.exercises import grade_fixed_cases
+    from dpcp_tutorial.exercises._fixed import encode_cases
+
+    check = exercises.check_conformal_quantile
+    text = encode_cases(check.spec.cases("s"))
+    good = grade_fixed_cases(check, exercise_solutions.my_quantile, cases=text)
+    assert good.passed and good.graded and good.cases_total == len(check.spec.cases(None))
+
+    def slip(scores, alpha):
+        return float(np.quantile(scores, 1 - alpha))
+
+    bad = grade_fixed_cases(check, slip, cases=text)
+    direct = check(slip, secret="s", quiet=True)
+    assert (bad.cases_passed, bad.cases_total, bad.feedback) == (direct.cases_passed, direct.cases_total,
+                                                                  direct.feedback)
+    refused = grade_fixed_cases(check, conformal_quantile, cases=text)
+    assert refused.not_graded and refused.score(6) == 0
