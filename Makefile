@@ -6,7 +6,8 @@
 # For instructors:
 #   make student  build the student edition (no solutions; committed outputs, not
 #                 re-executed) into _build_student/html and _build_student/notebooks
-#   make nbgrader an nbgrader course generated from the chapters into _build_nbgrader/course
+#   make nbgrader an nbgrader course, one assignment per problem set, into _build_nbgrader/course;
+#                 hidden tests hold cases drawn from the secret (SECRET_FILE=... or DPCP_GRADING_SECRET)
 #                 (installs the [course] extra, nbgrader, when it is missing)
 # Helpers for authors:
 #   make notebooks           re-execute every chapter in place (commit the outputs)
@@ -130,7 +131,7 @@ bench: $(STAMP)
 
 nbgrader: $(STAMP)
 	$(BIN)/python -c "import nbgrader" 2>/dev/null || $(BIN)/python -m pip install --quiet -e ".[course]"
-	$(BIN)/python tools/make_nbgrader.py --out _build_nbgrader
+	$(BIN)/python tools/make_nbgrader.py --out _build_nbgrader $(if $(SECRET_FILE),--secret-file $(SECRET_FILE))
 
 clean:
 	rm -rf _build _build_chapter _build_student _build_nbgrader .pytest_cache
