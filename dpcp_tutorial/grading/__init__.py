@@ -237,7 +237,8 @@ def _read_all(folder: Path) -> list[Submission]:
 
 
 def book_solutions(book: Path | None) -> dict[str, set[str]]:
-    """Normalised code of every function in the book's solution cells and ``{solution}`` blocks, by name."""
+    """Normalised code of every function in the book's solution cells and ``{solution}`` blocks, by name, and
+    (under ``"*"``, without their names) the substantial functions of the reference files ``book/reference``."""
     import json
     import re
 
@@ -263,7 +264,12 @@ def book_solutions(book: Path | None) -> dict[str, set[str]]:
         units, _ = _source.units_of([_source.Cell("book", text, frozenset())], "book")
         for name, dumps in _source.function_sources(units).items():
             out.setdefault(name, set()).update(dumps)
+    # the copy-ready reference files, under any name ("*": a renamed copy is still a copy)
+    out[_ANY_NAME] = _source.reference_functions(Path(book) / "reference")
     return out
+
+
+_ANY_NAME = "*"
 
 
 def _default_book() -> Path | None:
@@ -526,6 +532,10 @@ def _grade(submission: Submission, exercises: list[Exercise], ctx: _Context) -> 
                 copied = sorted(f for f in exercise.functions if set(mine.get(f, [])) & ctx.solutions.get(f, set()))
                 if copied:
                     refusal = f"{', '.join(copied)} is the instructor edition's solution, copied from the book"
+                copied = [] if refusal else _source.copied_references(needed, ctx.solutions.get(_ANY_NAME, set()))
+                if copied:
+                    refusal = (f"{', '.join(copied)} is a copy of one of the book's reference implementations "
+                               "(book/reference)")
             if refusal:
                 rows.append(_row(student, exercise, "not graded", [f"not graded: {refusal}"]))
                 continue

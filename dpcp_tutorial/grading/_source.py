@@ -308,3 +308,33 @@ def normalised(node: ast.AST) -> str:
                 isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
             child.body = body[1:] or [ast.Pass()]
     return ast.dump(node, annotate_fields=False)
+
+
+def anonymous(dump: str) -> str:
+    """A :func:`normalised` function without its name: a renamed copy has the same."""
+    return re.sub(r"^(Async)?FunctionDef\('[^']*'", r"\1FunctionDef('_'", dump)
+
+
+def reference_functions(folder) -> set[str]:
+    """:func:`anonymous` dumps of the substantial functions (five statements or more) of ``folder/*.py``."""
+    from pathlib import Path
+
+    out: set[str] = set()
+    for path in sorted(Path(folder).glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    sum(isinstance(n, ast.stmt) for n in ast.walk(node)) >= 6:
+                out.add(anonymous(normalised(node)))
+    return out
+
+
+def copied_references(units: list[Unit], reference: set[str]) -> list[str]:
+    """The functions of ``units`` that are, renamed or not, a function of the book's reference files."""
+    if not reference:
+        return []
+    return sorted(name for name, dumps in function_sources(units).items()
+                  if {anonymous(d) for d in dumps} & reference)
