@@ -198,3 +198,30 @@ def test_grading_fixed_cases_counts_like_a_graded_run():
                                                                   direct.feedback)
     refused = grade_fixed_cases(check, conformal_quantile, cases=text)
     assert refused.not_graded and refused.score(6) == 0
+
+
+@pytest.mark.slow
+def test_the_batch_grader_salts_the_cases_with_the_student_name(tmp_path, monkeypatch):
+    from dpcp_tutorial.grading import grade_folder
+
+    solution = "import math\nimport numpy as np\nfrom fractions import Fraction\n\n\n" + \
+        "def my_quantile(scores, alpha):\n" + "\n".join(
+            "    " + line for line in [
+                "n = len(scores)",
+                "k = math.ceil((n + 1) * (1 - Fraction(alpha).limit_denominator(10**12)))",
+                "return math.inf if k > n else float(np.partition(scores, k - 1)[k - 1])"]) + "\n"
+    (tmp_path / "subs").mkdir()
+    for student in ("ann", "bob"):
+        (tmp_path / "subs" / f"{student}.py").write_text(solution, encoding="utf-8")
+    seen = []
+    original = exercises.check_conformal_quantile.spec.cases
+
+    def spy(secret=None, *, salt=None):
+        seen.append((secret, salt))
+        return original(secret, salt=salt)
+
+    monkeypatch.setattr(exercises.check_conformal_quantile.spec, "cases", spy)
+    rows = grade_folder(tmp_path / "subs", exercises="my_quantile", progress=False, book=None, secret="s",
+                        salt_per_student=True)
+    assert [(r.student, r.status) for r in rows] == [("ann", "passed"), ("bob", "passed")]
+    assert {("s", "ann"), ("s", "bob")} <= set(seen)

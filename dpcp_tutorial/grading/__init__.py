@@ -465,6 +465,7 @@ class _Context:
     stdout_lines: int
     solutions: dict
     scratch_root: Path
+    salt_per_student: bool = False    # each student's graded cases also depend on their name
 
 
 def _copy_folder(submission: Submission, scratch: Path) -> None:
@@ -574,7 +575,8 @@ def _grade(submission: Submission, exercises: list[Exercise], ctx: _Context) -> 
                 executor = _RemoteExecutor(sandbox, ctx.time_limit, deadline)
                 for name in exercise.checkers:
                     spec = checkers[name].spec
-                    results.append(spec.run(executor, time_limit=ctx.time_limit, secret=ctx.secret))
+                    results.append(spec.run(executor, time_limit=ctx.time_limit, secret=ctx.secret,
+                                            salt=student if ctx.salt_per_student else None))
                 fired = sandbox.request({"op": "fired"}, deadline).get("fired", [])
                 used = sorted(set(fired) & set(exercise.implements))
                 if used:
@@ -803,11 +805,14 @@ def _resolve_secret(secret: str | None, secret_file: str | Path | None) -> str |
 def grade_folder(folder, out=None, *, exercises: str | None = None, time_limit: float = 10.0,
                  exercise_timeout: float = 120.0, submission_timeout: float = 600.0, jobs: int = 1,
                  progress: bool = True, secret: str | None = None, secret_file=None, totals=None,
-                 feedback_dir=None, memory_mb: int = 2048, stdout_lines: int = 200, book="auto") -> list[Row]:
+                 feedback_dir=None, memory_mb: int = 2048, stdout_lines: int = 200, book="auto",
+                 salt_per_student: bool = False) -> list[Row]:
     """Grade every submission in ``folder``; write the CSV files when ``out`` is given; return the rows.
 
-    ``book``: the folder of the instructor edition's notebooks, whose solutions a submission must not copy
-    (``"auto"``: the book next to the package, when there is one; ``None``: no such check).
+    ``book``: the folder of the instructor edition's notebooks, whose solutions (and reference files,
+    ``book/reference``) a submission must not copy (``"auto"``: the book next to the package, when there is one;
+    ``None``: no such check). ``salt_per_student``: each student's graded cases are drawn from the secret and
+    the student's name, so that no two students share a graded case.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -827,7 +832,7 @@ def grade_folder(folder, out=None, *, exercises: str | None = None, time_limit: 
     _prepare_isolation()
     hide = _hidden_paths(folder, scratch_root, out_path, totals_path, feedback_path, secret_file)
     ctx = _Context(time_limit, exercise_timeout, submission_timeout, secret_value, memory_mb, hide, stdout_lines,
-                   book_solutions(book_dir), scratch_root)
+                   book_solutions(book_dir), scratch_root, salt_per_student)
     stdout: dict[str, list[str]] = {}
 
     def one(submission: Submission) -> list[Row]:
@@ -870,6 +875,9 @@ def main(argv: list[str] | None = None) -> int:
                                             "checker names; default: every coding exercise")
     parser.add_argument("--secret", help=f"the instructor's secret for the graded cases (or {_SECRET_VARIABLE})")
     parser.add_argument("--secret-file", help="a file holding the secret (hidden from the submissions)")
+    parser.add_argument("--salt-per-student", action="store_true",
+                        help="draw each student's graded cases from the secret and their name (no two students "
+                             "share a case)")
     parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per call of a student's function")
     parser.add_argument("--exercise-timeout", type=float, default=120.0, help="seconds per exercise (hard limit)")
     parser.add_argument("--submission-timeout", type=float, default=600.0, help="seconds per submission")
@@ -900,7 +908,8 @@ def main(argv: list[str] | None = None) -> int:
                             exercise_timeout=args.exercise_timeout, submission_timeout=args.submission_timeout,
                             jobs=args.jobs, progress=not args.quiet, secret=args.secret, secret_file=args.secret_file,
                             totals=args.totals, feedback_dir=args.feedback_dir, memory_mb=args.memory_limit,
-                            stdout_lines=args.stdout_lines, book=None if args.no_copy_check else args.book)
+                            stdout_lines=args.stdout_lines, book=None if args.no_copy_check else args.book,
+                            salt_per_student=args.salt_per_student)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
     if not args.quiet:
