@@ -246,14 +246,14 @@ class _Chapter:
 def hidden_test(exercise, checks, secret: str) -> str:
     """The hidden-test region of one exercise: its graded cases as fixed data drawn now from ``secret`` (never
     the secret itself), the checkers run on them, and the points earned as the cell's value."""
-    from dpcp_tutorial.exercises._fixed import encode_cases
+    from dpcp_tutorial.exercises import fixed_cases
 
     lines = ["### BEGIN HIDDEN TESTS",
              "# graded cases drawn by `make nbgrader` from the instructor's secret (fixed data)",
              "from dpcp_tutorial.exercises import grade_fixed_cases, " + ", ".join(c.__name__ for c in checks)]
     calls = []
     for index, check in enumerate(checks):
-        data = encode_cases(check.spec.cases(secret))
+        data = fixed_cases(check, secret)
         lines.append(f"_cases_{index} = (")
         lines += [f'    "{line}"' for line in data.splitlines()]
         lines.append(")")

@@ -26,7 +26,7 @@ import sys
 
 #: public name -> the chapter module that defines it
 _EXPORTS = {
-    "ExerciseResult": "_common", "grade_fixed_cases": "_fixed",
+    "ExerciseResult": "_common", "fixed_cases": "_fixed", "grade_fixed_cases": "_fixed",
     "check_aps_prediction_set": "ch01", "check_conformal_quantile": "ch01",
     "check_private_mean": "ch02", "check_randomized_response": "ch02",
     "check_algorithm1_loss": "ch03", "check_stable_probabilities": "ch03",

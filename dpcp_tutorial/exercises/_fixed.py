@@ -19,7 +19,7 @@ import numpy as np
 
 from ._common import DEFAULT_TIME_LIMIT, Case, ExerciseResult, LocalExecutor
 
-__all__ = ["grade_fixed_cases", "decode_cases", "encode_cases"]
+__all__ = ["decode_cases", "encode_cases", "fixed_cases", "grade_fixed_cases"]
 
 _FORMAT = "dpcp-cases-1"
 
@@ -82,6 +82,20 @@ def decode_cases(text: str) -> list[Case]:
     if document.get("format") != _FORMAT:
         raise ValueError("not fixed case data of this package")
     return [Case(c["kind"], c["params"], **{k: _value(v) for k, v in c["data"].items()}) for c in document["cases"]]
+
+
+def fixed_cases(check: Callable, secret: str, *, salt: str | None = None) -> str:
+    """The graded cases of the checker ``check`` for ``secret`` (and ``salt``) as text for a hidden test.
+
+    Run it on the instructor's machine; the text holds the cases, not the secret, and
+    :func:`grade_fixed_cases` runs the checker on them. None of the cases equals a public case.
+    """
+    spec = getattr(check, "spec", None)
+    if spec is None or not getattr(check, "is_exercise_checker", False):
+        raise TypeError("check must be one of the exercise checkers (dpcp_tutorial.exercises.check_*)")
+    if not isinstance(secret, str) or not secret:
+        raise ValueError("secret must be a non-empty string (the instructor's secret)")
+    return encode_cases(spec.cases(secret, salt=salt))
 
 
 def grade_fixed_cases(check: Callable, *functions: Callable, cases: str,
