@@ -225,3 +225,25 @@ def test_the_batch_grader_salts_the_cases_with_the_student_name(tmp_path, monkey
                         salt_per_student=True)
     assert [(r.student, r.status) for r in rows] == [("ann", "passed"), ("bob", "passed")]
     assert {("s", "ann"), ("s", "bob")} <= set(seen)
+
+
+def test_fixed_cases_refuse_what_they_cannot_use():
+    from dpcp_tutorial.exercises import fixed_cases, grade_fixed_cases
+    from dpcp_tutorial.exercises._fixed import decode_cases
+
+    check = exercises.check_smallest_n
+    text = fixed_cases(check, "s")
+    with pytest.raises(ValueError, match="fixed_cases"):
+        decode_cases(text[: len(text) // 2])
+    with pytest.raises(ValueError, match="fixed_cases"):
+        decode_cases("not base64 at all!")
+    with pytest.raises(TypeError, match="fixed_cases"):
+        decode_cases(None)
+    with pytest.raises(ValueError, match="secret"):
+        fixed_cases(check, "")
+    with pytest.raises(TypeError, match="checkers"):
+        fixed_cases(print, "s")
+    with pytest.raises(TypeError, match="function"):
+        grade_fixed_cases(check, cases=text)
+    result = grade_fixed_cases(check, 3, cases=text)
+    assert not result and result.score(6) == 0

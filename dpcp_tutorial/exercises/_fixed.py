@@ -78,9 +78,14 @@ def encode_cases(cases: list[Case], width: int = 76) -> str:
 
 def decode_cases(text: str) -> list[Case]:
     """The cases :func:`encode_cases` wrote."""
-    document = json.loads(zlib.decompress(base64.b64decode("".join(text.split()))).decode("utf-8"))
-    if document.get("format") != _FORMAT:
-        raise ValueError("not fixed case data of this package")
+    if not isinstance(text, str):
+        raise TypeError(f"cases must be the text fixed_cases() wrote, not {type(text).__name__}")
+    try:
+        document = json.loads(zlib.decompress(base64.b64decode("".join(text.split()), validate=True)).decode("utf-8"))
+    except (ValueError, zlib.error) as exc:     # binascii.Error and JSONDecodeError are ValueErrors
+        raise ValueError("cases is not the text fixed_cases() wrote (it may have been cut or edited)") from exc
+    if not isinstance(document, dict) or document.get("format") != _FORMAT:
+        raise ValueError("cases is not the text fixed_cases() wrote (unknown format)")
     return [Case(c["kind"], c["params"], **{k: _value(v) for k, v in c["data"].items()}) for c in document["cases"]]
 
 
