@@ -247,3 +247,28 @@ def test_fixed_cases_refuse_what_they_cannot_use():
         grade_fixed_cases(check, cases=text)
     result = grade_fixed_cases(check, 3, cases=text)
     assert not result and result.score(6) == 0
+
+
+def test_generated_nbgrader_notebooks_hold_cases_never_the_secret(tmp_path, monkeypatch):
+    """Without nbgrader installed too: the source notebooks of ``make nbgrader`` (before nbgrader's release
+    step) hold the graded cases as data and neither the secret nor a way to read one."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("make_nbgrader", root / "tools" / "make_nbgrader.py")
+    make_nbgrader = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_nbgrader)
+    secret = "the instructor's long secret 7f3a"
+    monkeypatch.setenv("DPCP_GRADING_SECRET", secret)
+    names = make_nbgrader.generate(tmp_path, secret, {"ps1"}, release=False)
+    assert names == ["ps1"]
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert files
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert secret not in text and "DPCP_GRADING_SECRET" not in text and "secret=True" not in text, path
+    notebook = json.loads((tmp_path / "course" / "source" / "ps1" / "ps1.ipynb").read_text(encoding="utf-8"))
+    hidden = [c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
+    assert hidden and all("grade_fixed_cases(" in "".join(c["source"]) for c in hidden)
