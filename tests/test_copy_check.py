@@ -39,7 +39,8 @@ def test_renamed_and_wrapped_copies_of_a_reference_file_are_found():
     assert "my_spatial_depth" in _source.copied_references(
         _source.needed_units(_units(depth), ["my_spatial_depth"]), reference)
     own = ("import math\nimport numpy as np\n\ndef my_quantile(scores, alpha):\n    n = len(scores)\n"
-           "    k = math.ceil((n + 1) * (1 - alpha))\n    return math.inf if k > n else float(np.sort(scores)[k - 1])\n")
+           "    k = math.ceil((n + 1) * (1 - alpha))\n"
+           "    return math.inf if k > n else float(np.sort(scores)[k - 1])\n")
     assert _source.copied_references(_source.needed_units(_units(own), ["my_quantile"]), reference) == []
 
 

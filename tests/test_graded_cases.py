@@ -91,7 +91,8 @@ def test_fingerprints_treat_equal_inputs_alike_and_tell_others_apart():
     assert case_fingerprint(Case("a", "", n=3, x=np.array([1.0, 2.0]))) == \
         case_fingerprint(Case("b", "other params", n=np.int64(3), x=np.array([1.0, 2.0])))
     assert case_fingerprint(Case("a", "", n=3.0)) == case_fingerprint(Case("a", "", n=3))
-    assert case_fingerprint(Case("a", "", x=np.array([1.0, 2.0]))) != case_fingerprint(Case("a", "", x=np.array([2.0, 1.0])))
+    assert case_fingerprint(Case("a", "", x=np.array([1.0, 2.0]))) != \
+        case_fingerprint(Case("a", "", x=np.array([2.0, 1.0])))
     assert case_fingerprint(Case("a", "", x=(1, 2))) != case_fingerprint(Case("a", "", x=(1, 2, 0)))
     assert case_fingerprint(Case("a", "", x=0.1)) != case_fingerprint(Case("a", "", x=0.1 + 1e-17 + 1e-16))
 

@@ -28,7 +28,8 @@ def _noise_cases(rng: np.random.Generator) -> list[Case]:
     return [Case(kind, f"epsilon={e}, steps={t}", epsilon=e, steps=t) for kind, e, t in [
         ("a typical budget", budget(0.4, 0.8), steps(25, 40)), ("epsilon = 1", 1.0, steps(10, 60)),
         ("a small budget", budget(0.05, 0.15), steps(25, 40)), ("fewer steps", eps, 20),
-        ("a large budget", budget(2.5, 4.0), steps(25, 40)), ("a huge budget and few steps", budget(8.0, 12.0), steps(3, 9)),
+        ("a large budget", budget(2.5, 4.0), steps(25, 40)),
+        ("a huge budget and few steps", budget(8.0, 12.0), steps(3, 9)),
         ("one step", budget(1.0, 3.0), 1), ("many steps", budget(0.2, 0.6), steps(50, 200))]] + [
         Case("the scaling in the steps", "", scaling=True, epsilon=budget(0.3, 1.5), steps=steps(4, 40))]
 
