@@ -39,7 +39,7 @@ def _every_checker() -> dict:
 
 
 CHECKERS = _every_checker()
-SECRETS = [f"secret {i}" for i in range(40)] + ["", "x", "instructor's secret for the spring term"][1:]
+SECRETS = [f"secret {i}" for i in range(40)] + ["x", "instructor's secret for the spring term"]
 MIN_CASES = 3
 
 

@@ -812,7 +812,7 @@ def grade_folder(folder, out=None, *, exercises: str | None = None, time_limit: 
     ``book``: the folder of the instructor edition's notebooks, whose solutions (and reference files,
     ``book/reference``) a submission must not copy (``"auto"``: the book next to the package, when there is one;
     ``None``: no such check). ``salt_per_student``: each student's graded cases are drawn from the secret and
-    the student's name, so that no two students share a graded case.
+    the student's name (a draw of their own for every student).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -876,8 +876,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--secret", help=f"the instructor's secret for the graded cases (or {_SECRET_VARIABLE})")
     parser.add_argument("--secret-file", help="a file holding the secret (hidden from the submissions)")
     parser.add_argument("--salt-per-student", action="store_true",
-                        help="draw each student's graded cases from the secret and their name (no two students "
-                             "share a case)")
+                        help="draw each student's graded cases from the secret and their name (a draw "
+                             "of their own for every student)")
     parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per call of a student's function")
     parser.add_argument("--exercise-timeout", type=float, default=120.0, help="seconds per exercise (hard limit)")
     parser.add_argument("--submission-timeout", type=float, default=600.0, help="seconds per submission")
