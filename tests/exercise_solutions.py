@@ -142,8 +142,8 @@ def worst_case(n, d):
     return data, other, np.zeros(d)
 
 
-def langevin_step(theta, depth_gradient, beta, prior_mean, prior_scale, step_size, noise):
-    drift = beta * depth_gradient - (theta - prior_mean) / prior_scale ** 2
+def langevin_step(theta, depth_gradient, eta, prior_mean, prior_scale, step_size, noise):
+    drift = eta * depth_gradient - (theta - prior_mean) / prior_scale ** 2
     return theta + step_size * drift + np.sqrt(2 * step_size) * noise
 
 
