@@ -224,6 +224,10 @@ def _meta(grade_id: str, *, solution=False, grade=False, locked=False, points=No
     return meta
 
 
+#: computed reference pages that hold the exercises on the source variants of their chapters
+REFERENCE_PAGES = ("private_quantile_reference.ipynb", "private_medians_reproduction.ipynb")
+
+
 def chapter_notebook(chapter: str, exercises: list, notes: list[str]) -> dict | None:
     """The nbgrader source notebook of one chapter (``chapter`` is e.g. ``"ch01"``)."""
     from dpcp_tutorial import exercises as checkers_module
@@ -237,6 +241,12 @@ def chapter_notebook(chapter: str, exercises: list, notes: list[str]) -> dict | 
                   for line in _source_of(c).splitlines() if line.startswith("# ")), paths[0].stem)
     texts = exercise_texts(notebook, references())
     units = _units(notebook, paths[0].name)
+    for page in REFERENCE_PAGES:   # the exercises on a chapter's source variants live on its reference page
+        reference = json.loads((ROOT / "book" / page).read_text(encoding="utf-8"))
+        found = exercise_texts(reference, references())
+        if any(e.label in found and e.label not in texts for e in exercises):
+            texts = {**found, **texts}
+            units = units + _units(reference, page)
     setup, answers = [], []
     for exercise in exercises:
         if exercise.label not in texts:
