@@ -51,6 +51,20 @@ def probabilities(losses, epsilon, sensitivity):
     return weights / weights.sum()
 
 
+def miscoverage_bound(alpha0, n, epsilon, m):
+    k = np.arange(1, n + 1)
+    tau = (m - 1) * np.exp(-epsilon * (1 - alpha0) * (k - alpha0 * n))
+    return (1 + np.minimum(1, tau).sum()) / (n + 1)
+
+
+def release_log_probabilities(scores, edges, alpha0, epsilon):
+    rounded = edges[np.searchsorted(edges, scores)]
+    a = np.searchsorted(np.sort(rounded), edges, side="left")
+    b = rounded.size - np.searchsorted(np.sort(rounded), edges, side="right")
+    logits = -epsilon * np.maximum(alpha0 * a, (1 - alpha0) * b)
+    return logits - np.logaddexp.reduce(logits)
+
+
 # chapter 4
 def my_round_up(scores, m):
     edges = np.arange(m) / (m - 1)
@@ -128,8 +142,8 @@ def worst_case(n, d):
     return data, other, np.zeros(d)
 
 
-def langevin_step(theta, depth_gradient, beta, prior_mean, prior_scale, step_size, noise):
-    drift = beta * depth_gradient - (theta - prior_mean) / prior_scale ** 2
+def langevin_step(theta, depth_gradient, eta, prior_mean, prior_scale, step_size, noise):
+    drift = eta * depth_gradient - (theta - prior_mean) / prior_scale ** 2
     return theta + step_size * drift + np.sqrt(2 * step_size) * noise
 
 

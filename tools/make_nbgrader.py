@@ -229,6 +229,10 @@ def _meta(grade_id: str, *, solution=False, grade=False, locked=False, points=No
     return meta
 
 
+#: computed reference pages that hold the exercises on the source variants of their chapters
+REFERENCE_PAGES = ("private_quantile_reference.ipynb", "private_medians_reproduction.ipynb")
+
+
 class _Chapter:
     """What the generator reads from one chapter: its title, its exercises' texts and its code units."""
 
@@ -241,6 +245,14 @@ class _Chapter:
             notebook = json.loads(self.path.read_text(encoding="utf-8"))
             self.texts = exercise_texts(notebook, refs)
             self.units = _units(notebook, self.path.name)
+        prefix = f"ex-{number:02d}-"
+        for page in REFERENCE_PAGES:   # the exercises on a chapter's source variants live on its reference page
+            reference = json.loads((ROOT / "book" / page).read_text(encoding="utf-8"))
+            found = {label: text for label, text in exercise_texts(reference, refs).items()
+                     if label.startswith(prefix) and label not in self.texts}
+            if found:
+                self.texts = {**found, **self.texts}
+                self.units = self.units + _units(reference, page)
 
 
 def hidden_test(exercise, checks, secret: str) -> str:

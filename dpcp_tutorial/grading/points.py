@@ -14,7 +14,7 @@ from __future__ import annotations
 POINTS: dict[str, float] = {
     "ex-01-code-quantile": 6, "ex-01-code-aps": 6,
     "ex-02-private-mean": 6, "ex-02-attacker": 6,
-    "ex-03-loss": 6, "ex-03-stable": 6,
+    "ex-03-bound": 6, "ex-03-stable": 6, "ex-03-release": 6, "ex-03-loss": 6,
     "ex-04-code": 6, "ex-04-assemble": 12,
     "ex-05-code": 6,
     "ex-06-code": 6, "ex-06-assemble": 12,
