@@ -3,6 +3,7 @@
 Usage::
 
     python tools/course_load.py            # print each module's weeks with the computed hours
+    python tools/course_load.py --write    # also write the computed hours into the page's tables
 
 Basis (stated on the page): independent work only, class time not counted.
 
@@ -73,17 +74,21 @@ def reading_hours(number: int) -> float:
 
 def exercise_stars() -> dict[str, tuple[int, int]]:
     """``label -> (chapter, stars)`` for every exercise of every chapter."""
-    exercise = _tool("make_nbgrader").EXERCISE
+    generator = _tool("make_nbgrader")
     out = {}
-    for path in sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb")):
+    pages = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+    pages += [ROOT / "book" / page for page in generator.REFERENCE_PAGES]
+    for path in pages:
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             if cell["cell_type"] != "markdown":
                 continue
-            for match in exercise.finditer(_source(cell)):
+            for match in generator.EXERCISE.finditer(_source(cell)):
+                label = match.group("label")
                 stars = STARS.search(match.group("body"))
                 if stars is None:
-                    raise ValueError(f"{match.group('label')} states no difficulty (★)")
-                out[match.group("label")] = (int(path.name[:2]), len(stars.group(1)))
+                    raise ValueError(f"{label} states no difficulty (★)")
+                # an exercise on a reference page belongs to the chapter its label names (ex-03-loss: 3)
+                out[label] = (int(label.split("-")[1]), len(stars.group(1)))
     return out
 
 
@@ -161,7 +166,28 @@ def modules() -> dict[str, list[Week]]:
     return out
 
 
-def main() -> int:
+def write_page() -> None:
+    """Write the computed hours into the last three columns of every week row of the page's module tables."""
+    computed = modules()
+    lines, title, index = PAGE.read_text(encoding="utf-8").splitlines(keepends=True), None, 0
+    for i, line in enumerate(lines):
+        heading = re.match(r"^### (.*module.*)$", line.rstrip("\n"))
+        if heading or line.startswith("#"):
+            title, index = (heading.group(1).strip() if heading else None), 0
+            continue
+        row = WEEK_ROW.match(line.rstrip("\n"))
+        if row and title in computed:
+            week = computed[title][index]
+            index += 1
+            cells = line.rstrip("\n").split("|")
+            cells[-4:-1] = [f" {week.reading:.1f} h ", f" {week.exercises:.1f} h ", f" {week.total:.1f} h "]
+            lines[i] = "|".join(cells) + "\n"
+    PAGE.write_text("".join(lines), encoding="utf-8")
+
+
+def main(argv: list[str]) -> int:
+    if "--write" in argv:
+        write_page()
     for title, weeks in modules().items():
         print(f"{title}:")
         for w in weeks:
@@ -173,4 +199,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
