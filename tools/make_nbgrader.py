@@ -235,14 +235,22 @@ def chapter_notebook(chapter: str, exercises: list, notes: list[str]) -> dict | 
     notebook = json.loads(paths[0].read_text(encoding="utf-8"))
     title = next((line[2:].strip() for c in notebook["cells"] if c["cell_type"] == "markdown"
                   for line in _source_of(c).splitlines() if line.startswith("# ")), paths[0].stem)
-    texts = exercise_texts(notebook, references())
+    refs = references()
+    texts = exercise_texts(notebook, refs)
     units = _units(notebook, paths[0].name)
+    # a source variant's exercise lives on a reference page (book/[a-z]*.ipynb) that the chapter links to
+    pages = [(json.loads(p.read_text(encoding="utf-8")), p.name) for p in sorted((ROOT / "book").glob("[a-z]*.ipynb"))]
     setup, answers = [], []
     for exercise in exercises:
+        where = units
         if exercise.label not in texts:
-            notes.append(f"{chapter}: {exercise.label} is not in {paths[0].name} yet; left out")
-            continue
-        chosen = _solution_units(units, exercise.functions)
+            page = next((pg for pg in pages if exercise.label in exercise_texts(pg[0])), None)
+            if page is None:
+                notes.append(f"{chapter}: {exercise.label} is not in {paths[0].name} yet; left out")
+                continue
+            texts[exercise.label] = exercise_texts(page[0], refs)[exercise.label]
+            where = _units(page[0], page[1])
+        chosen = _solution_units(where, exercise.functions)
         if not chosen:
             chosen = _fallback_units(exercise.functions)
             notes.append(f"{chapter}: {exercise.label}'s solution taken from tests/exercise_solutions.py")
