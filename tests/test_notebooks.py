@@ -388,7 +388,7 @@ def test_float_noise_check_flags_full_precision_floats(text, noisy):
 # --- the tutorial shape -----------------------------------------------------------------
 
 EXERCISE_KIND = re.compile(r"^\((Conceptual|By hand|Derivation|Coding|Project), (★{1,3})\)")
-CORE_CHAPTERS = ("01_", "02_", "03_", "04_", "05_", "06_", "09_", "10_")
+CORE_CHAPTERS = ("01_", "02_", "03_", "04_", "05_", "06_", "09_", "10_", "17_")
 MAIN_LINE_WORDS = 3300  # "about 3,000 words" of prose
 SOURCE_NOTES = re.compile(r"^(`{3,}|:{3,})\{admonition\} *Source notes[^\n]*\n.*?^\1[ \t]*$", re.S | re.M)
 OUT_OF_MAIN_LINE = ("Pitfalls", "Reproducing the sources")
