@@ -182,7 +182,7 @@ def test_autograde_and_export_offline(course):
         grades = {(row["assignment"], row["student_id"]): row for row in csv.DictReader(handle)}
     score = {key: float(row["score"]) for key, row in grades.items()}
     assert score[("ch01", "good")] == float(grades[("ch01", "good")]["max_score"]) == 12.0
-    assert score[("ch04", "good")] == float(grades[("ch04", "good")]["max_score"]) == 18.0
+    assert score[("ch04", "good")] == float(grades[("ch04", "good")]["max_score"]) == 30.0
     assert 0.0 < score[("ch01", "wrong")] < 6.0, "a wrong my_quantile earns partial credit, a stub nothing"
     assert 0.0 < score[("ch04", "wrong")] < 6.0, "my_round_up right and my_qtilde a stub: part of ex-04-code"
     shutil.rmtree(course / "autograded", ignore_errors=True)
