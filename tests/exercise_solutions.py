@@ -13,7 +13,8 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import logsumexp
 
-from dpcp_tutorial import DPRidgeRegression, private_quantile, private_quantile_level
+from dpcp_tutorial import (DPRidgeRegression, private_quantile, private_quantile_level,
+                           private_quantile_miscoverage_bound)
 
 
 # chapter 1
@@ -299,6 +300,19 @@ def randomized_response(bits, epsilon, rng):
     return np.where(keep, bits, 1 - np.asarray(bits))
 
 
+# chapter 4: a coin per record (ex-04-coin)
+def my_coin_split(n_records, share, rng):
+    return (rng.random(n_records) < share).astype(int)
+
+
+# chapter 4: the public calibration size (ex-04-pad)
+def my_subsample_or_pad(scores, n, rng):
+    scores = np.asarray(scores, dtype=float)
+    if scores.size > n:
+        return rng.choice(scores, size=n, replace=False)
+    return np.concatenate([scores, np.ones(n - scores.size)])
+
+
 # chapter 4: private split conformal prediction assembled (ex-04-assemble)
 def my_round_up_to_edges(scores, M):
     edges = np.arange(1, M + 1) / M
@@ -328,6 +342,18 @@ def my_private_threshold(scores, beta, epsilon, M, rng):
     u = my_utilities(scores, M, alpha0)
     j = my_gumbel_max(my_log_probabilities(u, epsilon), rng)
     return (j + 1) / M
+
+
+# chapter 6: DPCP's level (ex-06-level)
+def my_dpcp_level(alpha, epsilon1, delta):
+    if alpha <= delta:
+        raise ValueError("delta must be below alpha")
+    return math.exp(-epsilon1) * (alpha - delta)
+
+
+# chapter 6: the coverage theorem's bound (ex-06-bound)
+def my_dpcp_miss_bound(alpha0, n, epsilon1, epsilon2, delta, bins):
+    return math.exp(epsilon1) * private_quantile_miscoverage_bound(alpha0, n, epsilon2, bins) + delta
 
 
 # chapter 6: DPCP assembled end to end (ex-06-assemble)

@@ -394,16 +394,16 @@ BOOK = Path(__file__).parents[1] / "book"
 EXERCISE_BLOCK = re.compile(r"^(`{3,}|:{3,})\{exercise\}[^\n]*\n:label: *([\w-]+)[ \t]*\n(.*?)^\1[ \t]*$", re.S | re.M)
 
 
-#: computed reference pages that hold the exercises on the source variants of their chapters
-REFERENCE_PAGES = ("private_quantile_reference.ipynb", "private_medians_reproduction.ipynb")
-
-
 def _chapter_markdown(chapter: str) -> tuple[str, str]:
-    """(file name, markdown text) of the chapter notebook ``book/<chapter>_*.ipynb``."""
+    """(file name, markdown text) of the chapter notebook ``book/<chapter>_*.ipynb``, followed by the reference
+    pages (``book/[a-z]*.ipynb``), which hold the exercises on the source variants a chapter links to."""
     notebooks = sorted(BOOK.glob(f"{chapter}_*.ipynb"))
     assert len(notebooks) == 1, f"no chapter notebook book/{chapter}_*.ipynb"
-    cells = json.loads(notebooks[0].read_text(encoding="utf-8"))["cells"]
-    return notebooks[0].name, "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    texts = []
+    for path in notebooks + sorted(BOOK.glob("[a-z]*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        texts.append("\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown"))
+    return notebooks[0].name, "\n".join(texts)
 
 
 def _normalise_arguments(text: str) -> str:
@@ -417,14 +417,6 @@ def test_checker_matches_its_exercise_in_the_book(name):
     check = CHECKERS[name]
     filename, markdown = _chapter_markdown(check.__module__.rsplit(".", 1)[-1][2:])
     texts = {m.group(2): m.group(3) for m in EXERCISE_BLOCK.finditer(markdown)}
-    if check.exercise not in texts:   # an exercise on a source variant lives on its chapter's reference page
-        for page in REFERENCE_PAGES:
-            cells = json.loads((BOOK / page).read_text(encoding="utf-8"))["cells"]
-            text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
-            found = {m.group(2): m.group(3) for m in EXERCISE_BLOCK.finditer(text)}
-            if check.exercise in found:
-                filename, texts = page, found
-                break
     assert check.exercise in texts, f"{filename} has no exercise {check.exercise}"
     text = texts[check.exercise]
     assert f"dpcp_tutorial.exercises.{name}" in text or f"`{name}(" in text or f"`{name}`" in text, \

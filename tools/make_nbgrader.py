@@ -229,8 +229,9 @@ def _meta(grade_id: str, *, solution=False, grade=False, locked=False, points=No
     return meta
 
 
-#: computed reference pages that hold the exercises on the source variants of their chapters
-REFERENCE_PAGES = ("private_quantile_reference.ipynb", "private_medians_reproduction.ipynb")
+#: the computed pages beside the chapters (reference pages, section pages such as the case study): a chapter's
+#: exercise on a source variant or on a worked example lives there, under the chapter's label ``ex-NN-...``
+REFERENCE_PAGES = tuple(sorted(p.name for p in (ROOT / "book").glob("[a-z]*.ipynb")))
 
 
 class _Chapter:
