@@ -192,7 +192,7 @@ def _pad_cases(rng: np.random.Generator) -> list[Case]:
              n=n_small + int(rng.integers(3, 12)), seed=int(rng.integers(2**31)), draws=1),
         Case("exactly n scores", "", scores=rng.uniform(size=int(rng.integers(10, 30))), n=None,
              seed=int(rng.integers(2**31)), draws=1),
-        Case("no score at all", "", scores=np.zeros(0), n=int(rng.integers(3, 8)), seed=int(rng.integers(2**31)),
+        Case("no score at all", "", scores=np.zeros(0), n=int(rng.integers(3, 400)), seed=int(rng.integers(2**31)),
              draws=1),
     ]
 
