@@ -164,21 +164,21 @@ def bwrap_command(runtime: Path, submission: Path, tmpfs_mb: int) -> list[str]:
     bound = ["/usr"]
     made: set[str] = set()
     for path in _runtime_dirs():
-        for parent in reversed(Path(path).parents):     # world-traversable parents (the sandbox's uid is not
-            if str(parent) != "/" and str(parent) not in made and not str(parent).startswith("/usr"):  # root)
+        for parent in reversed(Path(path).parents):   # parents the sandbox's own uid may pass through
+            if str(parent) != "/" and str(parent) not in made and not str(parent).startswith("/usr"):
                 args += ["--perms", "0755", "--dir", str(parent)]
                 made.add(str(parent))
         args += ["--ro-bind", path, path]
         bound.append(path)
     for path in _masked_dirs(bound):
-        args += ["--tmpfs", path]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/sandbox"]
+        args += ["--tmpfs", path, "--remount-ro", path]
+    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--tmpfs", "/sandbox"]
     args += ["--dir", SITE]
     for host, inside in package_binds():
         args += ["--ro-bind", host, inside]
     args += ["--ro-bind", str(runtime), RUNTIME, "--ro-bind", str(submission), SUBMISSION]
     args += ["--perms", "0777", "--size", str(int(tmpfs_mb) * 2**20), "--tmpfs", WORK, "--chdir", WORK]
-    args += ["--remount-ro", "/sandbox", "--"]
+    args += ["--remount-ro", "/sandbox", "--remount-ro", "/", "--"]
     return args
 
 
