@@ -95,6 +95,7 @@ def _spy(account: Path, secret_file: Path, folder: Path, out: Path) -> str:
     ''') + textwrap.indent(SMALLEST_N_BODY.strip("\n"), "") + "\n"
 
 
+@pytest.mark.slow
 def test_a_spy_finds_nothing_in_the_sandbox_and_everything_without_it(tmp_path, monkeypatch):
     account = tmp_path / "home" / ".bash_history"
     account.parent.mkdir()
@@ -189,7 +190,7 @@ def randomized_response(bits, epsilon, rng):
     return bits
 
 
-def private_mean(x, lower, upper, epsilon):
+def private_mean(x, lower, upper, epsilon, rng):
     _forge()
     return float(np.clip(x, lower, upper).mean() + np.random.laplace(0.0, (upper - lower) / (len(x) * epsilon)))
 '''
@@ -222,9 +223,10 @@ def test_package_tricks_self_reports_and_leaks(tmp_path):
     # the package is not in the sandbox: no import, attribute, __wrapped__ or exec of its source works
     assert table[("tricks", "ex-01-code-quantile")].points == 0
     # inputs changed in place and numpy's global random state: judged from the recheck, not the report
-    for label in ("ex-02-attacker", "ex-02-private-mean"):
+    # (the one case of randomized response that does not look at the inputs passes, as in the notebook)
+    for label, most in (("ex-02-attacker", 1), ("ex-02-private-mean", 0)):
         row = table[("forger", label)]
-        assert row.points == 0 and row.status == "failed", row
+        assert row.status == "failed" and row.cases_passed <= most, row
         assert "called again on the same input arrays" in row.feedback, row.feedback
     # nothing the submission printed or wrote into an exception reaches the feedback or the CSV
     text = out.read_text(encoding="utf-8") + "".join(
@@ -329,7 +331,7 @@ def smallest_n(alpha, epsilon1, epsilon2, delta):
         started += 1
     if started >= 100:
         return 0                       # the process limit did not hold
-    time.sleep(20)                    # keep the children busy while the classmate is graded
+    time.sleep(3)                     # keep the children busy while the classmate is graded
 ''' + SMALLEST_N_BODY
 
 SLOW_BUT_CORRECT = '''

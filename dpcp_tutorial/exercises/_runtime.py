@@ -13,9 +13,11 @@ dicts of plain data, numpy arrays of dtype ``bool``, ``int64`` or ``float64``, a
 seed that the calling side turns into one ``numpy.random.Generator`` per call).
 
 Time limits. Each call of the reader's function runs in a daemon worker thread and may take ``time_limit``
-seconds of the worker's own CPU time and ``wall_limit`` seconds of wall-clock time (by default also
-``time_limit``; the batch grader allows more, so that other processes on the machine cannot make a call time
-out); on a time-out the thread is asked to raise an exception (``PyThreadState_SetAsyncExc``), which stops a
+seconds of the worker's own CPU time, and ``wall_limit`` seconds of wall-clock time *not counting the time
+it waited for a CPU* (Linux reports that wait in ``/proc/self/task/TID/schedstat``; elsewhere plain wall-clock
+time counts). ``wall_limit`` is ``time_limit`` by default; the batch grader allows more. So other processes
+on the machine cannot make a call time out, while a call that only waits (``sleep``, a blocked read) still
+ends. On a time-out the thread is asked to raise an exception (``PyThreadState_SetAsyncExc``), which stops a
 loop in Python code. A call blocked inside compiled code keeps running in the background (a Python thread
 cannot be killed); the batch grader ends the whole process instead.
 """
@@ -615,6 +617,18 @@ def _thread_cpu(thread: threading.Thread) -> float | None:
         return None
 
 
+def _run_queue_wait(native_id: int | None) -> float:
+    """Seconds the thread ``native_id`` of this process has waited for a CPU while runnable (0 where the
+    kernel does not say)."""
+    if native_id is None:
+        return 0.0
+    try:
+        with open(f"/proc/self/task/{native_id}/schedstat", encoding="ascii") as handle:
+            return int(handle.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def execute(functions: dict[str, Callable], call: Call, time_limit: float, wall_limit: float | None = None) -> Reply:
     """Run ``call`` against ``functions`` (name -> the reader's callable) and describe what happened.
 
@@ -632,8 +646,13 @@ def execute(functions: dict[str, Callable], call: Call, time_limit: float, wall_
     else:
         argument_sets = [(tuple(call.args), dict(call.kwargs))] * call.repeat
     box: dict[str, Any] = {"values": [], "index": 0, "modified": False, "state_changed": False, "recheck": []}
-    clock = {"started": time.monotonic(), "cpu": 0.0}
+    clock = {"started": time.monotonic(), "cpu": 0.0, "wait": 0.0, "tid": None}
     counter = [0]
+
+    def start_clock() -> None:
+        clock["tid"] = threading.get_native_id()
+        clock["started"], clock["cpu"] = time.monotonic(), time.thread_time()
+        clock["wait"] = _run_queue_wait(clock["tid"])
 
     def target() -> None:
         generators: dict = {}
@@ -648,7 +667,7 @@ def execute(functions: dict[str, Callable], call: Call, time_limit: float, wall_
                     given_args, given_kwargs = _materialise(args, generators), _materialise(kwargs, generators)
                     if first is None:
                         first = (given_args, given_kwargs)
-                    clock["started"], clock["cpu"] = time.monotonic(), time.thread_time()
+                    start_clock()
                     value = fn(*given_args, **given_kwargs)
                     if not (_same(given_args, args) and _same(given_kwargs, kwargs)):
                         box["modified"] = True
@@ -673,7 +692,7 @@ def execute(functions: dict[str, Callable], call: Call, time_limit: float, wall_
                     if call.global_seeds is not None:
                         _reseed_global(call.global_seeds[1])
                     box["index"] = len(argument_sets)
-                    clock["started"], clock["cpu"] = time.monotonic(), time.thread_time()
+                    start_clock()
                     again = fn(*again_args, **again_kwargs)
                     if again is None:
                         box["status"] = "none"
@@ -703,7 +722,8 @@ def execute(functions: dict[str, Callable], call: Call, time_limit: float, wall_
     worker.start()
     try:
         while worker.is_alive():
-            wall_left = clock["started"] + wall_limit - time.monotonic()
+            waited = _run_queue_wait(clock["tid"]) - clock["wait"]
+            wall_left = clock["started"] + wall_limit + max(0.0, waited) - time.monotonic()
             used = _thread_cpu(worker)
             cpu_left = time_limit - (used - clock["cpu"]) if used is not None else \
                 clock["started"] + time_limit - time.monotonic()

@@ -72,7 +72,7 @@ COLUMNS = ["student", "exercise", "function", "passed", "status", "cases_passed"
 _STARTUP = 120.0          # seconds a sandbox may take to start (Python, numpy), not counted against the student
 _MAX_REPLY = 64 * 2**20   # bytes of one reply of the sandbox
 _FILE_MB = 64             # largest file a submission may write (RLIMIT_FSIZE)
-_PROCESSES = 64           # processes and threads of one sandbox (RLIMIT_NPROC, counted per sandbox)
+_PROCESSES = 32           # processes and threads of one sandbox (RLIMIT_NPROC, counted per sandbox)
 _UNLIMITED = -1
 _UID_BASE = 10**9         # as root, each sandbox runs under a uid of its own above this
 _SUFFIXES = _source.SUFFIXES
@@ -326,9 +326,13 @@ class _Sandbox:
         self._stdout, self._limit, self._keep = stdout, stdout_lines_limit(ctx), keep_output
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
-        ready = self._next(time.monotonic() + _STARTUP)
-        if ready.get("event") != "ready":
-            raise _Abort("protocol", "the sandbox did not start")
+        try:
+            ready = self._next(time.monotonic() + _STARTUP)
+            if ready.get("event") != "ready":
+                raise _Abort("protocol", "the sandbox did not start")
+        except BaseException:
+            self.close()
+            raise
 
     def _drain(self) -> None:
         """Read the submission's output in bounded chunks; keep at most the line limit, 500 characters each,
@@ -430,6 +434,11 @@ class _Sandbox:
         except OSError:
             pass
         self._reader.join(timeout=5)
+        for handle in (self.process.stdin, self.process.stdout):
+            try:
+                handle.close()
+            except OSError:
+                pass
         try:
             os.close(self._fd)
         except OSError:
@@ -464,8 +473,9 @@ class _RemoteExecutor:
 
 
 def wall_limit(time_limit: float) -> float:
-    """Wall-clock seconds a call may take when ``time_limit`` bounds its CPU time: other submissions' load
-    must not decide a grade, while a call that only waits (``sleep``, a blocked read) still ends."""
+    """Wall-clock seconds (less the time spent waiting for a CPU) a call may take when ``time_limit`` bounds
+    its own CPU time: other submissions' load must not decide a grade, while a call that only waits
+    (``sleep``, a blocked read) still ends."""
     return max(3.0 * float(time_limit), float(time_limit) + 5.0)
 
 

@@ -72,10 +72,15 @@ def _limit_resources(config: dict) -> None:
     limits = [("RLIMIT_AS", int(config["memory_mb"]) * megabyte), ("RLIMIT_CORE", 0),
               ("RLIMIT_FSIZE", int(config["fsize_mb"]) * megabyte), ("RLIMIT_NOFILE", 256),
               ("RLIMIT_NPROC", int(config["nproc"]))]
-    for name, value in limits:
-        resource.setrlimit(getattr(resource, name), (value, value))
     cpu = int(config["cpu_s"])
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+    for name, soft, hard in [(n, v, v) for n, v in limits] + [("RLIMIT_CPU", cpu, cpu + 5)]:
+        if soft < 0:          # no limit asked for
+            continue
+        kind = getattr(resource, name)
+        current = resource.getrlimit(kind)[1]
+        if current != resource.RLIM_INFINITY:   # only ever lower a limit
+            soft, hard = min(soft, current), min(hard, current)
+        resource.setrlimit(kind, (soft, hard))
 
 
 def _switch_user(uid: int | None) -> None:
