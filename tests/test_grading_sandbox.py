@@ -393,3 +393,39 @@ def test_as_an_unprivileged_user(tmp_path):
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "passed bwrap user namespace" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_folder_of_all_handouts_with_answers_grades_like_the_py_file(tmp_path):
+    """Every chapter's hand-out (student edition) with the answers appended: only the reader's cells (and the
+    chapters' imports) run, so a top-level name of a chapter (chapter 8's ``loss``) cannot shadow an answer,
+    and the folder grades like the same answers in one ``.py`` file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("student_edition", ROOT / "tools" / "student_edition.py")
+    student_edition = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(student_edition)
+    folder = tmp_path / "subs"
+    (folder / "handouts").mkdir(parents=True)
+    solutions = (ROOT / "tests" / "exercise_solutions.py").read_text(encoding="utf-8")
+    chapters = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+    for index, path in enumerate(chapters):
+        notebook = student_edition.strip_notebook(json.loads(path.read_text(encoding="utf-8")))
+        if index == 0:      # the answers typed into the first hand-out, before every chapter's code
+            notebook["cells"].append({"cell_type": "code", "metadata": {}, "source": solutions, "outputs": [],
+                                      "execution_count": None})
+        (folder / "handouts" / path.name).write_text(json.dumps(notebook), encoding="utf-8")
+    shutil.copyfile(ROOT / "tests" / "exercise_solutions.py", folder / "py.py")
+    timings = {}
+    rows = []
+    for student in ("handouts", "py"):
+        only = tmp_path / f"only_{student}"
+        only.mkdir()
+        source = folder / student if student == "handouts" else folder / "py.py"
+        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, only / source.name)
+        start = time.monotonic()
+        rows += grade_folder(only, progress=False, book=None, secret=SECRET)
+        timings[student] = time.monotonic() - start
+    failed = [(r.student, r.exercise, r.feedback) for r in rows if r.status != "passed"]
+    assert not failed, failed
+    assert timings["handouts"] < 1.5 * timings["py"] + 10, timings
