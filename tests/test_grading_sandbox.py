@@ -33,8 +33,8 @@ SMALLEST_N_BODY = '''
     return math.floor(2 / (alpha1 * epsilon2)) + 1
 '''
 
-pytestmark = pytest.mark.skipif(_isolation.probe() is not None, reason=f"no bubblewrap sandbox here: "
-                                                                      f"{_isolation.probe()}")
+needs_bwrap = pytest.mark.skipif(_isolation.probe() is not None, reason=f"no bubblewrap sandbox here: "
+                                                                       f"{_isolation.probe()}")
 
 
 def _rows(path: Path) -> list[dict]:
@@ -96,6 +96,7 @@ def _spy(account: Path, secret_file: Path, folder: Path, out: Path) -> str:
 
 
 @pytest.mark.slow
+@needs_bwrap
 def test_a_spy_finds_nothing_in_the_sandbox_and_everything_without_it(tmp_path, monkeypatch):
     account = tmp_path / "home" / ".bash_history"
     account.parent.mkdir()
@@ -210,6 +211,7 @@ def my_aps_sets(proba, qhat):
 '''
 
 
+@needs_bwrap
 def test_package_tricks_self_reports_and_leaks(tmp_path):
     folder = tmp_path / "subs"
     folder.mkdir()
@@ -236,6 +238,7 @@ def test_package_tricks_self_reports_and_leaks(tmp_path):
     assert "raised an exception" in table[("leaker", "ex-01-code-aps")].feedback
 
 
+@needs_bwrap
 def test_a_self_reported_check_alone_costs_no_points(tmp_path):
     """An in-place clip whose result does not depend on the change (clipping twice = clipping once) cannot be
     told apart from a correct one by what crosses the boundary: feedback names it, the points stay."""
@@ -283,6 +286,7 @@ def smallest_n(alpha, epsilon1, epsilon2, delta):
 
 
 @pytest.mark.slow
+@needs_bwrap
 def test_disk_fill_and_output_flood_leave_the_grader_and_its_files_alone(tmp_path):
     folder = tmp_path / "subs"
     folder.mkdir()
@@ -346,6 +350,7 @@ def smallest_n(alpha, epsilon1, epsilon2, delta):
 
 
 @pytest.mark.slow
+@needs_bwrap
 def test_setsid_children_neither_multiply_nor_starve_a_classmate(tmp_path):
     folder = tmp_path / "subs"
     folder.mkdir()
@@ -369,6 +374,7 @@ def test_the_staged_package_holds_only_helpers_and_stubs(tmp_path):
     assert "def private_quantile_level" in source
 
 
+@needs_bwrap
 def test_as_an_unprivileged_user(tmp_path):
     """The grader run by an ordinary user (bwrap then creates a user namespace)."""
     if os.geteuid() != 0 or shutil.which("runuser") is None:
@@ -396,6 +402,7 @@ def test_as_an_unprivileged_user(tmp_path):
 
 
 @pytest.mark.slow
+@needs_bwrap
 def test_a_folder_of_all_handouts_with_answers_grades_like_the_py_file(tmp_path):
     """Every chapter's hand-out (student edition) with the answers appended: only the reader's cells (and the
     chapters' imports) run, so a top-level name of a chapter (chapter 8's ``loss``) cannot shadow an answer,

@@ -12,36 +12,41 @@ How a submission is graded (the integrity model; ``book/grading.md`` says what r
   never imported, by the grader. For each exercise only the statements its functions need are run
   (:mod:`._source`): definitions, imports, constants (tuple unpacking included), definitions nested in
   ``if``/``with``/``try`` blocks, cells that start with a Python cell magic such as ``%%time`` -- never a
-  chapter's experiments, plots or checker calls, unless an answer's function reads their result.
-* The student's code runs in a separate process (:mod:`._sandbox`), started in a private copy of the
-  submission's folder, in fresh PID, mount, network and IPC namespaces where the machine allows it
-  (:mod:`._isolation`), with a memory limit, a clean environment (no secret) and the folder of submissions,
-  the grader's scratch space, the output files and the secret hidden. That process holds no case, no
-  expected answer and no verdict: the grader sends it one call at a time as plain data, it sends back the
-  outputs as plain data (JSON, never pickles), the grader validates their type, shape and finiteness, and
-  every comparison with the expected answer happens in the grader's process. When a submission is done
-  (or overruns) every process it started is ended with it.
+  chapter's experiments, plots or checker calls, unless an answer's function reads their result; of a
+  hand-out's unchanged chapter cells only the imports.
+* Each exercise runs in a fresh bubblewrap sandbox (:mod:`._isolation`): its own namespaces, read-only binds
+  of exactly the Python runtime and the allowed packages, a size-limited tmpfs holding a copy of the
+  submission as the only writable place, limits on CPU time, memory, processes and file size, and an
+  unprivileged uid of its own when the grader is root. Without ``bwrap`` grading refuses, unless
+  ``--unsafe-no-sandbox`` asks for a practice run with the public cases.
+* The sandbox holds no implementation of a graded function: the course package is not importable there; a
+  stand-in exports an allowlist of helpers, with the graded exercise's implementations replaced by stubs
+  (:mod:`._stage`). It holds no case, no expected answer and no verdict either: the grader sends it one call
+  at a time as plain data, it sends back the outputs as plain data (JSON, never pickles), the grader
+  validates their type, shape and finiteness, and every comparison with the expected answer happens in the
+  grader's process. Inputs modified in place and numpy's global random state are judged from a second call
+  on the same argument objects under another global seed; what the sandbox reports about itself is feedback
+  without points.
 * Graded runs draw their cases from the instructor's secret (``--secret``, ``--secret-file`` or the
-  environment variable ``DPCP_GRADING_SECRET``), which the installed package does not contain; without a
-  secret the public cases (those a student runs in the notebook) are used and a warning says so. Graded
-  feedback names the mistake without printing expected values.
-* An answer whose code uses the package's own implementation of the exercise (or a helper of the checkers
-  or the grader), by its source (imports, aliases, attribute chains, star imports) or at run time (the
-  function object comes from the package, or a *tripwire* on the package's implementation fires during the
-  exercise's calls), or whose function is a solution of the instructor edition (a cell tagged
-  ``solution``, or the same code as a solution in the book's notebooks when ``--book`` points to them), is
-  *not graded*.
+  environment variable ``DPCP_GRADING_SECRET``), which never enters a sandbox; without a secret the public
+  cases (those a student runs in the notebook) are used and a warning says so. Graded feedback names the
+  mistake without printing expected values, and nothing a graded call prints or writes into an exception's
+  text reaches it.
+* An answer whose source uses the package's own implementation of the exercise (or a helper of the checkers
+  or the grader), or whose function is a solution of the instructor edition (a cell tagged ``solution``, or
+  the same code as a solution in the book's notebooks when ``--book`` points to them), is *not graded*.
 
 Time limits: ``--time-limit`` seconds per call of a student's function, ``--exercise-timeout`` per exercise
 (loading what it needs included), ``--submission-timeout`` per submission; a process that overruns is
-ended, the exercise recorded, and grading goes on with the next exercise in a fresh process. Malformed or
+ended, the exercise recorded, and grading goes on with the next exercise. Malformed or
 duplicate submissions produce rows that say so; the batch always finishes with its CSV files.
 
 Output: ``--out`` (one row per student and exercise: ``student, exercise, function, passed, status,
 cases_passed, cases_total, points, max_points, feedback``; ``status`` is one of passed / failed / not
 submitted / not graded / error), a totals file an LMS can import (``student, points, max_points``;
 ``--totals``, default ``<out>_totals.csv``), and a feedback file per student (``--feedback-dir``, default
-``<out>_feedback/``) with every exercise's feedback and the first lines the submission printed.
+``<out>_feedback/``) with every exercise's feedback (and, in a practice run without a secret only, the first
+lines the submission printed). Every row records the isolation used (``isolation`` column).
 """
 
 from __future__ import annotations
