@@ -374,31 +374,60 @@ def test_the_staged_package_holds_only_helpers_and_stubs(tmp_path):
     assert "def private_quantile_level" in source
 
 
+def _unprivileged_uid() -> int | None:
+    import pwd
+
+    for name in ("cloudsdk", "nobody"):
+        try:
+            return pwd.getpwnam(name).pw_uid
+        except KeyError:
+            continue
+    return None
+
+
 @needs_bwrap
-def test_as_an_unprivileged_user(tmp_path):
-    """The grader run by an ordinary user (bwrap then creates a user namespace)."""
-    if os.geteuid() != 0 or shutil.which("runuser") is None:
-        pytest.skip("needs root (to run the grader as another user) and runuser")
-    user = "nobody"
-    python = _isolation.interpreter()
-    check = subprocess.run(["runuser", "-u", user, "--", python, "-c", "import numpy, sklearn"],
-                           capture_output=True, text=True)
-    if check.returncode != 0:
-        pytest.skip(f"the user {user} cannot run this Python and its packages here "
-                    f"({' '.join(check.stderr.split())[:160]}; e.g. the interpreter lives under a home "
-                    "directory that only root may enter)")
-    folder = tmp_path / "subs"
-    folder.mkdir()
-    (folder / "a.py").write_text("import math\ndef smallest_n(alpha, epsilon1, epsilon2, delta):\n"
-                                 + SMALLEST_N_BODY, encoding="utf-8")
-    os.chmod(tmp_path, 0o777)
-    script = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from dpcp_tutorial.grading import grade_folder; "
-              f"r = grade_folder({str(folder)!r}, exercises='smallest_n', progress=False, book=None, "
-              f"secret='s'); print(r[0].status, r[0].isolation)")
-    done = subprocess.run(["runuser", "-u", user, "--", python, "-c", script], capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "passed bwrap user namespace" in done.stdout
+def test_as_an_unprivileged_user():
+    """The grader run by an ordinary user: bwrap then creates a user namespace, and the process limit counts
+    per user namespace. Root starts the grader under an ordinary uid with ``setpriv``; where the interpreter
+    lies under a folder only root may enter (a Python installed in root's home), an outer bwrap gives that
+    user a view in which the interpreter's folder is reachable and nothing else changes."""
+    import tempfile
+
+    uid = _unprivileged_uid()
+    if os.geteuid() != 0 or uid is None or shutil.which("setpriv") is None:
+        pytest.skip("needs root (to start the grader as an ordinary user), an ordinary user and setpriv")
+    prefix = Path(sys.base_prefix).resolve()
+    closed = next((p for p in reversed(prefix.parents) if str(p) != "/" and not os.stat(p).st_mode & 0o001),
+                  None)
+    outer = []
+    if closed is not None:    # bind the folder below the closed one, with its own (open) permissions
+        below = closed / prefix.relative_to(closed).parts[0]
+        outer = [shutil.which("bwrap"), "--dev-bind", "/", "/", "--tmpfs", str(closed), "--ro-bind", str(below),
+                 str(below), "--die-with-parent", "--"]
+    work = Path(tempfile.mkdtemp(prefix="dpcp-unprivileged-"))
+    try:
+        work.chmod(0o777)
+        folder = work / "subs"
+        folder.mkdir()
+        (folder / "a.py").write_text("import math\ndef smallest_n(alpha, epsilon1, epsilon2, delta):\n"
+                                     + SMALLEST_N_BODY, encoding="utf-8")
+        (folder / "starver.py").write_text(STARVER.replace("time.sleep(3)", "time.sleep(0.1)"), encoding="utf-8")
+        for path in (folder, *folder.iterdir()):
+            path.chmod(0o777 if path.is_dir() else 0o644)
+        script = (f"import os, sys; sys.path.insert(0, {str(ROOT)!r}); from dpcp_tutorial.grading import "
+                  f"grade_folder; rows = grade_folder({str(folder)!r}, {str(work / 'out.csv')!r}, "
+                  "exercises='smallest_n', progress=False, book=None, secret='s'); "
+                  "print(os.getuid(), [(r.student, r.status, r.isolation) for r in rows])")
+        command = outer + ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", sys.executable, "-c",
+                           script]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work)})
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.startswith(f"{uid} "), done.stdout
+        assert "('a', 'passed', 'bwrap user namespace')" in done.stdout, done.stdout
+        assert "('starver', 'passed', 'bwrap user namespace')" in done.stdout, done.stdout   # < 100 processes
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 @pytest.mark.slow

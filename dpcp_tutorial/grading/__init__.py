@@ -42,7 +42,7 @@ ended, the exercise recorded, and grading goes on with the next exercise. Malfor
 duplicate submissions produce rows that say so; the batch always finishes with its CSV files.
 
 Output: ``--out`` (one row per student and exercise: ``student, exercise, function, passed, status,
-cases_passed, cases_total, points, max_points, feedback``; ``status`` is one of passed / failed / not
+cases_passed, cases_total, points, max_points, feedback, isolation``; ``status`` is one of passed / failed / not
 submitted / not graded / error), a totals file an LMS can import (``student, points, max_points``;
 ``--totals``, default ``<out>_totals.csv``), and a feedback file per student (``--feedback-dir``, default
 ``<out>_feedback/``) with every exercise's feedback (and, in a practice run without a secret only, the first
