@@ -11,8 +11,8 @@ Instead a folder is staged (read-only inside the sandbox) with
   package's modules those helpers need; every function or class the exercise being graded asks the
   reader to write (the checker's ``implements``) is replaced in those copies by a stub that raises when
   called (so ``from dpcp_tutorial import private_quantile`` still works in a file that answers several
-  exercises, but the exercise that asks for a private quantile cannot call the package's). Nothing of ``dpcp_tutorial.exercises``
-  (checkers, cases) or ``dpcp_tutorial.grading`` is copied.
+  exercises, but the exercise that asks for a private quantile cannot call the package's). Nothing of
+  ``dpcp_tutorial.exercises`` (checkers, cases) or ``dpcp_tutorial.grading`` is copied.
 """
 
 from __future__ import annotations
