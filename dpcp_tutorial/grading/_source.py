@@ -181,6 +181,20 @@ def _aliases(tree: ast.AST) -> tuple[dict, tuple]:
     return aliases, tuple(stars)
 
 
+def _statements(tree: ast.Module, lines: list[str], chapter: bool):
+    """The top-level statements of a cell with their source. Of a hand-out's chapter cell only the imports,
+    one name per statement (an import that names something the sandbox lacks costs only that name)."""
+    for node in tree.body:
+        if not chapter:
+            yield node, _segment(lines, node)[1]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                single = type(node)(names=[alias], **({"module": node.module, "level": node.level}
+                                                      if isinstance(node, ast.ImportFrom) else {}))
+                single = ast.copy_location(single, node)
+                yield single, ast.unparse(single)
+
+
 def units_of(cells: list[Cell], student: str) -> tuple[list[Unit], list[str]]:
     """Split cells into top-level statements; problems name the cells that do not parse."""
     units: list[Unit] = []
@@ -195,10 +209,8 @@ def units_of(cells: list[Cell], student: str) -> tuple[list[Unit], list[str]]:
             problems.append(f"{cell.where}: syntax error at line {exc.lineno}: {exc.msg}; the cell was skipped")
             continue
         lines = source.splitlines()
-        for node in tree.body:
-            if cell.chapter and not isinstance(node, (ast.Import, ast.ImportFrom)):
-                continue          # a hand-out's chapter code never runs; its imports are kept for the answers
-            start, text = _segment(lines, node)
+        for node, text in _statements(tree, lines, cell.chapter):
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
             try:
                 defines, reads = _scope_names(text)
             except SyntaxError:   # e.g. a 'return' outside a function: never runnable
