@@ -328,7 +328,7 @@ class _Sandbox:
         self._buffer = bytearray()
         self._nonce = 0
         self.executing: int | None = None
-        self._stdout, self._limit, self._keep = stdout, stdout_lines_limit(ctx), keep_output
+        self._stdout, self._limit, self._keep = stdout, int(ctx.stdout_lines), keep_output
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
         try:
@@ -483,9 +483,6 @@ def wall_limit(time_limit: float) -> float:
     (``sleep``, a blocked read) still ends."""
     return max(3.0 * float(time_limit), float(time_limit) + 5.0)
 
-
-def stdout_lines_limit(ctx) -> int:
-    return int(ctx.stdout_lines)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -703,7 +700,7 @@ def _abort_row_without_cases(student, exercise, abort, executing, submission, ct
                                                   f"protocol ({abort.detail[:100]})"])
 
 
-_KEEP: set[int] = set()          # children of the grader's process that are not the submissions' (fallback mode)
+_KEEP: set[int] = set()          # children of the grader's process that are not the submissions' (practice mode)
 _LIVE: set[int] = set()          # sandbox processes running now (several with --jobs)
 _LIVE_LOCK = threading.Lock()
 
