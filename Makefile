@@ -100,10 +100,13 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { echo "Installing Debian's chromium for the page check"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-# the batch grader runs every submission in a bubblewrap sandbox and refuses to grade without one
+# the batch grader runs every submission in a bubblewrap sandbox and refuses to grade without one; without
+# it (no root to install it) the tests that need a sandbox are skipped with a message, while CI (.ci/run)
+# requires it
 bubblewrap:
 	@command -v bwrap >/dev/null 2>&1 || { echo "Installing Debian's bubblewrap for the batch grader"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; } \
+	  || echo "warning: could not install bubblewrap (apt-get needs root): the grader's sandbox tests are skipped"
 
 student: $(STAMP)
 	$(call timed,student edition build,$(BIN)/python tools/student_edition.py --out _build_student)
