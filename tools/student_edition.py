@@ -139,7 +139,14 @@ def _unlink_instructor_pages(text: str) -> str:
 
 
 def strip_notebook(nb: dict) -> dict:
-    """Return a student copy of a chapter notebook (``nb`` is not modified)."""
+    """Return a student copy of a chapter notebook (``nb`` is not modified).
+
+    Every code cell of the chapter is marked (``metadata["dpcp_tutorial"]["chapter"]``, a digest of its
+    source): the batch grader never runs an unchanged chapter cell of a hand-out, only the reader's own cells
+    (and the chapter cells' imports).
+    """
+    from dpcp_tutorial.grading._source import chapter_mark
+
     nb = json.loads(json.dumps(nb))
     cells = []
     for cell in nb["cells"]:
@@ -148,6 +155,9 @@ def strip_notebook(nb: dict) -> dict:
         if cell["cell_type"] == "markdown":
             src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
             cell["source"] = student_page("", src)
+        if cell["cell_type"] == "code":
+            src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            cell.setdefault("metadata", {})["dpcp_tutorial"] = {"chapter": chapter_mark(src)}
         cells.append(cell)
     nb["cells"] = cells
     return nb

@@ -196,7 +196,17 @@ class _CheckOver(Exception):
 
 
 class LocalExecutor:
-    """Runs calls on functions of this process, each in a worker thread with a time limit."""
+    """Runs calls on functions of this process, each in a worker thread with a time limit.
+
+    ``trusts_reports``: whether what the calling side reports about a call (inputs modified, numpy's global
+    random state changed) may fail a case. In a notebook it may (the reader's own process checks itself);
+    the batch grader's executor does not trust its sandbox, asks for a *recheck* instead (a second call on
+    the same argument objects, under another global seed; see :class:`Reply`) and turns the reports into
+    feedback without points.
+    """
+
+    trusts_reports = True
+    recheck = False
 
     def __init__(self, functions: dict[str, Callable], time_limit: float):
         self.functions, self.time_limit = dict(functions), float(time_limit)
@@ -226,6 +236,7 @@ class CheckContext:
         self.calls = 0
         self.last: Reply | None = None
         self._messages: list[str] = []
+        self._notes: list[str] = []
         self._details: list[str] = []
         self._used: list[str] = []
         self.result: ExerciseResult | None = None   # kept for older bodies; use fail()/stop()
@@ -256,13 +267,22 @@ class CheckContext:
     def _name(self, function: str) -> str:
         return "your function" if len(self.functions) == 1 else f"your {function}"
 
+    def note(self, message: str) -> None:
+        """Feedback for the current case that does not fail it."""
+        self._notes.append(short(message, 500))
+
     def _run(self, call: Call, *, rng_state: bool, inputs: bool) -> Reply:
         if call.function not in self._used:
             self._used.append(call.function)
+        trusted = getattr(self._executor, "trusts_reports", True)
+        if (rng_state or inputs) and getattr(self._executor, "recheck", False):
+            call.recheck = True
+            first = int(np.random.default_rng().integers(2**32))
+            call.global_seeds = (first, (first + 1 + int(np.random.default_rng().integers(2**31))) % 2**32)
         reply = self._executor.run(call)
         self.last = reply
         who = self._name(call.function)
-        where = f" (call {reply.index + 1} of {call.count})" if call.count > 1 else ""
+        where = f" (call {reply.index + 1} of {call.count})" if call.count > 1 and trusted else ""
         if reply.status == "missing":
             self.stop(f"not submitted: no function named {call.function}")
         if reply.status == "timeout":
@@ -275,17 +295,28 @@ class CheckContext:
         if reply.status == "raised":
             if "NotImplementedError" in reply.exception:
                 self.stop(f"{who} raised NotImplementedError{where}: replace the stub with your implementation")
-            self.stop(f"{who} raised {reply.message}{where}")
+            self.stop(f"{who} raised {reply.message if trusted else _exception_name(reply)}{where}")
         if reply.status == "none":
             self.stop(f"{who} returned None{where}: did you forget a `return` statement?")
         if reply.status == "bad":
-            self.stop(f"{who}{where}: {reply.message}")
-        if inputs and reply.inputs_modified:
-            self.stop(f"{who} modified its input arrays in place; work on a copy and return a new array")
-        if rng_state and reply.global_state_changed:
-            self.stop(f"{who} changed numpy's global random state (np.random.seed or np.random.* draws); draw "
-                      "every random number from the rng argument, so that a seed reproduces the release and "
-                      "nothing else in the program is affected")
+            self.stop(f"{who}{where}: {reply.message}" if trusted else _UNTRUSTED_BAD.format(who=who))
+        in_place = f"{who} modified its input arrays in place; work on a copy and return a new array"
+        global_state = (f"{who} changed numpy's global random state (np.random.seed or np.random.* draws); draw "
+                        "every random number from the rng argument, so that a seed reproduces the release and "
+                        "nothing else in the program is affected")
+        if call.recheck and reply.recheck and reply.values and not _same_output(reply.values[0], reply.recheck[0]):
+            causes = [text for flag, text in ((inputs, "modifies its inputs in place"),
+                                              (rng_state, "draws from numpy's global random state instead of the "
+                                                          "rng argument")) if flag]
+            self.stop(f"{who} returned a different result when called again on the same input arrays with the same "
+                      f"seed: it {' or '.join(causes)}; work on copies and draw every random number from the rng "
+                      "argument")
+        for flag, reported, text in ((inputs, reply.inputs_modified, in_place),
+                                     (rng_state, reply.global_state_changed, global_state)):
+            if flag and reported:
+                if trusted:
+                    self.stop(text)
+                self.note(f"(no points deducted) {text}")
         self.calls += call.count
         return reply
 
@@ -336,19 +367,58 @@ class CheckContext:
                 return
             if "NotImplementedError" in reply.exception:
                 self.stop(f"{who} raised NotImplementedError: replace the stub with your implementation")
-            self.stop(f"raise {error.__name__} here, not {reply.message}")
+            trusted = getattr(self._executor, "trusts_reports", True)
+            self.stop(f"raise {error.__name__} here, not {reply.message if trusted else _exception_name(reply)}")
         self.calls += 1   # the function answered; the case fails below
         self.stop(message or f"this input must make {who} raise {error.__name__}, but it returned a value")
 
     # the driver ------------------------------------------------------------------------------------------
     def _begin(self, case: Case) -> None:
         self.case, self.calls, self.last = case, 0, None
-        self._messages, self._details, self._used = [], [], []
+        self._messages, self._notes, self._details, self._used = [], [], [], []
+
+
+_UNTRUSTED_BAD = ("{who} returned an output of the wrong type, shape or dtype, or with NaN or infinite values; run "
+                  "the exercise's check in your notebook to see what is wrong")
+
+
+def _exception_name(reply: Reply) -> str:
+    """The class of an exception a sandboxed call raised, for graded feedback: a built-in exception's name,
+    nothing the submission wrote (an exception's text, or a class it named, could carry the graded inputs)."""
+    import builtins
+
+    for name in reply.exception:
+        kind = getattr(builtins, name, None)
+        if isinstance(kind, type) and issubclass(kind, BaseException):
+            return name if name == reply.exception[0] else f"an exception derived from {name}"
+    return "an exception"
+
+
+def _same_output(a: Any, b: Any) -> bool:
+    """Whether two outputs of the same call agree (floats to 1e-9 relative, everything else exactly)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
+            return False
+        if a.dtype.kind == "f" or b.dtype.kind == "f":
+            return bool(np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True))
+        return bool(np.array_equal(a, b))
+    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same_output(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) or isinstance(b, dict):
+        return type(a) is type(b) and a.keys() == b.keys() and all(_same_output(a[k], b[k]) for k in a)
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return bool(np.isclose(float(a), float(b), rtol=1e-9, atol=1e-12, equal_nan=True))
+        except (TypeError, ValueError):
+            return False
+    return a == b
 
 
 def _verdict(index: int, case: Case, ctx: CheckContext) -> CaseVerdict:
     passed = not ctx._messages and ctx.calls > 0
     messages = list(ctx._messages) or ([] if passed else ["no call of your function could be checked"])
+    if passed and ctx._notes:
+        messages = list(dict.fromkeys(ctx._notes))
     return CaseVerdict(index, case.kind, case.params, passed, messages, list(ctx._details), list(ctx._used))
 
 
@@ -538,7 +608,8 @@ class CheckerSpec:
         result.cases_total = len(result.verdicts)
         result.cases_passed = sum(v.passed for v in result.verdicts)
         result.passed = result.cases_passed == result.cases_total and result.cases_total > 0
-        result.feedback = [_case_line(v, result.cases_total, graded, single) for v in result.verdicts if not v.passed]
+        result.feedback = [_case_line(v, result.cases_total, graded, single) for v in result.verdicts
+                           if not v.passed or v.messages]
         return result
 
 
