@@ -26,6 +26,7 @@ PACKAGE = Path(__file__).resolve().parents[1]
 HELPERS = {
     "private_quantile": "quantile",
     "private_quantile_level": "quantile",
+    "private_quantile_miscoverage_bound": "quantile",
     "DPRidgeRegression": "training",
     "make_heteroscedastic_regression": "datasets",
     "make_contaminated_gaussian": "datasets",
