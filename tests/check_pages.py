@@ -2,8 +2,9 @@
 
 For every chapter page under ``<html>/book/``:
 
-* load it with Chromium (offline flags, fresh profile, 15 s virtual-time budget)
-  and dump the rendered DOM;
+* load it with Chromium (offline flags, fresh profile, virtual time) at 500 px, wait until
+  MathJax has typeset, and dump the rendered DOM (one run serves the math check and the
+  500 px check below; a second run takes the screenshot);
 * if the page source contains math, require at least one typeset
   ``<mjx-container>`` element (MathJax is served locally; with the CDN default
   the count is 0 offline);
@@ -180,8 +181,9 @@ window.addEventListener('load', function () {
 </script>"""
 
 
-def _cut_at_500px(browser: str, page: pathlib.Path) -> list[str]:
-    """What a 500 px window cannot show on ``page`` (empty when everything wraps or scrolls)."""
+def _cut_at_500px(browser: str, page: pathlib.Path) -> tuple[list[str], str]:
+    """What a 500 px window cannot show on ``page`` (empty when everything wraps or scrolls), and the rendered
+    DOM (dumped after MathJax has typeset every formula, or after 20 s)."""
     source = page.read_text(encoding="utf-8")
     with tempfile.NamedTemporaryFile("w", suffix=".html", prefix=".narrow-", dir=page.parent,
                                      encoding="utf-8", delete=False) as copy:
@@ -193,7 +195,7 @@ def _cut_at_500px(browser: str, page: pathlib.Path) -> list[str]:
         pathlib.Path(copy.name).unlink()
     found = re.search(r'<pre id="narrow-check-result"[^>]*>(.*?)</pre>', dom, re.S)
     if not found:
-        return ["the 500 px check did not run (no result in the rendered page)"]
+        return ["the 500 px check did not run (no result in the rendered page)"], dom
     result = json.loads(html.unescape(found.group(1)))
     problems = ["the page scrolls sideways at 500 px"] if result["sideways"] else []
     problems += [f"cut at 500 px (wrap it, or let its box scroll): {text!r}" for text in result["cut"]]
@@ -205,7 +207,7 @@ def _cut_at_500px(browser: str, page: pathlib.Path) -> list[str]:
             problems.append(f"interactive figure {figure['id']!r} draws nothing")
         elif not figure["changed"]:
             problems.append(f"interactive figure {figure['id']!r} does not change when its slider moves")
-    return problems
+    return problems, dom
 
 
 def _is_notebook(page: pathlib.Path) -> bool:
@@ -221,13 +223,11 @@ def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path, narrow: bo
     computed = _is_notebook(page)
     if computed:  # chapters and other computed pages: figures must be legible at 500 px
         problems += [f"figure too wide for a 500 px window, {w}" for w in wide]
+    cut, dom = _cut_at_500px(browser, page)        # one Chromium run for the 500 px check and the math
     body = source.split('<main', 1)[-1]
-    if any(marker in body for marker in MATH_MARKERS):
-        dom = _run_chromium(browser, page, "--dump-dom")
-        typeset = dom.count("<mjx-container")
-        if typeset == 0:
-            problems.append("page has math but Chromium rendered no <mjx-container> (MathJax not typeset)")
-    problems += _cut_at_500px(browser, page)
+    if any(marker in body for marker in MATH_MARKERS) and "<mjx-container" not in dom:
+        problems.append("page has math but Chromium rendered no <mjx-container> (MathJax not typeset)")
+    problems += cut
     _run_chromium(browser, page, f"--window-size={WIDE}", f"--screenshot={shots / (page.stem + '.png')}")
     if narrow and computed:  # computed pages: the whole page at 500 px, to look at the figures
         shot = shots / (page.stem + "-narrow.png")
