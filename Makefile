@@ -92,7 +92,7 @@ pages: build-book chromium
 check-pages: $(STAMP) chromium
 	$(BIN)/python tests/check_pages.py _build/html
 
-# the page check plus full-page 500 px screenshots of the chapters (PAGES="06_dpcp ..." for some)
+# the page check plus 1280 px and full-page 500 px screenshots of the pages (PAGES="06_dpcp ..." for some)
 screenshots: $(STAMP) chromium
 	$(BIN)/python tests/check_pages.py _build/html --narrow $(PAGES)
 

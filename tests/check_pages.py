@@ -20,12 +20,12 @@ For every chapter page under ``<html>/book/``:
   rendered page by a script run on a temporary copy of it, after MathJax has typeset;
 * require every interactive figure (``dpcp_tutorial.experiments.interactive``) to draw its
   first frame and to draw another when its slider is moved (in the same script);
-* save screenshots under ``<html>/../screenshots/``: ``PAGE.png`` (1280 px wide, the top
-  of the page) and, with ``--narrow``, for chapters ``PAGE-narrow.png`` (500 px wide, the
-  whole page up to ``NARROW_HEIGHT`` px), to be looked at. The narrow screenshots are the
-  expensive part (a chapter is tens of thousands of pixels tall at 500 px), and they are
-  for a person to look at, not a check, so ``make test`` leaves them out and
-  ``make screenshots`` takes them.
+* with ``--narrow``, save screenshots under ``<html>/../screenshots/``: ``PAGE.png``
+  (1280 px wide, the top of the page) and, for chapters, ``PAGE-narrow.png`` (500 px
+  wide, the whole page up to ``NARROW_HEIGHT`` px), to be looked at. Screenshots are for a
+  person to look at, not a check, and each costs one more Chromium run per page (the
+  narrow ones are the expensive part: a chapter is tens of thousands of pixels tall at
+  500 px), so ``make test`` leaves them out and ``make screenshots`` takes them.
 
 Usage: ``python tests/check_pages.py _build/html [--narrow] [PAGE ...]`` (part of ``make test``;
 PAGE names such as ``06_dpcp`` restrict it to those pages). Exits non-zero and lists every
@@ -228,7 +228,8 @@ def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path, narrow: bo
     if any(marker in body for marker in MATH_MARKERS) and "<mjx-container" not in dom:
         problems.append("page has math but Chromium rendered no <mjx-container> (MathJax not typeset)")
     problems += cut
-    _run_chromium(browser, page, f"--window-size={WIDE}", f"--screenshot={shots / (page.stem + '.png')}")
+    if narrow:
+        _run_chromium(browser, page, f"--window-size={WIDE}", f"--screenshot={shots / (page.stem + '.png')}")
     if narrow and computed:  # computed pages: the whole page at 500 px, to look at the figures
         shot = shots / (page.stem + "-narrow.png")
         _run_chromium(browser, page, f"--window-size={NARROW},{NARROW_HEIGHT}", f"--screenshot={shot}")
@@ -258,7 +259,8 @@ def main(argv: list[str]) -> int:
         print(f"check_pages: no pages under {html_dir / 'book'}; build the book first (make book)")
         return 1
     shots = html_dir.parent / "screenshots"
-    shots.mkdir(exist_ok=True)
+    if narrow:
+        shots.mkdir(exist_ok=True)
     browser = _chromium()
     failures = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
@@ -269,8 +271,8 @@ def main(argv: list[str]) -> int:
             for problem in problems:
                 print(f"     - {problem}")
             failures += bool(problems)
-    print(f"screenshots of every page (PAGE.png at 1280 px{', PAGE-narrow.png at 500 px' if narrow else ''}): "
-          f"{shots}" + ("" if narrow else " (500 px ones: make screenshots)"))
+    print(f"screenshots of every page (PAGE.png at 1280 px, PAGE-narrow.png at 500 px): {shots}" if narrow
+          else "no screenshots (make screenshots takes them)")
     print(f"check_pages: {len(pages) - failures} passed, {failures} failed")
     return 1 if failures else 0
 
