@@ -660,9 +660,10 @@ def _minimise_logistic(Xa, Y: np.ndarray, l2: float, grad_tol: float, max_iter: 
     Hessian, so each step shrinks the gradient by a large factor (about
     :math:`\\sqrt{p/m}`). Its cost is :math:`1/s` of the full Hessian's, the most
     expensive part of a step. After the second step that shrinks the gradient
-    norm by less than half, the remaining steps use the full Hessian. The stopping rule is the
-    same exact gradient test, so the certificate (and the sensitivity that relies
-    on it) does not depend on which Hessian guided the steps.
+    norm by less than half, the remaining steps use the full Hessian. The
+    stopping rule is the same test on the exact gradient of all rows, so the
+    certificate (and the sensitivity that relies on it) does not depend on which
+    Hessian guided the steps.
     """
     design = Xa if isinstance(Xa, _ClippedDesign) else _ClippedDesign(Xa)
     k, p, n = Y.shape[1], design.p, Y.shape[0]
