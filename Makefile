@@ -60,8 +60,10 @@ test: $(STAMP)
 
 test-stages: pytest-all pages student-check
 
+# the chapters first: each is one long unit for a worker, and the many short test files that
+# follow fill the end, so that the two workers finish together
 pytest-all: $(STAMP)
-	$(call timed,unit tests + nbval (2 workers),$(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) tests book)
+	$(call timed,unit tests + nbval (2 workers),$(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) book tests)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" tests
