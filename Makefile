@@ -61,8 +61,10 @@ test: $(STAMP)
 
 test-stages: pytest-all pages student-check
 
+# the chapters first: each is one long unit for a worker, and the many short test files that
+# follow fill the end, so that the two workers finish together
 pytest-all: $(STAMP) bubblewrap
-	$(call timed,unit tests + nbval (2 workers),$(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) tests book)
+	$(call timed,unit tests + nbval (2 workers),$(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) book tests)
 
 unit: $(STAMP) bubblewrap
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" tests
@@ -93,7 +95,7 @@ pages: build-book chromium
 check-pages: $(STAMP) chromium
 	$(BIN)/python tests/check_pages.py _build/html
 
-# the page check plus full-page 500 px screenshots of the chapters (PAGES="06_dpcp ..." for some)
+# the page check plus 1280 px and full-page 500 px screenshots of the pages (PAGES="06_dpcp ..." for some)
 screenshots: $(STAMP) chromium
 	$(BIN)/python tests/check_pages.py _build/html --narrow $(PAGES)
 
