@@ -126,7 +126,10 @@ def _grid(lower: float, unit: float, growth: float, max_steps: int) -> np.ndarra
         raise ValueError(f"the top candidate lower + unit*(growth^(max_steps-1) - 1) exceeds {MAX_MAGNITUDE:g} "
                          f"(lower={lower:g}, unit={unit:g}, growth={growth:g}, max_steps={max_steps}); "
                          "use fewer steps or a smaller unit")
-    grid = lower + unit * np.expm1(np.arange(max_steps) * log_g)
+    k = np.arange(max_steps)
+    with np.errstate(over="ignore"):
+        # growth^k - 1: by expm1 near k = 0 (no cancellation), by the power above (exact for powers of two)
+        grid = lower + unit * np.where(k * log_g < 0.5, np.expm1(k * log_g), np.power(growth, k) - 1.0)
     if max_steps > 1 and not np.all(np.diff(grid) > 0):
         raise ValueError(f"the candidates lower + unit*(growth^k - 1) are not strictly increasing in floating point "
                          f"(lower={lower:g}, unit={unit:g}, growth={growth:g}): unit*(growth - 1) is below the "
