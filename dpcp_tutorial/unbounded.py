@@ -97,9 +97,9 @@ __all__ = [
     "unbounded_private_quantile",
 ]
 
-GROWTH = 1.01           # default relative precision of the candidates: 1 %
-MAX_STEPS = 10_000      # default number of candidates: u (g^K - 1) ~ 1.6e43 u
-THRESHOLD_SHARE = 0.5   # default share of epsilon spent on the noisy target
+GROWTH = 1.005          # default relative precision of the candidates: 0.5 %
+MAX_STEPS = 20_000      # default number of candidates: u (g^K - 1) ~ 2e43 u
+THRESHOLD_SHARE = 0.25  # default share of epsilon spent on the noisy target
 _MAX_STEPS_LIMIT = 10 ** 6
 _MARGIN = 1e-9          # added to the computed miscoverage bound: covers floating-point error in the lattice sums
 _TAIL = 45.0            # lattice ranges reach 45 noise scales: the mass left out is below e^-45 (and is counted)
@@ -198,24 +198,33 @@ _BAD_SCORES = ("scores must be real numbers at or above `lower` (NaN is not a sc
 _BLOCK = 2 ** 16
 
 
-def _cells(values: np.ndarray, grid: np.ndarray, lower: float, unit: float, log_g: float) -> np.ndarray:
-    """``#{k : t_k < s}`` for every value (the cell index), by a logarithm corrected against the grid."""
-    size = grid.size
+def _cells(values: np.ndarray, ext: np.ndarray, lower: float, unit: float, log_g: float,
+           buf: np.ndarray, kbuf: np.ndarray) -> np.ndarray:
+    """``#{k : t_k < s}`` for every value (the cell index), by a logarithm corrected against the grid.
+
+    ``ext`` is the grid with sentinels, :math:`(-\\infty, t_0, \\dots, t_{K-1}, +\\infty)`, so that the
+    cell ``k`` of ``s`` is right when ``ext[k] < s <= ext[k + 1]``. The logarithm only guesses (it may be
+    off by a cell near a candidate); the comparisons with the candidates themselves decide.
+    """
+    size = ext.size - 2
+    b = values.size
+    guess, k = buf[:b], kbuf[:b]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        guess = np.log1p((values - lower) / unit) / log_g
+        np.subtract(values, lower, out=guess)
+        guess *= 1.0 / unit
+        np.log1p(guess, out=guess)
+        guess *= 1.0 / log_g
         np.ceil(guess, out=guess)
         np.clip(guess, 0, size, out=guess)
-    k = guess.astype(np.intp)
+    np.copyto(k, guess, casting="unsafe")
     for _ in range(64):      # the logarithm is off by at most one cell in practice; fix every value exactly
-        top = np.minimum(k, size - 1)
-        up = (k < size) & (values > grid[top])
-        low = np.maximum(k - 1, 0)
-        down = (k > 0) & (values <= grid[low])
+        up = values > np.take(ext, k + 1)
+        down = values <= np.take(ext, k)
         if not (up.any() or down.any()):
             return k
         k += up
-        k -= down & ~up
-    return np.searchsorted(grid, values, side="left")   # pragma: no cover - never reached on a valid grid
+        k -= down
+    return np.searchsorted(ext[1:-1], values, side="left")   # pragma: no cover - never reached on a valid grid
 
 
 def unbounded_histogram(scores, lower: float = 0.0, unit: float = 1.0, growth: float = GROWTH,
@@ -243,11 +252,14 @@ def unbounded_histogram(scores, lower: float = 0.0, unit: float = 1.0, growth: f
         raise ValueError("scores is empty; at least one score is needed (or pass the public n)")
     counts = np.zeros(max_steps + 1, dtype=np.int64)
     log_g = math.log(growth)
+    ext = np.concatenate(([-math.inf], grid, [math.inf]))
+    block = min(_BLOCK, values.size)
+    buf, kbuf = np.empty(block), np.empty(block, dtype=np.intp)
     for start in range(0, values.size, _BLOCK):
-        block = values[start:start + _BLOCK]
-        if not block.min() >= lower:          # NaN fails too
+        part = values[start:start + _BLOCK]
+        if not part.min() >= lower:          # NaN fails too
             raise ValueError(_BAD_SCORES)
-        counts += np.bincount(_cells(block, grid, lower, unit, log_g), minlength=max_steps + 1)
+        counts += np.bincount(_cells(part, ext, lower, unit, log_g, buf, kbuf), minlength=max_steps + 1)
     return GridHistogram(grid, counts)
 
 
