@@ -192,7 +192,8 @@ def test_miscoverage_bound_of_the_target_is_beta_and_monotone():
     assert unbounded_quantile_miscoverage_bound(5.0, 100, 1.0) <= unbounded_quantile_miscoverage_bound(6.0, 100, 1.0)
     # the price of the steps: about log(K)/eps2 scores
     gap = unbounded_quantile_target(0.1, 10000, 1.0, 100) - unbounded_quantile_target(0.1, 10000, 1.0, 10000)
-    assert 0.8 * 2 * math.log(100) < gap < 1.2 * 2 * math.log(100)
+    b2 = 1.0 / (1.0 - ub.THRESHOLD_SHARE)
+    assert 0.8 * b2 * math.log(100) < gap < 1.2 * b2 * math.log(100)
 
 
 def test_infeasible_sizes_are_refused_by_public_inputs():
