@@ -250,7 +250,15 @@ def unbounded_histogram(scores, lower: float = 0.0, unit: float = 1.0, growth: f
                          "intended")
     if values.size == 0 and not allow_empty:
         raise ValueError("scores is empty; at least one score is needed (or pass the public n)")
-    counts = np.zeros(max_steps + 1, dtype=np.int64)
+    counts = _grid_counts(values, grid, lower, unit, growth)
+    if counts is None:
+        raise ValueError(_BAD_SCORES)
+    return GridHistogram(grid, counts)
+
+
+def _grid_counts(values: np.ndarray, grid: np.ndarray, lower: float, unit: float, growth: float):
+    """The counts of a 1-D float array on the grid's cells, or ``None`` if a value is NaN or below ``lower``."""
+    counts = np.zeros(grid.size + 1, dtype=np.int64)
     log_g = math.log(growth)
     ext = np.concatenate(([-math.inf], grid, [math.inf]))
     block = min(_BLOCK, values.size)
@@ -258,9 +266,9 @@ def unbounded_histogram(scores, lower: float = 0.0, unit: float = 1.0, growth: f
     for start in range(0, values.size, _BLOCK):
         part = values[start:start + _BLOCK]
         if not part.min() >= lower:          # NaN fails too
-            raise ValueError(_BAD_SCORES)
-        counts += np.bincount(_cells(part, ext, lower, unit, log_g, buf, kbuf), minlength=max_steps + 1)
-    return GridHistogram(grid, counts)
+            return None
+        counts += np.bincount(_cells(part, ext, lower, unit, log_g, buf, kbuf), minlength=grid.size + 1)
+    return counts
 
 
 def _at_public_size(hist: GridHistogram, n: int | None, gen) -> GridHistogram:
@@ -446,6 +454,8 @@ def _prepare(scores, beta, epsilon, lower, unit, growth, max_steps, threshold_sh
     if n is not None:
         n = check_positive_int(n, "n", maximum=MAX_RECORDS)
     hist = unbounded_histogram(scores, lower, unit, growth, max_steps, allow_empty=n is not None)
+    if n is None and hist.size == 0:
+        raise ValueError("scores is empty; at least one score is needed (or pass the public n)")
     hist = _at_public_size(hist, n, gen)
     size = hist.size
     m = unbounded_quantile_target(beta, size if level_n is None else level_n, epsilon, max_steps, share)
