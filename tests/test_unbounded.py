@@ -259,3 +259,28 @@ def test_dataframe_columns_and_numpy_scalars():
     assert unbounded_private_quantile(s, np.float32(0.1), np.float64(1.0), n=np.int64(400), rng=0) == \
         unbounded_private_quantile(s.to_numpy(), 0.1, 1.0, n=400, rng=0)
     assert isinstance(unbounded_histogram(s), GridHistogram)
+
+
+def test_two_stage_is_the_tight_quantile_below_a_private_bound():
+    s = np.random.default_rng(4).exponential(size=20_000)
+    q = unbounded_private_quantile(s, 0.1, 1.0, method="two_stage", rng=2)
+    assert 2.1 < q < 2.6
+    gen = np.random.default_rng(2)
+    bound = unbounded_private_quantile(s, 0.05, 0.2, rng=gen)
+    from dpcp_tutorial import private_quantile
+    inner = private_quantile(np.minimum(s / bound, 1.0), 0.1, 0.8, bins=1000, rng=gen)
+    assert q == bound * inner
+    with pytest.raises(TypeError, match="array, not a histogram"):
+        unbounded_private_quantile(unbounded_histogram(s), 0.1, 1.0, method="two_stage", rng=2)
+    assert unbounded_private_quantile([], 0.1, 1.0, method="two_stage", n=2000, rng=0) == math.inf
+
+
+@pytest.mark.slow
+def test_two_stage_monte_carlo_coverage():
+    rng = np.random.default_rng(12)
+    n, beta, eps, reps = 2000, 0.1, 1.0, 1500
+    misses = 0
+    for _ in range(reps):
+        s = rng.lognormal(size=n + 1)
+        misses += s[-1] > unbounded_private_quantile(s[:-1], beta, eps, method="two_stage", rng=rng)
+    assert misses / reps <= beta + 3 * math.sqrt(beta * (1 - beta) / reps)
