@@ -64,4 +64,3 @@ def test_nonfinite_model_outputs_and_empty_calibration_with_public_n():
         warnings.simplefilter("always")
         est.calibrate(X[:0], y[:0])
     assert est.qhat_ == math.inf and any(issubclass(w.category, ReleaseWarning) for w in caught)
-    assert np.all(np.isinf(est.predict_interval(X[2:5])))
