@@ -854,15 +854,26 @@ def _release_unbounded(owner, scores: np.ndarray):
     import warnings
 
     from .accounting import ReleaseWarning, Spend
-    from .unbounded import GROWTH, MAX_STEPS, unbounded_private_quantile, unbounded_quantile_privacy_loss
+    from .unbounded import (GROWTH, MAX_STEPS, unbounded_private_quantile, unbounded_quantile_privacy_loss,
+                            unbounded_quantile_target)
+
+    from .quantile import quantile_edges
 
     alpha, epsilon, calibrator, n = owner._settings()
+    quantile_edges(owner.bins)                  # the bounded calibrators' settings are validated in every mode
+    _check_m_setting(owner.m)
+    _check_gamma_setting(owner.gamma)
+    _check_variant(owner.variant)
     if calibrator != "quantile":
         raise ValueError("bound='unbounded' releases the threshold with the unbounded private quantile; "
                          "calibrator='pps' needs a public bound (pass calibrator='quantile')")
     sampler = _check_release_sampler(owner.sampler, owner.rng, calibrator)
     rng = check_random_state(owner.rng)
     size = n if n is not None else scores.size
+    try:                                         # public inputs only (n public, or the size declared public)
+        unbounded_quantile_target(alpha, size, epsilon)
+    except ValueError as exc:
+        raise ValueError(f"alpha={alpha:g} is infeasible for this calibration: {exc}") from None
     qhat = unbounded_private_quantile(scores, alpha, epsilon, n=n, rng=None if sampler == "opendp" else rng,
                                       sampler=sampler)
     if n is not None:

@@ -553,6 +553,8 @@ def unbounded_private_quantile(scores, beta: float, epsilon: float, *, lower: fl
     sampler, gen = check_sampler(sampler, rng)
     method = check_choice(method, "method", METHODS, "'above_threshold' is the default (one pass), 'two_stage' "
                           "a private bound then the bounded tight quantile")
+    _check_bound_share(bound_share)          # validated in both modes
+    check_positive_int(bins, "bins", minimum=2, maximum=10 ** 6)
     if method == "two_stage":
         return _two_stage(scores, beta, epsilon, lower, unit, growth, max_steps, threshold_share, n, gen, sampler,
                           bound_share, bins)
@@ -570,6 +572,11 @@ def unbounded_private_quantile(scores, beta: float, epsilon: float, *, lower: fl
     return float(grid[k]) if passed[k] else math.inf
 
 
+def _check_bound_share(bound_share) -> float:
+    return check_scalar(bound_share, "bound_share", low=0.0, high=1.0,
+                        hint="the share of epsilon spent on the private bound, e.g. 0.2")
+
+
 def _two_stage(scores, beta, epsilon, lower, unit, growth, max_steps, threshold_share, n, gen, sampler,
                bound_share, bins):
     """A private bound from ``bound_share`` of epsilon, then the tight quantile on the clipped scores."""
@@ -577,9 +584,9 @@ def _two_stage(scores, beta, epsilon, lower, unit, growth, max_steps, threshold_
 
     beta = check_alpha(beta, "beta")
     epsilon = check_epsilon(epsilon)
-    share = check_scalar(bound_share, "bound_share", low=0.0, high=1.0,
-                         hint="the share of epsilon spent on the private bound, e.g. 0.2")
+    share = _check_bound_share(bound_share)
     bins = check_positive_int(bins, "bins", minimum=2, maximum=10 ** 6)
+    lower = check_scalar(lower, "lower")
     if isinstance(scores, GridHistogram):
         raise TypeError("method='two_stage' reads the scores twice (the bound, then the clipped scores) and needs "
                         "them as an array, not a histogram; use method='above_threshold'")

@@ -52,16 +52,19 @@ def _grid(lower, unit, growth, max_steps):
     log_g = math.log(growth)
     top = unit * math.expm1(min((max_steps - 1) * log_g, 709.0))
     if not (lower + top <= 1e100 and (max_steps - 1) * log_g < 709.0):
-        raise ValueError("the top candidate exceeds 1e100; use fewer "
-                         "steps or a smaller unit")
+        raise ValueError(f"the top candidate for lower={lower:g}, unit="
+                         f"{unit:g}, growth={growth:g}, max_steps="
+                         f"{max_steps} exceeds 1e100; use fewer steps or a "
+                         "smaller unit")
     k = np.arange(max_steps)
     with np.errstate(over="ignore"):
         grid = lower + unit * np.where(k * log_g < 0.5,
                                        np.expm1(k * log_g),
                                        np.power(growth, k) - 1.0)
     if max_steps > 1 and not np.all(np.diff(grid) > 0):
-        raise ValueError("the candidates are not strictly increasing in "
-                         "floating point: use a larger unit or growth")
+        raise ValueError(f"the candidates for lower={lower:g}, unit={unit:g}"
+                         f", growth={growth:g} are not strictly increasing "
+                         "in floating point: use a larger unit or growth")
     return grid
 
 
@@ -214,7 +217,11 @@ def unbounded_private_quantile(scores, beta, epsilon, *, lower=0.0,
     grid = _grid(lower, unit, growth, max_steps)
     if isinstance(scores, np.ma.MaskedArray):
         raise TypeError("scores is a masked array; pass scores.compressed()")
-    values = np.asarray(scores)
+    try:
+        values = np.asarray(scores)
+    except ValueError:
+        raise TypeError("scores must be an array of real numbers (got a "
+                        "ragged sequence)") from None
     if values.dtype.kind not in "biuf" and not (
             values.dtype.kind == "O" and values.size == 0):
         raise TypeError("scores must be an array of real numbers")
