@@ -441,6 +441,8 @@ MODES = {
                                                                rng=0)),
     "private_quantile[opendp]": ("private_quantile", dict(scores=SCORES, beta=0.1, epsilon=1.0, bins=50,
                                                           sampler="opendp")),
+    "DPCPRegressor[unbounded]": ("DPCPRegressor", dict(trainer=_ridge(), alpha=0.2, epsilon=8.0, bound="unbounded",
+                                                       rng=0)),
     "PrivateSplitConformalRegressor[unbounded]": ("PrivateSplitConformalRegressor", dict(
         estimator=_ridge(), alpha=0.2, epsilon=5.0, bound="unbounded", rng=0)),
     "unbounded_private_quantile[two_stage]": ("unbounded_private_quantile", dict(

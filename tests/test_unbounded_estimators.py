@@ -64,3 +64,26 @@ def test_nonfinite_model_outputs_and_empty_calibration_with_public_n():
         warnings.simplefilter("always")
         est.calibrate(X[:0], y[:0])
     assert est.qhat_ == math.inf and any(issubclass(w.category, ReleaseWarning) for w in caught)
+
+
+def test_dpcp_regressor_with_an_unbounded_threshold():
+    from dpcp_tutorial import DPCPRegressor, DPRidgeRegression, unbounded_quantile_target
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(6000, 2))
+    y = X @ [1.0, -0.5] + 0.3 * rng.standard_t(3, size=6000)
+    est = DPCPRegressor(DPRidgeRegression(x_bound=1.5, y_bound=5.0), alpha=0.1, epsilon=2.0, bound="unbounded",
+                        n=4000, rng=0).fit(X[:4000], y[:4000])
+    assert math.isclose(est.alpha1_, math.exp(-0.6) * (0.1 - 1e-6))
+    assert est.alpha0_ == unbounded_quantile_target(est.alpha1_, 4000, 1.4)
+    iv = est.predict_interval(X[4000:])
+    assert np.allclose(iv[:, 1] - iv[:, 0], 2 * est.qhat_)
+    assert np.mean((y[4000:] >= iv[:, 0]) & (y[4000:] <= iv[:, 1])) > 0.9
+    assert "no bound on the residuals was assumed" in str(est.privacy_)
+    assert est.privacy_.under("add/remove") == (2.0, 1e-6)
+    private_size = DPCPRegressor(DPRidgeRegression(x_bound=1.5, y_bound=5.0), alpha=0.1, epsilon=2.0,
+                                 bound="unbounded", rng=0).fit(X[:3000], y[:3000])
+    assert 1.6 < private_size.privacy_.under("add/remove")[0] <= 2.0
+    with pytest.raises(ValueError, match="epsilon=2"):
+        DPCPRegressor(DPRidgeRegression(x_bound=1.5, y_bound=5.0), alpha=0.1, epsilon=2.0, bound="unbounded",
+                      n=5, rng=0).fit(X[:100], y[:100])
