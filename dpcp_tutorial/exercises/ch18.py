@@ -32,18 +32,21 @@ def _first_cases(rng: np.random.Generator) -> list[Case]:
     first = np.zeros(8)
     cases.append(Case("the first candidate passes", "K=8", counts=first, target=5.0, rho=0.5,
                       nu=np.round(rng.uniform(-1, 1, size=8), 3)))
-    c = np.array([90.0, 60.0, 40.0, 25.0, 10.0, 0.0])
+    c = np.sort(rng.integers(0, 200, size=6))[::-1].astype(float)
+    target = float(rng.integers(20, 40))
     j = int(rng.integers(1, 5))
-    nu_tie = np.full(6, 50.0)
-    nu_tie[j] = 30.0 - c[j] + float(rng.integers(0, 5))
-    rho_tie = nu_tie[j] + c[j] - 30.0          # c_j + nu_j == target + rho exactly: the candidate passes
-    cases.append(Case("a noisy count exactly equal to the noisy target", "K=6", counts=c, target=30.0, rho=rho_tie,
-                      nu=nu_tie))
-    nu_dip = np.full(10, 100.0)
-    nu_dip[3] = -100.0
-    nu_dip[7] = -100.0
-    cases.append(Case("two candidates pass; the first one is released", "K=10", counts=np.linspace(90, 0, 10),
-                      target=float(rng.integers(1, 5)), rho=0.0, nu=nu_dip))
+    nu_tie = np.full(6, 500.0)
+    nu_tie[j] = float(rng.integers(-20, 20))
+    rho_tie = nu_tie[j] + c[j] - target        # c_j + nu_j == target + rho exactly: the candidate passes
+    cases.append(Case("a noisy count exactly equal to the noisy target", "K=6", counts=c, target=target,
+                      rho=rho_tie, nu=nu_tie))
+    k = int(rng.integers(10, 20))
+    first, second = sorted(rng.choice(np.arange(1, k), size=2, replace=False))
+    nu_dip = np.full(k, 1000.0)
+    nu_dip[[first, second]] = -1000.0
+    cases.append(Case("two candidates pass; the first one is released", f"K={k}",
+                      counts=np.sort(rng.integers(0, 300, size=k))[::-1].astype(float),
+                      target=float(rng.integers(1, 5)), rho=float(np.round(rng.uniform(-1, 1), 3)), nu=nu_dip))
     return cases
 
 
