@@ -17,7 +17,7 @@ spec.loader.exec_module(ref)
 
 def cases():
     rng = np.random.default_rng(2026)
-    for i in range(40):
+    for i in range(16):
         size = int(rng.integers(30, 3000))
         kind = i % 4
         if kind == 0:
