@@ -149,7 +149,7 @@ def unbounded_private_quantile(scores, beta, epsilon, *, lower=0.0,
     :math:`P(R_{n+1} \\le \\hat q) \\ge 1 - \\beta` for exchangeable
     scores, ties included (chapter 18).
 
-    **Privacy.** Replace-one neighbours (sizes equal): exactly
+    **Privacy.** Replace-one neighbours (sizes equal):
     :math:`\\varepsilon`-DP. Add/remove neighbours: with a public ``n``
     (the counts subsampled, or padded with ``inf``, to exactly ``n``)
     :math:`\\varepsilon`-DP; with ``n=None`` the target moves with the
