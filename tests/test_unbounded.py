@@ -284,3 +284,14 @@ def test_two_stage_monte_carlo_coverage():
         s = rng.lognormal(size=n + 1)
         misses += s[-1] > unbounded_private_quantile(s[:-1], beta, eps, method="two_stage", rng=rng)
     assert misses / reps <= beta + 3 * math.sqrt(beta * (1 - beta) / reps)
+
+
+@pytest.mark.slow
+def test_opendp_sampler_has_the_exact_law():
+    pytest.importorskip("opendp")
+    scores = np.array([0.0, 0.5, 1.0, 2.0, 2.5, 3.0, 5.0, 6.0, 9.0, np.inf] * 2)
+    _, p = unbounded_quantile_probabilities(scores, 0.3, 1.0, **SMALL)
+    draws = 3000
+    sample = np.array([unbounded_private_quantile(scores, 0.3, 1.0, sampler="opendp", **SMALL) for _ in range(draws)])
+    freq = np.array([np.mean(sample == o) for o in [0.0, 1.0, 3.0, 7.0, math.inf]])
+    assert np.all(np.abs(freq - p) <= 5 * np.sqrt(p * (1 - p) / draws) + 1e-3)
