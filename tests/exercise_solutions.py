@@ -373,3 +373,29 @@ def my_dpcp_interval(X, y, X_test, *, alpha, epsilon, share, delta, x_bound, y_b
     centre = model.predict(X_test)
     half = np.inf if qhat >= 1 else bound * qhat
     return np.column_stack([centre - half, centre + half])
+
+
+# chapter 18
+def first_passing(counts_above, target, rho, nu):
+    passed = np.asarray(counts_above) + np.asarray(nu) <= target + rho
+    return int(np.argmax(passed)) if passed.any() else len(counts_above)
+
+
+def add_remove_loss(epsilon, threshold_share, m_n, m_n1):
+    d = m_n1 - m_n
+    return (1 - threshold_share) * epsilon + threshold_share * epsilon * max(abs(d), abs(1 - d))
+
+
+def stop_probability(x, eps1, eps2, steps):
+    from scipy import integrate
+
+    b1, b2 = 1 / eps1, 1 / eps2
+
+    def integrand(r):
+        y = r + x
+        log_survival = math.log1p(-0.5 * math.exp(y / b2)) if y < 0 else math.log(0.5) - y / b2
+        return math.exp(-abs(r) / b1) / (2 * b1) * -math.expm1(steps * log_survival)
+
+    edges = [-math.inf, *sorted({0.0, -x}), math.inf]
+    return sum(integrate.quad(integrand, lo, hi, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
+               for lo, hi in zip(edges[:-1], edges[1:]))
