@@ -59,16 +59,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import clone
 
 from ._validation import (
-    MAX_MAGNITUDE,
     MAX_RECORDS,
     _real_array,
     REQUIRED,
     RandomLike,
     check_1d,
-    check_2d,
     check_alpha,
     check_bool,
     check_choice,
@@ -78,13 +75,16 @@ from ._validation import (
     check_random_state,
     check_same_length,
     check_scalar,
+    model_outputs,
     require,
     silenced_model,
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
 from ._counts import subsample_or_pad
 from .conformal import (
+    _fit_with_classes,
     _private_classification_scores,
+    _sets_or_all,
     _SplitConformalBase,
     check_label_array,
     classification_score_functions,
@@ -533,6 +533,16 @@ _BOUND_ADVICE = ("bound is the public bound B on the absolute residuals |y - pre
                  "documented maximum minus minimum); residuals above it are clipped.")
 
 
+def _responses(y, allow_empty: bool) -> np.ndarray:
+    """Calibration responses: a 1-D array of real numbers; a NaN or infinite one gives its record the worst score."""
+    y = _real_array(y, "y")
+    if y.ndim != 1:
+        raise ValueError(f"y must be one-dimensional, got a {y.ndim}-D array; use .ravel() if that is intended")
+    if y.size == 0 and not allow_empty:
+        raise ValueError("y is empty; at least one value is needed")
+    return y
+
+
 def _check_bound(bound) -> float:
     require(bound, "bound", "this private release", _BOUND_ADVICE)
     return check_scalar(bound, "bound", low=0.0,
@@ -545,20 +555,18 @@ def _clipped_residual_scores(y_true: np.ndarray, y_pred, bound: float) -> np.nda
 
     Model outputs are values derived from private records: a NaN, an infinite
     or a huge prediction must not raise (one neighbour would release, the
-    other refuse). They are read as floats, NaN as 0, and clipped to
-    :math:`\\pm 10^{100}` (public), so the residual is finite; the division and
-    the clip to 1 cannot fail. The same map is applied at prediction time by
-    :func:`bounded_interval`'s callers (it only matters for outputs beyond the
-    clip, whose intervals are meaningless anyway).
+    other refuse). A residual that comes out NaN or infinite (a NaN
+    prediction, e.g. from missing features, or a NaN response) is the worst
+    score 1, as on Dask (:func:`dpcp_tutorial.scale.model_scores`); every other
+    score is clipped to 1. The division and the clip cannot fail.
     """
     pred = _real_array(y_pred, "y_pred")
     if pred.ndim != 1 or pred.shape != y_true.shape:     # no sizes: the record count may be private
         raise ValueError("y_pred (the model's predictions) must be a 1-D array with one prediction per row of the "
                          "data; the model returned an array of another shape")
-    pred = np.clip(np.nan_to_num(pred, nan=0.0, posinf=MAX_MAGNITUDE, neginf=-MAX_MAGNITUDE), -MAX_MAGNITUDE,
-                   MAX_MAGNITUDE)
-    with np.errstate(over="ignore"):
-        return np.minimum(np.abs(y_true - pred) / bound, 1.0)
+    with np.errstate(all="ignore"):
+        value = np.abs(y_true - pred) / bound
+    return np.where(np.isnan(value), 1.0, np.minimum(value, 1.0))
 
 
 def normalised_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
@@ -569,9 +577,9 @@ def normalised_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
     :math:`B` must not depend on the data (a data maximum has unbounded
     sensitivity and leaks); residuals above :math:`B` are clipped to 1.
     ``y_true`` must lie in the data domain (finite, at most 1e100 in
-    magnitude); ``y_pred`` may be any model output: NaN is read as 0 and
-    values beyond :math:`\\pm 10^{100}` are clipped, so that no prediction of a
-    model on private records can make the score fail.
+    magnitude); ``y_pred`` may be any model output: a NaN or infinite
+    residual is the worst score 1, so that no prediction of a model on private
+    records can make the score fail.
     """
     bound = _check_bound(bound)
     y_true = check_1d(y_true, "y_true")
@@ -583,18 +591,25 @@ def bounded_interval(y_pred, qhat: float, bound: float) -> np.ndarray:
 
     A threshold at the top edge admits every clipped score, i.e. every
     residual, so the set is :math:`(-\\infty, \\infty)`, not
-    :math:`\\hat\\mu \\pm B` (DPCP write-up error D7).
+    :math:`\\hat\\mu \\pm B` (DPCP write-up error D7). A prediction that is NaN
+    or infinite (e.g. a model's output on missing features) gets the whole
+    line: its residual is the worst score, which every threshold admits.
 
     Returns
     -------
     ndarray of shape (n, 2)
     """
-    y_pred = check_1d(y_pred, "y_pred")
+    y_pred = _real_array(y_pred, "y_pred")
+    if y_pred.ndim != 1:
+        raise ValueError(f"y_pred must be one-dimensional, got a {y_pred.ndim}-D array")
     bound = _check_bound(bound)
     qhat = check_scalar(qhat, "qhat", low=0.0, high=1.0, low_inclusive=True, high_inclusive=True,
                         hint="qhat is a threshold on scores normalised to [0, 1]")
     half = math.inf if qhat >= 1.0 else bound * qhat
-    return np.column_stack([y_pred - half, y_pred + half])
+    unknown = ~np.isfinite(y_pred)
+    centre = np.where(unknown, 0.0, y_pred)
+    half = np.where(unknown, math.inf, half)
+    return np.column_stack([centre - half, centre + half])
 
 
 # ---------------------------------------------------------------------------
@@ -879,7 +894,7 @@ class _PrivateSplitBase(_SplitConformalBase):
 
         _, _, _, n = self._settings()
         check_model_privacy(self._fitted_estimator(), type(self).__name__)   # the model object only
-        X = check_2d(X, "X", min_rows=0 if n is not None else 1)
+        X = self._features(X, calibrating=True, min_rows=0 if n is not None else 1)
         y = y_check(y, n is not None)
         check_same_length(("X", X), ("y", y))
         return X, y
@@ -1015,19 +1030,19 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
         bound = _check_bound(self.bound)
-        X, y = self._calibration_arrays(X, y, lambda v, empty: check_1d(v, "y", allow_empty=empty))
+        X, y = self._calibration_arrays(X, y, _responses)
         model = self._fitted_estimator()
         with silenced_model():
-            pred = model.predict(X) if X.shape[0] else np.empty(0)
+            pred = model_outputs(model.predict, X) if X.shape[0] else np.empty(0)
         scores = _clipped_residual_scores(y, pred, bound)
         return self._release(scores, (f"bound B = {bound:g}",), "every interval is (-inf, inf)")
 
     def predict(self, X) -> np.ndarray:
         """Point predictions of the underlying model."""
-        return self._fitted_estimator().predict(check_2d(X, "X"))
+        return self._fitted_estimator().predict(self._features(X))
 
     def predict_interval(self, X) -> np.ndarray:
-        """Intervals of shape (n, 2); rows are ``(-inf, inf)`` when ``qhat_ == 1``."""
+        """Intervals of shape (n, 2); rows are ``(-inf, inf)`` when ``qhat_ == 1`` or the prediction is NaN."""
         self._check_calibrated()
         return bounded_interval(self.predict(X), self.qhat_, self.bound)
 
@@ -1097,18 +1112,7 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
 
     def fit(self, X, y):
         """Fit a clone of ``estimator`` on the training part (a DP trainer's ``classes=None`` set to ``classes``)."""
-        classes_ = self._public_classes()
-        if classes_ is None or check_bool(self.prefit, "prefit"):
-            return super().fit(X, y)
-        params = self.estimator.get_params(deep=False) if hasattr(self.estimator, "get_params") else {}
-        if "classes" in params and params["classes"] is None:
-            original = self.estimator
-            try:
-                self.estimator = clone(original).set_params(classes=classes_.tolist())
-                return super().fit(X, y)
-            finally:
-                self.estimator = original
-        return super().fit(X, y)
+        return _fit_with_classes(self, super().fit, X, y)
 
     def _columns(self, model, classes_):
         return _model_columns(model, classes_) if classes_ is not None else None
@@ -1123,8 +1127,10 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         if not X.shape[0]:
             scores = np.empty(0)
         else:
+            width = len(model.classes_) if getattr(model, "classes_", None) is not None else None
             with silenced_model():
-                proba = model.predict_proba(X)
+                proba = model_outputs(model.predict_proba, X, width) if width is not None \
+                    else model.predict_proba(X)
             if classes_ is None:
                 scores = _private_classification_scores(self.score, proba, y)
             else:                                         # a label outside the public set: index -1, score 1
@@ -1138,7 +1144,7 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities of the underlying model, columns in the order of ``classes`` (when given)."""
         model = self._fitted_estimator()
-        proba = model.predict_proba(check_2d(X, "X"))
+        proba = model.predict_proba(self._features(X))
         classes_ = self._public_classes()
         return proba if classes_ is None else np.asarray(proba)[:, _model_columns(model, classes_)]
 
@@ -1149,4 +1155,4 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         proba = self.predict_proba(X)
         if self.qhat_ >= 1.0:   # the top edge admits every score (guards APS sums of 1 + 1e-16)
             return np.ones(proba.shape, dtype=bool)
-        return set_fn(proba, self.qhat_)
+        return _sets_or_all(set_fn, proba, self.qhat_)
