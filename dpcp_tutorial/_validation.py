@@ -541,7 +541,7 @@ def adopt_schema(owner, model) -> bool:
 
 
 def check_features(X, owner, *, reset: bool, name: str = "X", min_rows: int = 1, numeric: bool = False,
-                   allow_nan: bool = True):
+                   allow_nan: bool = True, owner_name: str | None = None):
     """Features checked against ``owner``'s schema, as the model receives them (scikit-learn's name rules).
 
     One rule for every estimator of the package, in memory as on Dask
@@ -569,10 +569,13 @@ def check_features(X, owner, *, reset: bool, name: str = "X", min_rows: int = 1,
     * ``numeric=True`` returns a float array (the package's own models):
       a frame's columns must then be real numbers.
 
+    ``owner`` is the object that carries the schema (an estimator, or a plain
+    namespace for a one-call function, then named by ``owner_name``).
+
     Only the schema (column names and count, public) appears in messages;
     never a value or a row count.
     """
-    owner_name = type(owner).__name__
+    owner_name = type(owner).__name__ if owner_name is None else owner_name
     names_in = getattr(owner, "feature_names_in_", None) if not reset else None
     n_in = getattr(owner, "n_features_in_", None) if not reset else None
     if is_frame(X):

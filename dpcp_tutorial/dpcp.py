@@ -40,6 +40,7 @@ needs no assumption of the DPCP write-up beyond these.
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
@@ -66,11 +67,12 @@ from ._counts import check_scores_or_histogram
 from .accounting import Spend, make_account, trainer_account
 from .training import check_classes, trainer_privacy_account
 from .conformal import check_label_array, classification_score_functions, conformal_quantile
-from .conformal import _private_classification_scores
-from ._validation import as_array, silenced_model
+from .conformal import _private_classification_scores, _sets_or_all
+from ._validation import as_array, check_features, is_frame, model_outputs, silenced_model
 from .mechanisms import check_sampler
 from .private_split import (
     _BOUND_ADVICE,
+    _label_index,
     _model_columns,
     _check_bound,
     _public_size,
@@ -268,13 +270,17 @@ def differential_cp_interval(trainer, X, y, X_test, alpha: float = 0.1, correcte
         Rows are ``(-inf, inf)`` when the rank exceeds ``n``.
     """
     check_dp_trainer(trainer)
-    X, y = _check_regression_data(X, y)
-    X_test = check_2d(X_test, "X_test")
+    X, X_test = _test_features(X, X_test)
+    y = check_1d(y, "y")
+    check_same_length(("X", X), ("y", y))
     model = _fit_trainer(trainer, X, y, check_random_state(rng))
     epsilon, delta = _reported_privacy(model)
-    q = differential_cp_quantile(np.abs(y - model.predict(X)), alpha, epsilon, delta, corrected)
-    mu = model.predict(X_test)
-    return np.column_stack([mu - q, mu + q])
+    residual = np.abs(y - model_outputs(model.predict, X))
+    q = differential_cp_quantile(np.where(np.isnan(residual), math.inf, residual), alpha, epsilon, delta, corrected)
+    mu = np.asarray(model.predict(X_test), dtype=float)
+    half = np.where(np.isfinite(mu), q, math.inf)            # a NaN prediction: the whole line
+    mu = np.where(np.isfinite(mu), mu, 0.0)
+    return np.column_stack([mu - half, mu + half])
 
 
 def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bool = True, score: str = "lac",
@@ -292,14 +298,15 @@ def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bo
         Boolean; column order is ``model.classes_``.
     """
     check_dp_trainer(trainer)
-    X, y = check_2d(X, "X"), as_array(y, "y")
-    X_test = check_2d(X_test, "X_test")
+    X, X_test = _test_features(X, X_test)
+    y = as_array(y, "y")
     score_fn, set_fn = _score_functions(score)
     model = _fit_trainer(trainer, X, y, check_random_state(rng))
     epsilon, delta = _reported_privacy(model)
-    q = differential_cp_quantile(score_fn(model.predict_proba(X), _encode(model, y)), alpha, epsilon, delta,
-                                 corrected)
-    return set_fn(model.predict_proba(X_test), q)
+    proba = model_outputs(model.predict_proba, X, len(model.classes_))
+    scores = _private_classification_scores(score, proba, _encode(model, y))
+    q = differential_cp_quantile(scores, alpha, epsilon, delta, corrected)
+    return _sets_or_all(set_fn, model.predict_proba(X_test), q)
 
 
 # ---------------------------------------------------------------------------
@@ -417,11 +424,18 @@ def _check_share(training_share):
                              "for the private quantile. Pass None to keep the trainer's own budget")
 
 
-def _check_regression_data(X, y) -> tuple[np.ndarray, np.ndarray]:
-    X = check_2d(X, "X")
+def _check_regression_data(X, y, owner) -> tuple[np.ndarray, np.ndarray]:
+    X = check_features(X, owner, reset=True)
     y = check_1d(y, "y")
     check_same_length(("X", X), ("y", y))
     return X, y
+
+
+def _test_features(X, X_test):
+    """``X`` and ``X_test`` checked as one schema (a DataFrame's columns matched by name) before any fit."""
+    schema = types.SimpleNamespace()
+    X = check_features(X, schema, reset=True, owner_name="the training data")
+    return X, check_features(X_test, schema, reset=False, name="X_test", owner_name="the training data")
 
 
 def _score_functions(score: str):
@@ -430,20 +444,26 @@ def _score_functions(score: str):
 
 
 def _encode(model, y) -> np.ndarray:
-    """Labels as indices into ``model.classes_`` (the column order of ``predict_proba``)."""
-    classes = np.asarray(model.classes_)
-    y = np.asarray(y)
-    idx = np.searchsorted(classes, y)
-    idx = np.clip(idx, 0, classes.size - 1)
-    if y.ndim != 1 or not np.array_equal(classes[idx], y):
-        raise ValueError(f"y must be a 1-D array of labels from the fitted classes {classes.tolist()}")
-    return idx
+    """Labels as indices into ``model.classes_`` (the column order of ``predict_proba``); -1 outside them.
+
+    A label outside the model's classes is given the index -1, i.e. the worst
+    score 1 (:func:`~dpcp_tutorial.conformal._private_classification_scores`);
+    it is never quoted.
+    """
+    y = check_label_array(y)
+    return _label_index(y, np.asarray(model.classes_))
 
 
 class _DPCPBase(BaseEstimator):
     """Shared fit: train on all data with epsilon1 = share * epsilon, release the private quantile with the rest."""
 
-    def _fit(self, X, y, trainer_params=None):
+    def _features(self, X):
+        """``X`` as the trainer receives it, matched to the fitted schema (a DataFrame's columns by name)."""
+        self._check_fitted()
+        return check_features(X, self, reset=False)
+
+    def _fit(self, X, y, trainer_params=None, train=None):
+        """Train on the rows ``train`` (all rows when None) and release the quantile of every row's score."""
         check_coverage_alpha(self.alpha, self.allow_low_coverage)
         epsilon = check_epsilon(self.epsilon)
         share = _check_share(self.training_share)
@@ -468,7 +488,12 @@ class _DPCPBase(BaseEstimator):
                 params["delta"] = delta
             # feasibility depends only on public inputs (n public or declared so) and is checked before training
             self.alpha1_, self.alpha0_ = self._levels(n, epsilon, epsilon1, delta)
-        self.estimator_ = _fit_trainer(self.trainer, X, y, rng, params)
+        if train is None:
+            self.estimator_ = _fit_trainer(self.trainer, X, y, rng, params)
+        else:        # a per-record rule (e.g. the label is in the public set) decides who trains the model
+            rows = np.flatnonzero(train)
+            self.estimator_ = _fit_trainer(self.trainer, X.iloc[rows] if is_frame(X) else X[rows], y[rows], rng,
+                                           params)
         epsilon1, delta1 = _reported_privacy(self.estimator_)
         if share is None:          # the trainer's own budget (public settings), checked after fitting
             if not epsilon1 < epsilon:
@@ -689,7 +714,7 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
 
     def _scores(self, model, X, y):
         with silenced_model():       # the trained model on the private records: none of its warnings escapes
-            pred = model.predict(X)
+            pred = model_outputs(model.predict, X)
         return normalised_residual_score(y, pred, self.bound)
 
     def _public(self):
@@ -698,13 +723,13 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
     def fit(self, X, y):
         """Train on all the data and release the private threshold (and ``privacy_``)."""
         _check_bound(self.bound)
-        X, y = _check_regression_data(X, y)
+        X, y = _check_regression_data(X, y, self)
         return self._fit(X, y)
 
     def predict(self, X) -> np.ndarray:
         """Point predictions :math:`\\mu_n(x)`."""
-        self._check_fitted()
-        return self.estimator_.predict(check_2d(X, "X"))
+        X = self._features(X)
+        return self.estimator_.predict(X)
 
     def predict_interval(self, X) -> np.ndarray:
         """Intervals of shape (n, 2); rows are ``(-inf, inf)`` when ``qhat_ == 1``."""
@@ -764,7 +789,7 @@ class DPCPClassifier(_DPCPBase):
 
     def _scores(self, model, X, y):
         with silenced_model():       # the trained model on the private records: none of its warnings escapes
-            proba = model.predict_proba(X)
+            proba = model_outputs(model.predict_proba, X, len(model.classes_))
         # a NaN or non-probability row of the model's output gives that record the worst score (never an error)
         return _private_classification_scores(self.score, proba, _encode(model, y))
 
@@ -784,11 +809,12 @@ class DPCPClassifier(_DPCPBase):
         if own is not None and given is not None and not np.array_equal(check_classes(given, "the trainer"),
                                                                          classes):
             raise ValueError("DPCPClassifier(classes=...) and the trainer's classes differ; give the label set once")
-        X = check_2d(X, "X")
+        X = check_features(X, self, reset=True)
         y = check_label_array(y)
         check_same_length(("X", X), ("y", y))
         self.classes_ = classes
-        self._fit(X, y, {"classes": list(classes)})
+        # a record whose label is outside the public set does not train the model and has the worst score 1
+        self._fit(X, y, {"classes": list(classes)}, train=_label_index(y, classes) >= 0)
         # the caller's order of the public label set is the column order (the trainer's is sorted)
         self.classes_ = np.asarray(own) if own is not None else np.asarray(self.estimator_.classes_)
         self._columns = _model_columns(self.estimator_, self.classes_)
@@ -796,8 +822,8 @@ class DPCPClassifier(_DPCPBase):
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities of the private model, columns in the order of ``classes_``."""
-        self._check_fitted()
-        return np.asarray(self.estimator_.predict_proba(check_2d(X, "X")))[:, self._columns]
+        X = self._features(X)
+        return np.asarray(self.estimator_.predict_proba(X))[:, self._columns]
 
     def predict(self, X) -> np.ndarray:
         """Most probable class (point prediction)."""
@@ -809,7 +835,7 @@ class DPCPClassifier(_DPCPBase):
         proba = self.predict_proba(X)
         if self.qhat_ >= 1.0:
             return np.ones(proba.shape, dtype=bool)
-        return _score_functions(self.score)[1](proba, self.qhat_)
+        return _sets_or_all(_score_functions(self.score)[1], proba, self.qhat_)
 
 
 def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
@@ -822,7 +848,7 @@ def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.
     it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
     ``sampler``: the private quantile's, as in :class:`DPCPRegressor`.
     """
-    X_test = check_2d(X_test, "X_test")
+    _test_features(X, X_test)
     model = DPCPRegressor(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,
                           bound=bound, bins=bins, n=n, variant=variant, rng=rng, sampler=sampler)
     return model.fit(X, y).predict_interval(X_test)
@@ -838,7 +864,7 @@ def dpcp_set(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
     it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
     ``sampler``: the private quantile's, as in :class:`DPCPClassifier`.
     """
-    X_test = check_2d(X_test, "X_test")
+    _test_features(X, X_test)
     model = DPCPClassifier(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,
                            score=score, bins=bins, classes=classes, n=n, variant=variant, rng=rng, sampler=sampler)
     return model.fit(X, y).predict_set(X_test)

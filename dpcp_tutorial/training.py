@@ -46,6 +46,7 @@ from ._validation import (
     RandomLike,
     check_1d,
     check_2d,
+    check_features,
     check_bool,
     check_choice,
     check_delta,
@@ -211,12 +212,14 @@ def _check_bounds(x_bound, y_bound=None) -> tuple[float, float | None]:
     return x_bound, y_bound
 
 
-def _check_features(X, n_features: int, name: str) -> np.ndarray:
-    X = check_2d(X, "X")
-    if X.shape[1] != n_features:
-        raise ValueError(f"X has {X.shape[1]} features, but {name} was fitted with {n_features}; "
-                         "pass the same columns as in fit")
-    return X
+def _check_features(X, owner) -> np.ndarray:
+    """Features at prediction: columns matched to the fitted schema (a DataFrame by name); NaN gives NaN outputs."""
+    return check_features(X, owner, reset=False, numeric=True)
+
+
+def _fit_features(X, owner) -> np.ndarray:
+    """Features at fit: a finite float array (the data domain); a DataFrame's column names are recorded."""
+    return check_features(X, owner, reset=True, numeric=True, allow_nan=False)
 
 
 # ---------------------------------------------------------------------------
@@ -415,6 +418,9 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
         (primary), :math:`(2\\varepsilon, (1+e^{\\varepsilon})\\delta)` under replace-one
         (group privacy); the rule for ``epsilon`` is in :mod:`dpcp_tutorial.accounting`.
     n_features_in_ : int
+    feature_names_in_ : ndarray
+        The column names when fitted on a DataFrame with string column names;
+        a later frame is matched by name (reordered columns are read by name).
 
     Examples
     --------
@@ -442,7 +448,7 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit on ``(X, y)``; spends ``(epsilon, delta)`` once. Returns ``self``."""
         l2 = check_scalar(self.l2, "l2", low=0.0, hint="a positive public ridge penalty keeps the noisy system solvable")
-        X = check_2d(X, "X")
+        X = _fit_features(X, self)
         gram, moment, noise_scale, mechanism = private_sufficient_statistics(
             X, y, epsilon=self.epsilon, delta=self.delta, x_bound=self.x_bound, y_bound=self.y_bound,
             fit_intercept=self.fit_intercept, rng=self.rng)
@@ -463,7 +469,7 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Predictions :math:`\\mathrm{clip}(\\hat\\theta^\\top x, -Y, Y)` on rows clipped to ``x_bound``."""
         check_is_fitted(self, "coef_")
-        X = _check_features(X, self.n_features_in_, type(self).__name__)
+        X = _check_features(X, self)
         pred = _clip_rows(X, self.x_bound) @ self.coef_ + self.intercept_
         return np.clip(pred, -self.y_bound, self.y_bound)
 
@@ -708,7 +714,7 @@ class _LinearClassifierMixin:
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities, shape (n, K), columns in the order of ``classes_``; rows sum to 1."""
         check_is_fitted(self, "coef_")
-        X = _check_features(X, self.n_features_in_, type(self).__name__)
+        X = _check_features(X, self)
         Z = _clip_rows(X, self.x_bound) @ self.coef_.T + self.intercept_
         P = _probabilities(Z)
         return np.column_stack([1.0 - P[:, 0], P[:, 0]]) if P.shape[1] == 1 else P
@@ -772,6 +778,9 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
     privacy_ : PrivacyAccount
         As in :class:`DPRidgeRegression`.
     n_features_in_ : int
+    feature_names_in_ : ndarray
+        The column names when fitted on a DataFrame with string column names;
+        a later frame is matched by name (reordered columns are read by name).
     """
 
     neighbouring = "add/remove"
@@ -794,7 +803,7 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         l2 = check_scalar(self.l2, "l2", low=0.0, hint="output perturbation needs a positive ridge penalty")
         x_bound, _ = _check_bounds(self.x_bound)
         fit_intercept = _check_bool(self.fit_intercept, "fit_intercept")
-        X = check_2d(X, "X")
+        X = _fit_features(X, self)
         classes_, index = _encode_labels(y, self.classes, "DPLogisticRegression")
         check_same_length(("X", X), ("y", index))
         rng = check_random_state(self.rng)
@@ -1150,6 +1159,9 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         The noise multiplier used.
     expected_batch_size_ : float
     n_features_in_ : int
+    feature_names_in_ : ndarray
+        The column names when fitted on a DataFrame with string column names;
+        a later frame is matched by name (reordered columns are read by name).
 """
 
     def __init__(self, noise_multiplier: float = 1.0, clip_norm: float = 1.0, sampling_rate: float = 0.01,
@@ -1174,7 +1186,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
 
     def fit(self, X, y):
         """Run DP-SGD on ``(X, y)``. Returns ``self``."""
-        X = check_2d(X, "X")
+        X = _fit_features(X, self)
         y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
         _, y_bound = _check_bounds(self.x_bound, self.y_bound)
@@ -1186,7 +1198,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
     def predict(self, X) -> np.ndarray:
         """Predictions clipped to ``[-y_bound, y_bound]``, on rows clipped to ``x_bound``."""
         check_is_fitted(self, "coef_")
-        X = _check_features(X, self.n_features_in_, type(self).__name__)
+        X = _check_features(X, self)
         pred = _clip_rows(X, self.x_bound) @ self.coef_ + self.intercept_
         return np.clip(pred, -self.y_bound, self.y_bound)
 
@@ -1219,6 +1231,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
     noise_multiplier_ : float
     expected_batch_size_ : float
     n_features_in_ : int
+    feature_names_in_ : ndarray
+        The column names when fitted on a DataFrame with string column names;
+        a later frame is matched by name (reordered columns are read by name).
 """
 
     def __init__(self, noise_multiplier: float = 1.0, clip_norm: float = 1.0, sampling_rate: float = 0.01,
@@ -1244,7 +1259,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
 
     def fit(self, X, y):
         """Run DP-SGD on ``(X, y)``. Returns ``self``."""
-        X = check_2d(X, "X")
+        X = _fit_features(X, self)
         classes_, index = _encode_labels(y, self.classes, "DPSGDClassifier")
         check_same_length(("X", X), ("y", index))
         kind = "logistic" if classes_.size == 2 else "softmax"
