@@ -663,7 +663,7 @@ class SplitConformalClassifier(_SplitConformalBase):
         return _fit_with_classes(self, super().fit, X, y)
 
     def _scores(self, model, X, y):
-        from .private_split import _label_index
+        from .private_split import _label_index, _model_columns
 
         self._score_functions()
         y = check_label_array(y)
@@ -673,8 +673,9 @@ class SplitConformalClassifier(_SplitConformalBase):
             proba = model_outputs(model.predict_proba, X, self._n_columns(model, classes_))
         if classes_ is None:
             return _private_classification_scores(self.score, proba, y)
+        columns = _model_columns(model, classes_)        # the model object and the public classes only
         self.classes_ = classes_
-        return _private_classification_scores(self.score, proba, _label_index(y, classes_))
+        return _private_classification_scores(self.score, np.asarray(proba)[:, columns], _label_index(y, classes_))
 
     def _n_columns(self, model, classes_):
         if classes_ is not None:
