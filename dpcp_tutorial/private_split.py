@@ -263,12 +263,15 @@ def pps_privacy_loss(n: int, alpha: float, epsilon: float, m: int, gamma="auto",
     :math:`(w_A, w_B) = (c/\\tilde q, c/(1-\\tilde q))` with :math:`c` the exponent
     of ``variant``. With :math:`n` public (``public_n=True``): replacing one record
     moves a rounded score from one side of the edges between its old and new
-    value to the other, so the loss is :math:`w_A + w_B` under replace-one, and
-    adding one moves every :math:`\\max(\\cdot)` up by at most :math:`\\max(w_A, w_B)`
-    and at least 0, so the loss is :math:`\\max(w_A, w_B)` under add/remove (the
-    bound on the log-ratio over neighbouring data sets, approached by neighbours as
-    :math:`n` grows). For ``"tight"`` these
-    are :math:`\\varepsilon` and :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`. When
+    value to the other, so the loss is :math:`w_A + w_B` under replace-one
+    (:math:`\\varepsilon` for ``"tight"``). Under add/remove it is the same:
+    :func:`pps_private_quantile` with a public ``n`` first subsamples or pads
+    the scores to exactly ``n``, which turns adding or removing a record into
+    a replacement at size ``n``. (The mechanism alone, with its level fixed
+    at ``n`` and run on :math:`n \\pm 1` scores, moves every :math:`\\max(\\cdot)`
+    by at most :math:`\\max(w_A, w_B)`, i.e. :math:`\\varepsilon\\max(\\tilde q,
+    1-\\tilde q)` for ``"tight"``; but on other sizes than ``n`` its level
+    loses the coverage guarantee, so the release never runs that way.) When
     :math:`\\tilde q \\ge 1` the release is the constant 1 and the loss is 0.
 
     ``public_n=False`` (add/remove only): :math:`\\tilde q` (and ``gamma="auto"``)
@@ -305,9 +308,9 @@ def pps_privacy_loss(n: int, alpha: float, epsilon: float, m: int, gamma="auto",
     if public_n:
         if weights is None:
             return 0.0
-        if variant == "tight" and relation == "replace-one":
+        if variant == "tight":
             return epsilon
-        return weights[0] + weights[1] if relation == "replace-one" else max(weights)
+        return weights[0] + weights[1]        # add/remove: a replacement at size n (subsample or pad)
     if relation != "add/remove":
         raise ValueError("public_n=False compares data sets of sizes n and n + 1: use relation='add/remove' (under "
                          "replace-one the size never changes)")
@@ -354,7 +357,12 @@ def pps_quantile_probabilities(scores, alpha: float, epsilon: float, m: int, gam
         Number of grid edges.
     n : int, optional
         The public calibration size used in :math:`\\tilde q` (default: the number
-        of scores). Privacy audits fix it while adding or removing a record.
+        of scores). The counts are those of ``scores`` as given: this is the
+        law of :func:`pps_private_quantile` when ``n`` is ``None`` or
+        ``len(scores)``. With a public ``n`` and other sizes the release first
+        pads (its law is this one on the padded scores) or subsamples (the
+        average of this one over the uniform ``n``-subsets); on :math:`n \\pm 1`
+        scores at a fixed level it shows the mechanism's own add/remove loss.
     log : bool
         Return log-probabilities (exact where probabilities underflow).
 
@@ -486,7 +494,17 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
         public). ``"reference"``: :math:`c = \\varepsilon\\min(\\alpha,1-\\alpha)/2`,
         the authors' code; its loss can exceed :math:`\\varepsilon` (:func:`pps_privacy_loss`).
     n : int, optional
-        Public calibration size used in :math:`\\tilde q` (default: ``len(scores)``).
+        Public calibration size used in :math:`\\tilde q` (default: ``len(scores)``,
+        then declared public). Given, the release runs on exactly ``n``
+        scores: a uniform ``n``-subset when there are more (drawn from
+        ``rng``, from the counts on the grid, so that an array and its
+        histogram give the same release), the scores padded with the maximal
+        score 1 when there are fewer (none at all is allowed), as in
+        :func:`~dpcp_tutorial.private_quantile`. The coverage argument at size
+        ``n`` then holds at every data size, and adding or removing a record
+        is a replacement at size ``n`` (the add/remove loss is the replace-one
+        loss, :func:`pps_privacy_loss`). Nothing is drawn when there are
+        exactly ``n`` scores.
     rng : None, int or numpy.random.Generator
         A known seed makes the release reproducible by anyone who knows it,
         hence not private: use ``rng=None`` (fresh OS entropy) for a real release.
@@ -512,12 +530,19 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
     quantile with ``sampler="opendp"`` (``calibrator="quantile"`` of the split
     estimators, the package default).
     """
+    from .quantile import at_public_size
+
     rng = check_random_state(rng)
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
-    scores_arr = check_scores_or_histogram(scores)
-    n_public = scores_arr.size if n is None else check_positive_int(n, "n")
+    if n is None:
+        scores_arr = check_scores_or_histogram(scores)
+        n_public = scores_arr.size
+    else:
+        n_public = check_positive_int(n, "n", maximum=MAX_RECORDS)
     m = _resolve_m(m, n_public, alpha, epsilon, variant, rng)
+    if n is not None:        # exactly n scores: a uniform n-subset (drawn from the counts on the grid), or padded
+        scores_arr = at_public_size(scores, n_public, rng, pps_grid(m))
     edges, logits, _ = _pps_law(scores_arr, alpha, epsilon, m, gamma, variant, n_public)
     if logits is None:
         return 1.0
