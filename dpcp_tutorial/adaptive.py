@@ -270,6 +270,15 @@ def _model_spend(model, label: str, part: str):
     return None if account is None else _trainer_spend(account, label, part)
 
 
+def _outputs(method, X, private: bool) -> np.ndarray:
+    """A model's outputs: on private records by the per-record rule of
+    :func:`~dpcp_tutorial._validation.model_outputs` (a refused record gives NaN), elsewhere as the model gives
+    them (its own errors included)."""
+    if private:
+        return model_outputs(method, X)
+    return np.asarray(method(X), dtype=float).ravel()
+
+
 def _clean_outputs(values, low: float, high: float, nan: float) -> np.ndarray:
     """Model outputs on private records as finite floats in ``[low, high]`` (public): NaN read as ``nan``.
 
@@ -492,10 +501,10 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         return self
 
     def _mean(self, X: np.ndarray, y_bound: float) -> np.ndarray:
-        return _clean_outputs(self._mean_raw(X), -y_bound, y_bound, 0.0)
+        return _clean_outputs(self._mean_raw(X, private=True), -y_bound, y_bound, 0.0)
 
-    def _mean_raw(self, X) -> np.ndarray:
-        """The mean model's outputs as floats; NaN for a record it refuses alone (a per-record rule)."""
+    def _mean_raw(self, X, private: bool = False) -> np.ndarray:
+        """The mean model's outputs as floats; on private records NaN for a record it refuses alone."""
         if check_bool(self.prefit, "prefit"):
             check_is_fitted(self.mean_estimator)
             mean = self.mean_estimator
@@ -505,7 +514,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
             mean, _ = self._models()            # raises the "not fitted" message
         if X.shape[0] == 0:
             return np.empty(0)
-        return model_outputs(mean.predict, X)
+        return _outputs(mean.predict, X, private)
 
     def _features(self, X, *, calibrating: bool = False, min_rows: int = 1):
         """``X`` matched to the schema of fit (a prefit mean model's at calibration; a DataFrame by name)."""
@@ -517,16 +526,16 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Mean predictions :math:`\\hat\\mu(x)`, clipped to the public :math:`[-y_{\\max}, y_{\\max}]`."""
         y_bound, _, _ = self._settings()
-        return self._mean(self._features(X), y_bound)
+        return _clean_outputs(self._mean_raw(self._features(X)), -y_bound, y_bound, 0.0)
 
-    def _scale_raw(self, X) -> np.ndarray:
+    def _scale_raw(self, X, private: bool = False) -> np.ndarray:
         """The scale model's outputs as floats (NaN for a refused record); ones without a scale model."""
         _, scale = self._models()
         if scale is None:
             return np.ones(X.shape[0])
         if X.shape[0] == 0:
             return np.empty(0)
-        return model_outputs(scale.predict, X)
+        return _outputs(scale.predict, X, private)
 
     def _scale(self, X: np.ndarray) -> np.ndarray:
         return self._scale_from(self._scale_raw(X))
@@ -562,7 +571,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         check_same_length(("X", X), ("y", y))
         if X.shape[0]:
             with silenced_model():          # the models' outputs on private records: no warning escapes
-                raw_mu, raw_sigma = self._mean_raw(X), self._scale_raw(X)
+                raw_mu, raw_sigma = self._mean_raw(X, private=True), self._scale_raw(X, private=True)
             scores = normalized_score(y, _clean_outputs(raw_mu, -y_bound, y_bound, 0.0), self._scale_from(raw_sigma),
                                       bound)
             scores[np.isnan(raw_mu) | np.isnan(raw_sigma)] = 1.0     # a missing output: the worst score
@@ -850,12 +859,12 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
                              "(or fit(X, y)) first, or pass prefit=True with fitted models")
         return self.lower_estimator_, self.upper_estimator_
 
-    def _raw_quantiles(self, X):
-        """The two models' outputs as floats (NaN for a record a model refuses alone: a per-record rule)."""
+    def _raw_quantiles(self, X, private: bool = False):
+        """The two models' outputs as floats (on private records NaN for a record a model refuses alone)."""
         if X.shape[0] == 0:
             return np.empty(0), np.empty(0)
         lower, upper = self._models()
-        return model_outputs(lower.predict, X), model_outputs(upper.predict, X)
+        return _outputs(lower.predict, X, private), _outputs(upper.predict, X, private)
 
     def _quantiles(self, X: np.ndarray):
         return tuple(_clean_outputs(raw, -MAX_MAGNITUDE, MAX_MAGNITUDE, 0.0) for raw in self._raw_quantiles(X))
@@ -885,7 +894,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         y = check_1d(y, "y", allow_empty=n is not None)
         check_same_length(("X", X), ("y", y))
         with silenced_model():              # the models' outputs on private records: no warning escapes
-            raw = self._raw_quantiles(X)
+            raw = self._raw_quantiles(X, private=True)
         quantiles = tuple(_clean_outputs(r, -MAX_MAGNITUDE, MAX_MAGNITUDE, 0.0) for r in raw)
         scores = cqr_score(y, *quantiles, bound) if X.shape[0] else np.empty(0)
         if X.shape[0]:

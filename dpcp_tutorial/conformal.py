@@ -128,6 +128,8 @@ def conformal_quantile(scores, alpha: float) -> float:
     inf
     """
     scores = check_1d(scores, "scores", allow_inf=True)
+    if np.any(scores == -math.inf):
+        raise ValueError("scores contains -inf; a score that cannot be computed is the worst score, +inf")
     k = _rank(scores.size, check_alpha(alpha))
     if k > scores.size:
         return math.inf
@@ -494,13 +496,14 @@ class _SplitConformalBase(BaseEstimator):
         return check_coverage_alpha(self.alpha, self.allow_low_coverage)
 
     _METHODS = ("fit", "predict")     # what the estimator must offer
+    _FIT_MIN_ROWS = 1                 # Mondrian: 0 (its per-record label rule may leave no training record)
 
     def fit(self, X, y):
         """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``)."""
         check_estimator(self.estimator, "estimator", self._METHODS)
         if check_bool(self.prefit, "prefit"):
             raise ValueError("prefit=True: the estimator is already fitted; call calibrate(X_cal, y_cal) directly")
-        X = check_features(X, self, reset=True)
+        X = check_features(X, self, reset=True, min_rows=self._FIT_MIN_ROWS)
         self.estimator_ = clone(self.estimator).fit(X, y)
         return self
 
@@ -583,9 +586,7 @@ class SplitConformalRegressor(_SplitConformalBase):
     """
 
     def _scores(self, model, X, y):
-        y = _real_array(y, "y")
-        if y.ndim != 1:
-            raise ValueError(f"y must be one-dimensional, got a {y.ndim}-D array; use .ravel() if that is intended")
+        y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
         with silenced_model():
             pred = model_outputs(model.predict, X)
@@ -715,6 +716,7 @@ def _sets_or_all(set_fn, proba, qhat) -> np.ndarray:
 
 def _fit_with_classes(owner, fit, X, y):
     """``fit(X, y)``, with a DP trainer whose ``classes`` is ``None`` given the public ``classes`` of ``owner``."""
+    check_estimator(owner.estimator, "estimator", owner._METHODS)
     classes_ = owner._public_classes()
     if classes_ is None or check_bool(owner.prefit, "prefit"):
         return fit(X, y)

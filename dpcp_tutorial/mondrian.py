@@ -278,6 +278,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     """
 
     _METHODS = ("fit", "predict_proba")
+    _FIT_MIN_ROWS = 0       # labels outside the public set are left out: the model decides what no record means
 
     def __init__(self, estimator, classes=None, alpha: float = 0.1, epsilon: float = 1.0, score: str = "lac",
                  calibrator: str = "private_quantile", bins: int = 100, class_sizes="private",

@@ -625,8 +625,9 @@ def bounded_interval(y_pred, qhat: float, bound: float) -> np.ndarray:
     ndarray of shape (n, 2)
     """
     y_pred = _real_array(y_pred, "y_pred")
-    if y_pred.ndim != 1:
-        raise ValueError(f"y_pred must be one-dimensional, got a {y_pred.ndim}-D array")
+    if y_pred.ndim != 1 or y_pred.size == 0:
+        raise ValueError(f"y_pred must be a non-empty one-dimensional array, got a {y_pred.ndim}-D array"
+                         + (" with no entry" if y_pred.ndim == 1 else ""))
     bound = _check_bound(bound)
     qhat = check_scalar(qhat, "qhat", low=0.0, high=1.0, low_inclusive=True, high_inclusive=True,
                         hint="qhat is a threshold on scores normalised to [0, 1]")

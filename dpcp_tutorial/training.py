@@ -213,13 +213,18 @@ def _check_bounds(x_bound, y_bound=None) -> tuple[float, float | None]:
 
 
 def _check_features(X, owner) -> np.ndarray:
-    """Features at prediction: columns matched to the fitted schema (a DataFrame by name); NaN gives NaN outputs."""
-    return check_features(X, owner, reset=False, numeric=True)
+    """Features at prediction: columns matched to the fitted schema (a DataFrame by name), finite values.
+
+    A record with a missing or infinite feature is refused (one fixed message); the conformal estimators
+    evaluate such a model record by record (:func:`~dpcp_tutorial._validation.model_outputs`), so a record it
+    refuses alone gets the worst score at calibration.
+    """
+    return check_features(X, owner, reset=False, numeric=True, allow_nan=False)
 
 
-def _fit_features(X, owner) -> np.ndarray:
+def _fit_features(X, owner, min_rows: int = 1) -> np.ndarray:
     """Features at fit: a finite float array (the data domain); a DataFrame's column names are recorded."""
-    return check_features(X, owner, reset=True, numeric=True, allow_nan=False)
+    return check_features(X, owner, reset=True, numeric=True, allow_nan=False, min_rows=min_rows)
 
 
 # ---------------------------------------------------------------------------
@@ -672,7 +677,8 @@ def check_classes(classes, owner: str) -> np.ndarray:
     return classes_
 
 
-def _encode_labels(y, classes, owner: str = "this classifier") -> tuple[np.ndarray, np.ndarray]:
+def _encode_labels(y, classes, owner: str = "this classifier",
+                   allow_empty: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``classes_`` (the sorted public label set) and the index of each label in it.
 
     The label set is public (:func:`check_classes`). A label outside it is
@@ -681,7 +687,7 @@ def _encode_labels(y, classes, owner: str = "this classifier") -> tuple[np.ndarr
     """
     classes_ = check_classes(classes, owner)
     y = as_array(y, "y")
-    if y.ndim != 1 or y.size == 0:
+    if y.ndim != 1 or (y.size == 0 and not allow_empty):
         raise ValueError(f"y must be a non-empty 1-D array of labels, got a {y.ndim}-D array" if y.ndim != 1
                          else "y must be a non-empty 1-D array of labels, got an empty one")
     if y.dtype.kind == "c":
@@ -764,7 +770,10 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         The public label set, **required** by :meth:`fit` (e.g. ``[0, 1]``):
         reading it from ``y`` would make the release depend on which classes
         occur (removing the only record of a class would change the model or
-        raise). Labels in ``classes`` but absent from ``y`` are fine.
+        raise). Labels in ``classes`` but absent from ``y`` are fine, and so
+        is a data set with no record at all (the release is then the noise
+        around the regulariser's minimiser 0): the guarantee holds at every
+        size, so no data set is refused while a neighbour releases.
 
     Attributes
     ----------
@@ -803,8 +812,8 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         l2 = check_scalar(self.l2, "l2", low=0.0, hint="output perturbation needs a positive ridge penalty")
         x_bound, _ = _check_bounds(self.x_bound)
         fit_intercept = _check_bool(self.fit_intercept, "fit_intercept")
-        X = _fit_features(X, self)
-        classes_, index = _encode_labels(y, self.classes, "DPLogisticRegression")
+        X = _fit_features(X, self, min_rows=0)          # no record at all is a data set too: it releases
+        classes_, index = _encode_labels(y, self.classes, "DPLogisticRegression", allow_empty=True)
         check_same_length(("X", X), ("y", index))
         rng = check_random_state(self.rng)
 

@@ -730,6 +730,28 @@ LEGAL = {
     ("PrivateSplitConformalClassifier.calibrate", "y", "negative"): "a private label the model has no column for "
                                                                     "has probability 0: the worst score, never "
                                                                     "refused (documented)",
+    **{(row, "X", label): "features go to the model as they are (the missing-value rule of "
+                          "dpcp_tutorial._validation.check_features): a record it refuses, or whose score is NaN or "
+                          "infinite, gets the worst score (documented)"
+       for row in ("SplitConformalRegressor.calibrate", "SplitConformalClassifier.calibrate",
+                   "PrivateSplitConformalRegressor.calibrate", "PrivateSplitConformalClassifier.calibrate",
+                   "MondrianPrivateConformalClassifier.calibrate", "PrivateNormalizedConformalRegressor.calibrate",
+                   "PrivateConformalizedQuantileRegressor.calibrate")
+       for label in ("nan entry", "inf entry", "-inf entry", "string column")},
+    **{(row, "y", label): "a label outside the public label set is never refused or quoted: it does not train the "
+                          "model and scores as the worst class (Mondrian: it belongs to no class) (documented)"
+       for row in ("DPCPClassifier.fit", "dpcp_set", "MondrianPrivateConformalClassifier.fit",
+                   "MondrianPrivateConformalClassifier.calibrate", "SplitConformalClassifier.calibrate")
+       for label in ("fractional labels", "nan entry", "inf entry", "-inf entry", "complex entries",
+                     "string entries", "negative", "object array with None", "object array with pd.NA",
+                     "datetime array", "string column", "nullable Int64 with NA")},
+    **{("PrivateSplitConformalRegressor.calibrate", "y", label): "a NaN or infinite response gives its record the "
+                                                                 "worst score 1, as on Dask (documented)"
+       for label in ("nan entry", "inf entry", "-inf entry", "nullable Float64 with NA")},
+    **{("bounded_interval", "y_pred", label): "a NaN or infinite prediction gives the whole line (documented)"
+       for label in ("nan entry", "inf entry", "-inf entry", "nullable Float64 with NA")},
+    ("conformal_quantile", "scores", "inf entry"): "an infinite score is the worst score (documented)",
+    ("differential_cp_quantile", "scores", "inf entry"): "an infinite score is the worst score (documented)",
     ("interval_coverage", "intervals", "-inf entry"): "a lower end of -inf is a half-line (documented)",
     ("interval_width", "intervals", "-inf entry"): "a lower end of -inf is a half-line, of width inf (documented)",
     ("langevin_step_size", "prior_scale", "inf"): "a flat prior (documented default)",
@@ -758,6 +780,7 @@ ALIASES = {
     "prior": ("prior",),
     "value": ("value", "query"),
     "y": ("y", "label", "labels", "target"),
+    "X_test": ("X_test", "X contains", "X must be"),      # the model's own refusal of the test features
 }
 
 # --------------------------------------------------------------------------- running one row

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.frozen import FrozenEstimator
@@ -146,7 +147,7 @@ def _categorical_data(n, seed):
 def _prefit_column_pipeline(X, y):
     columns = ColumnTransformer([("ward", OneHotEncoder(handle_unknown="ignore"), ["ward"]),
                                  ("num", "passthrough", ["age", "lab"])])
-    return FrozenEstimator(make_pipeline(columns, HistGradientBoostingRegressor(max_iter=30)).fit(X, y))
+    return FrozenEstimator(make_pipeline(columns, HistGradientBoostingRegressor(max_iter=10)).fit(X, y))
 
 
 def test_a_prefit_column_transformer_pipeline_that_selects_columns_by_name_works():
@@ -212,23 +213,57 @@ def test_nan_features_score_the_same_in_memory_and_on_dask(monkeypatch, model):
         assert np.isfinite(est.predict_interval(X.iloc[300:])).all()
 
 
+class FirstColumn(RegressorMixin, BaseEstimator):
+    """A public model that passes NaN features through: its prediction is the first feature."""
+
+    def fit(self, X, y):
+        self.n_features_in_ = np.shape(X)[1]
+        return self
+
+    def predict(self, X):
+        return np.asarray(X, dtype=float)[:, 0]
+
+
+class Uniform(ClassifierMixin, BaseEstimator):
+    """A public classifier whose probabilities are NaN where the first feature is."""
+
+    def fit(self, X, y):
+        self.classes_ = np.array(["high", "low", "mid"])
+        return self
+
+    def predict_proba(self, X):
+        first = np.asarray(X, dtype=float)[:, :1]
+        return np.full((first.shape[0], 3), 1 / 3) + 0.0 * first
+
+
 def test_nan_predictions_give_the_whole_range_and_the_worst_score():
     X, y, labels = frame(N, seed=4)
-    est = PrivateSplitConformalRegressor(ridge(), bound=3.0, n=300, rng=0).fit(X.iloc[:300], y[:300])
-    est.calibrate(X.iloc[300:], y[300:])
-    test = X.iloc[:4].copy()
-    test.iloc[1, 1] = np.nan
+    cal = X.iloc[300:].to_numpy().copy()
+    cal[:10, 0] = np.nan
+    test = X.iloc[:4].to_numpy().copy()
+    test[1, 0] = np.nan
+    model = FirstColumn().fit(X.to_numpy(), y)
+    seen = []
+    est = PrivateSplitConformalRegressor(model, bound=3.0, prefit=True, n=300, rng=0)
+    original = private_split._release_threshold
+    try:
+        private_split._release_threshold = lambda owner, scores, **kw: (seen.append(scores), original(
+            owner, scores, **kw))[1]
+        est.calibrate(cal, y[300:])
+    finally:
+        private_split._release_threshold = original
+    assert np.all(seen[0][:10] == 1.0)                        # a NaN prediction: the worst score
     out = est.predict_interval(test)
     assert np.all(np.isinf(out[1])) and np.isfinite(np.delete(out, 1, axis=0)).all()
-    clf = PrivateSplitConformalClassifier(logistic(), classes=["low", "mid", "high"], n=300, rng=0)
-    clf.fit(X.iloc[:300], labels[:300]).calibrate(X.iloc[300:], labels[300:])
+    clf = PrivateSplitConformalClassifier(Uniform().fit(X, labels), classes=["low", "mid", "high"], prefit=True,
+                                          n=300, rng=0, epsilon=5.0)
+    clf.calibrate(cal, labels[300:])
     assert clf.predict_set(test)[1].all()
-    plain = SplitConformalRegressor(ridge()).fit(X.iloc[:300], y[:300])
-    cal = X.iloc[300:].copy()
-    cal.iloc[:10, 0] = np.nan
-    plain.calibrate(cal, y[300:])
+    plain = SplitConformalRegressor(model, prefit=True).calibrate(cal, y[300:])
     assert np.all(plain.calibration_scores_[:10] == np.inf)
     assert np.all(np.isinf(plain.predict_interval(test)[1]))
+    with pytest.raises(ValueError, match="NaN"):              # the package's DP models refuse NaN features
+        ridge().fit(X, y).predict(X.iloc[:4].assign(age=np.nan))
 
 
 def test_nan_classification_scores_the_same_in_memory_and_on_dask(monkeypatch):
