@@ -670,8 +670,9 @@ class SplitConformalClassifier(_SplitConformalBase):
         y = check_label_array(y)
         check_same_length(("X", X), ("y", y))
         classes_ = self._public_classes()
-        with silenced_model():
-            proba = model_outputs(model.predict_proba, X, self._n_columns(model, classes_))
+        width = self._n_columns(model, classes_)
+        with silenced_model():      # a model without classes_ names no column count: called as it is
+            proba = model_outputs(model.predict_proba, X, width) if width is not None else model.predict_proba(X)
         if classes_ is None:
             return _private_classification_scores(self.score, proba, y)
         columns = _model_columns(model, classes_)        # the model object and the public classes only
