@@ -72,6 +72,7 @@ from ._validation import as_array, check_features, is_frame, model_outputs, sile
 from .mechanisms import check_sampler
 from .private_split import (
     _BOUND_ADVICE,
+    _check_public_classes,
     _label_index,
     _model_columns,
     _check_bound,
@@ -284,7 +285,7 @@ def differential_cp_interval(trainer, X, y, X_test, alpha: float = 0.1, correcte
 
 
 def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bool = True, score: str = "lac",
-                        rng: RandomLike = None) -> np.ndarray:
+                        rng: RandomLike = None, *, classes=None) -> np.ndarray:
     """Differential-CP prediction sets (chapter 5; not private).
 
     As :func:`differential_cp_interval` for a classifier with ``predict_proba``;
@@ -292,21 +293,39 @@ def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bo
     known seed makes its output reproducible by anyone, so use ``rng=None``
     for a model that is released.
 
+    ``classes``: the public label set (any labels), in the column order of
+    the sets; it is given to the trainer (whose own ``classes`` must then be
+    ``None`` or the same set) and matched to its ``classes_`` by name. A
+    label outside the set has the worst score.
+
     Returns
     -------
     ndarray of shape (n_test, K)
-        Boolean; column order is ``model.classes_``.
+        Boolean; column order is ``classes`` (``model.classes_`` without it).
     """
     check_dp_trainer(trainer)
     X, X_test = _test_features(X, X_test)
-    y = as_array(y, "y")
+    y = check_label_array(as_array(y, "y"))
     score_fn, set_fn = _score_functions(score)
-    model = _fit_trainer(trainer, X, y, check_random_state(rng))
+    params = {}
+    if classes is not None:
+        ordered = _check_public_classes(classes)
+        own = trainer.get_params(deep=False)
+        if "classes" not in own:
+            raise TypeError(f"{type(trainer).__name__} has no `classes` parameter; pass classes=None and use its "
+                            "own label set, or a trainer that takes the public label set (e.g. DPLogisticRegression)")
+        if own["classes"] is not None and not np.array_equal(check_classes(own["classes"], "the trainer"),
+                                                             np.unique(ordered)):
+            raise ValueError("classes and the trainer's classes differ; give the label set once")
+        params["classes"] = ordered.tolist()
+    model = _fit_trainer(trainer, X, y, check_random_state(rng), params)
     epsilon, delta = _reported_privacy(model)
-    proba = model_outputs(model.predict_proba, X, len(model.classes_))
-    scores = _private_classification_scores(score, proba, _encode(model, y))
+    labels = np.asarray(model.classes_) if classes is None else ordered
+    columns = _model_columns(model, labels)
+    proba = model_outputs(model.predict_proba, X, len(model.classes_))[:, columns]
+    scores = _private_classification_scores(score, proba, _label_index(y, labels))
     q = differential_cp_quantile(scores, alpha, epsilon, delta, corrected)
-    return _sets_or_all(set_fn, model.predict_proba(X_test), q)
+    return _sets_or_all(set_fn, np.asarray(model.predict_proba(X_test))[:, columns], q)
 
 
 # ---------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from dpcp_tutorial import (
     SplitConformalClassifier,
     SplitConformalRegressor,
     differential_cp_interval,
+    differential_cp_set,
 )
 from dpcp_tutorial import ReleaseWarning, private_split
 
@@ -318,3 +319,14 @@ def test_split_conformal_classifier_takes_classes_in_the_callers_order():
     with pytest.raises(ValueError, match="classes_"):
         SplitConformalClassifier(LogisticRegression(), classes=["low", "high"]).fit(X.iloc[:300], labels[:300]) \
             .calibrate(X.iloc[300:], labels[300:])
+
+
+def test_differential_cp_set_takes_classes_in_the_callers_order():
+    X, _, labels = frame(N, seed=9)
+    order = ["high", "low", "mid"][::-1]
+    given = differential_cp_set(logistic().set_params(classes=None), X, labels, X.iloc[:8], rng=0,
+                                classes=order)
+    own = differential_cp_set(logistic(classes=sorted(order)), X, labels, X.iloc[:8], rng=0)
+    np.testing.assert_array_equal(given, own[:, [sorted(order).index(c) for c in order]])
+    with pytest.raises(ValueError, match="differ"):
+        differential_cp_set(logistic(classes=["low", "high", "x"]), X, labels, X.iloc[:8], classes=order)
