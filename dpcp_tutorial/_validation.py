@@ -38,6 +38,12 @@ below are therefore split into two kinds:
   clip *before* calling (``np.minimum(residuals / B, 1)``), and the domain
   check never fires.
 
+Features that a *model* receives are not domain-checked: they go to the
+model as they are (DataFrames matched by column name, missing values
+included) and the model decides (:func:`check_features`); a record it
+refuses, or whose score comes out NaN or infinite, gets the worst score
+(:func:`model_outputs`), in memory as on Dask.
+
 Kinds of values
 ---------------
 NumPy scalars of every dtype are read as the Python ``int`` or ``float`` they

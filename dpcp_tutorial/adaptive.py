@@ -384,9 +384,11 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     by a per-record rule (its own coin or a public key, independent of the
     values and of the other records), the parts compose in parallel
     (:mod:`dpcp_tutorial.accounting`). Model outputs on private records are
-    clipped to public bounds before the score (means to :math:`[-y_{\\max}, y_{\\max}]`, NaN
-    read as 0; scales to :math:`[\\sigma_{\\min}, 10^{100}]`, NaN read as
-    :math:`\\sigma_{\\min}`), and the score is computed so that it cannot fail, so
+    clipped to public bounds before the score (means to :math:`[-y_{\\max}, y_{\\max}]`;
+    scales to :math:`[\\sigma_{\\min}, 10^{100}]`); a record whose mean or scale
+    output is NaN, or that a model refuses alone (features go to the models
+    as they are: :func:`~dpcp_tutorial._validation.check_features`), gets the
+    worst score 1, and at prediction the whole line. The score is computed so that it cannot fail, so
     no branch, error or message of ``calibrate`` depends on private values
     beyond the data-domain checks of ``X`` and ``y`` (NaN/inf, one fixed
     message each); the :class:`~dpcp_tutorial.ReleaseWarning` depends on the

@@ -772,7 +772,9 @@ class DPCPClassifier(_DPCPBase):
         The public label set, **required** by :meth:`fit` (e.g. ``[0, 1]``),
         here or as the trainer's ``classes``. It is handed to the trainer;
         reading it from ``y`` would make the release depend on which classes
-        occur in the data.
+        occur in the data. A record whose label is outside it does not train
+        the model (a per-record rule) and has the worst score 1 in the private
+        quantile; it is never refused or quoted.
 
     Attributes
     ----------
