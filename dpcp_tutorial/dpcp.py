@@ -50,7 +50,6 @@ from ._validation import (
     REQUIRED,
     RandomLike,
     check_1d,
-    check_2d,
     check_alpha,
     check_bool,
     check_coverage_alpha,
@@ -957,8 +956,8 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         self.y_bound = y_bound
         self.rng = rng
 
-    def _bin(self, X) -> np.ndarray:
-        X = check_2d(X, "X")
+    def _bin(self, X, reset: bool = False) -> np.ndarray:
+        X = check_features(X, self, reset=reset, numeric=True, allow_nan=False)   # a DataFrame: by name
         if X.shape[1] != 1:
             raise ValueError(f"DPRegressogram uses one feature, got {X.shape[1]}; select a column first")
         low = check_scalar(self.low, "low")
@@ -977,7 +976,7 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         bound = check_scalar(self.y_bound, "y_bound", low=0.0)
         rng = check_random_state(self.rng)
         y = check_1d(y, "y")
-        bins = self._bin(X)
+        bins = self._bin(X, reset=True)
         check_same_length(("X", bins), ("y", y))
         n_bins = self.n_bins
         sums = np.bincount(bins, weights=np.clip(y, -bound, bound), minlength=n_bins)
