@@ -151,9 +151,10 @@ def _prefit_column_pipeline(X, y):
     return FrozenEstimator(make_pipeline(columns, HistGradientBoostingRegressor(max_iter=10)).fit(X, y))
 
 
-def test_a_prefit_column_transformer_pipeline_that_selects_columns_by_name_works():
+def test_a_prefit_column_transformer_pipeline_that_selects_columns_by_name_works(monkeypatch):
     X, y = _categorical_data(800, 1)
     model = _prefit_column_pipeline(X.iloc[:400], y[:400])
+    seen = _captured_scores(monkeypatch)
     est = PrivateSplitConformalRegressor(model, bound=5.0, prefit=True, n=400, rng=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -162,6 +163,9 @@ def test_a_prefit_column_transformer_pipeline_that_selects_columns_by_name_works
         assert list(est.feature_names_in_) == ["ward", "age", "lab"]
         out = est.predict_interval(X.iloc[:20][["lab", "ward", "age"]])
     np.testing.assert_array_equal(out, est.predict_interval(X.iloc[:20]))
+    # the same frame (names, dtypes, the categorical column) reaches the model on Dask: the same scores
+    on_dask = _dask_scores(X.iloc[400:].assign(y=y[400:]), model, ["ward", "age", "lab"], "y", "residual", 5.0)
+    np.testing.assert_allclose(seen[0], on_dask, rtol=0, atol=1e-12)
 
 
 def _captured_scores(monkeypatch):
