@@ -650,6 +650,20 @@ def take_rows(X, start: int, stop: int):
     return X.iloc[start:stop] if is_frame(X) else X[start:stop]
 
 
+def _finite_rows(X):
+    """Records whose numeric features are all finite (a nullable column's ``<NA>`` is missing); None if unknown."""
+    if is_frame(X):
+        ok = np.ones(len(X), dtype=bool)
+        for name in X.columns:
+            column = X[name]
+            if getattr(column.dtype, "kind", "O") in "biuf":
+                ok &= np.isfinite(column.to_numpy(dtype=float, na_value=np.nan))
+        return ok
+    if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf":
+        return np.isfinite(X).all(axis=1)
+    return None
+
+
 def model_outputs(method, X, width: int | None = None) -> np.ndarray:
     """``method(X)`` as floats, with the outputs of a record the model refuses set to NaN (a per-record rule).
 
@@ -658,7 +672,9 @@ def model_outputs(method, X, width: int | None = None) -> np.ndarray:
     raises: an unknown category, a missing value it cannot handle), the batch
     is halved and each half evaluated again, down to single records, and a
     record the model refuses alone gets NaN outputs, which the caller maps to
-    the worst score. So a record's output is the model's output on it, or NaN,
+    the worst score. (A refused batch is first split into the records with a
+    missing or infinite numeric feature and the others, a per-record split
+    that spares the halving when the model refuses only the former.) So a record's output is the model's output on it, or NaN,
     a function of the record only, whatever the other records are. ``width``:
     ``None`` for one output per record (``predict``), else the number of
     columns (``predict_proba``). Call it inside :func:`silenced_model` on private
@@ -671,6 +687,14 @@ def model_outputs(method, X, width: int | None = None) -> np.ndarray:
     except Exception:                              # noqa: BLE001 - any refusal of the model, never quoted
         if n <= 1:
             return np.full(shape, np.nan)
+        finite = _finite_rows(X)
+        if finite is not None and 0 < finite.sum() < n:
+            # a per-record split first (the records with a missing or infinite numeric feature apart): a model
+            # that refuses only those then needs one call for all the others
+            out = np.empty(shape)
+            for rows in (np.flatnonzero(finite), np.flatnonzero(~finite)):
+                out[rows] = model_outputs(method, X.iloc[rows] if is_frame(X) else X[rows], width)
+            return out
         half = n // 2
         return np.concatenate([model_outputs(method, take_rows(X, 0, half), width),
                                model_outputs(method, take_rows(X, half, n), width)])
