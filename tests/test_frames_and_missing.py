@@ -334,3 +334,30 @@ def test_differential_cp_set_takes_classes_in_the_callers_order():
     np.testing.assert_array_equal(given, own[:, [sorted(order).index(c) for c in order]])
     with pytest.raises(ValueError, match="differ"):
         differential_cp_set(logistic(classes=["low", "high", "x"]), X, labels, X.iloc[:8], classes=order)
+
+
+def test_normalized_and_cqr_give_missing_outputs_the_worst_score_and_the_whole_line(monkeypatch):
+    from dpcp_tutorial import adaptive
+
+    X, y, _ = frame(N, seed=10)
+    Z = X.to_numpy().copy()
+    Z[300:310, 0] = np.nan
+    model = FirstColumn().fit(Z, y)
+    seen = []
+    original = adaptive._release_threshold
+
+    def recording(owner, scores, **kwargs):
+        seen.append(np.array(scores))
+        return original(owner, scores, **kwargs)
+
+    monkeypatch.setattr(adaptive, "_release_threshold", recording)
+    normalized = PrivateNormalizedConformalRegressor(model, None, y_bound=3.0, prefit=True, n=300, rng=0)
+    normalized.calibrate(Z[300:], y[300:])
+    cqr = PrivateConformalizedQuantileRegressor(model, model, score_bound=3.0, prefit=True, n=300, rng=0)
+    cqr.calibrate(Z[300:], y[300:])
+    assert len(seen) == 2
+    for scores in seen:
+        assert np.all(scores[:10] == 1.0) and np.all(scores[10:] < 1.0)
+    for est in (normalized, cqr):
+        assert np.all(np.isinf(est.predict_interval(Z[300:304])))
+        assert np.isfinite(est.predict_interval(Z[310:314])).all()
