@@ -78,12 +78,7 @@ CLASSIFIERS = {
 
 
 def _fit_calibrate(est, X, y):
-    fit_X, cal_X = X.iloc[:300], X.iloc[300:]
-    if isinstance(est, PrivateConformalizedQuantileRegressor):
-        est.fit(fit_X, y[:300])
-    else:
-        est.fit(fit_X, y[:300])
-    return est.calibrate(cal_X, y[300:])
+    return est.fit(X.iloc[:300], y[:300]).calibrate(X.iloc[300:], y[300:])
 
 
 def _output(est, X):

@@ -44,7 +44,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.linear_model import LogisticRegression
 
 import dpcp_tutorial as dp
 from dpcp_tutorial import (
