@@ -710,12 +710,12 @@ LEGAL = {
     ("PrivacyAccount", "epsilon", "zero"): "a release that reads no private data costs nothing",
     ("PrivacyAccount", "epsilon", "inf"): "the primary relation is not covered",
     ("PrivacyAccount", "delta", "one"): "a vacuous delta (group privacy of a large epsilon, or an uncovered relation)",
-    ("normalised_residual_score", "y_pred", "nan entry"): "model outputs on private records: NaN is read as 0, "
-                                                          "never refused",
-    ("normalised_residual_score", "y_pred", "inf entry"): "model outputs on private records: clipped to +-1e100, "
-                                                          "never refused (documented)",
-    ("normalised_residual_score", "y_pred", "-inf entry"): "model outputs on private records: clipped to +-1e100, "
-                                                           "never refused (documented)",
+    ("normalised_residual_score", "y_pred", "nan entry"): "model outputs on private records: a NaN residual is "
+                                                          "the worst score 1, never refused",
+    ("normalised_residual_score", "y_pred", "inf entry"): "model outputs on private records: an infinite "
+                                                          "residual is the worst score 1 (documented)",
+    ("normalised_residual_score", "y_pred", "-inf entry"): "model outputs on private records: an infinite "
+                                                           "residual is the worst score 1 (documented)",
     ("adaptive_privacy_account", "mean_privacy", "None"): "None is a mean model fitted on public data (documented; "
                                                           "chapter 17 passes it)",
     ("adaptive_privacy_account", "scale_privacy", "None"): "None is a scale model fitted on public data "
@@ -724,7 +724,7 @@ LEGAL = {
                                                            "+-inf clipped to +-1e100, never refused (documented)"
        for label in ("nan entry", "inf entry", "-inf entry")},
     ("normalised_residual_score", "y_pred", "nullable Float64 with NA"): "model outputs on private records: a "
-                                                                        "missing value is read as 0, never refused",
+                                                                        "missing value is the worst score 1",
     ("reference.dpcp_intervals", "pred_train", "nullable Float64 with NA"): "model outputs on private records: "
                                                                            "a missing value is read as 0",
     ("PrivateSplitConformalClassifier.calibrate", "y", "negative"): "a private label the model has no column for "
