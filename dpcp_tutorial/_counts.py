@@ -174,8 +174,11 @@ def check_scores_or_histogram(scores):
     return scores if isinstance(scores, EdgeHistogram) else check_unit_scores(scores)
 
 
-def subsample_or_pad(scores, m: int, gen: np.random.Generator):
-    """Exactly ``m`` scores: a uniform m-subset, or all scores padded with 1 (the maximal score).
+def subsample_or_pad(scores, m: int, gen: np.random.Generator, top: float = 1.0):
+    """Exactly ``m`` scores: a uniform m-subset, or all scores padded with ``top`` (the maximal score, 1).
+
+    ``top`` is the public upper end of the scores' range (1 for scores in
+    [0, 1]; a calibrator on a public range ``[lower, upper]`` pads with ``upper``).
 
     ``scores`` is an array of scores in [0, 1] or an :class:`EdgeHistogram`
     (chapter 14), whose subsample is multivariate hypergeometric (the cell
@@ -214,12 +217,12 @@ def subsample_or_pad(scores, m: int, gen: np.random.Generator):
             counts = gen.multivariate_hypergeometric(scores.counts, m)
         else:
             counts = scores.counts.copy()
-            cell = int(_codes_exact(np.array([1.0]), scores.edges)[0])
+            cell = int(_codes_exact(np.array([float(top)]), scores.edges)[0])
             counts[cell] += m - size
         return EdgeHistogram(scores.edges, np.asarray(counts, dtype=np.int64))
     if size > m:
         return scores[gen.permutation(size)[:m]]
-    return np.concatenate([scores, np.ones(m - size)])
+    return np.concatenate([scores, np.full(m - size, float(top))])
 
 
 def edge_histogram(scores, edges: np.ndarray, validated: bool = False) -> EdgeHistogram:

@@ -38,6 +38,12 @@ below are therefore split into two kinds:
   clip *before* calling (``np.minimum(residuals / B, 1)``), and the domain
   check never fires.
 
+Features that a *model* receives are not domain-checked: they go to the
+model as they are (DataFrames matched by column name, missing values
+included) and the model decides (:func:`check_features`); a record it
+refuses, or whose score comes out NaN or infinite, gets the worst score
+(:func:`model_outputs`), in memory as on Dask.
+
 Kinds of values
 ---------------
 NumPy scalars of every dtype are read as the Python ``int`` or ``float`` they
@@ -500,3 +506,202 @@ def silenced_model():
     with _MODEL_LOCK, warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         yield
+
+
+# ---------------------------------------------------------------------------
+# features as the model receives them (DataFrames, column names, missing values)
+# ---------------------------------------------------------------------------
+
+def is_frame(X) -> bool:
+    """True for an in-memory pandas ``DataFrame`` (checked without importing pandas)."""
+    return type(X).__module__.split(".")[0] == "pandas" and hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def _frame_names(X):
+    """The column names of a frame as scikit-learn reads them: all strings, else ``None`` (positional)."""
+    columns = list(X.columns)
+    if columns and all(isinstance(c, str) for c in columns):
+        return np.asarray(columns, dtype=object)
+    return None
+
+
+def adopt_schema(owner, model) -> bool:
+    """Copy a prefit model's public schema (``feature_names_in_``, ``n_features_in_``) onto ``owner``.
+
+    Returns ``False`` when the model records no schema (the calibration data's
+    columns then define it). The model object is public; its schema is the one
+    the calibration and test features must follow.
+    """
+    names = getattr(model, "feature_names_in_", None)
+    n_in = getattr(model, "n_features_in_", None)
+    if names is not None:
+        owner.feature_names_in_ = np.asarray(names, dtype=object)
+        owner.n_features_in_ = len(names)
+        return True
+    if n_in is not None:
+        if hasattr(owner, "feature_names_in_"):
+            del owner.feature_names_in_
+        owner.n_features_in_ = int(n_in)
+        return True
+    return False
+
+
+def check_features(X, owner, *, reset: bool, name: str = "X", min_rows: int = 1, numeric: bool = False,
+                   allow_nan: bool = True, owner_name: str | None = None):
+    """Features checked against ``owner``'s schema, as the model receives them (scikit-learn's name rules).
+
+    One rule for every estimator of the package, in memory as on Dask
+    (:func:`dpcp_tutorial.scale.model_scores`):
+
+    * **DataFrames keep their names and dtypes.** With ``reset=True`` (``fit``)
+      ``owner`` records ``n_features_in_`` and, for a frame whose column
+      names are all strings, ``feature_names_in_``. Later calls (``reset=False``)
+      match a frame's columns **by name**: missing or unexpected columns raise
+      ``ValueError`` (naming them: the schema is public), reordered columns are
+      put back in the fitted order, and the frame itself (categorical columns
+      included) is what the model receives, so a prefit ``ColumnTransformer``
+      that selects columns by name works and scikit-learn never warns about
+      feature names. A frame given to an estimator fitted without names (on an
+      array) is refused: its columns could only be read by position.
+    * **Arrays are positional.** An array given to an estimator fitted on a
+      frame is read in the fitted column order and handed to the model as a
+      frame with the fitted names.
+    * **Missing values** (``allow_nan=True``, the default): NaN and infinite
+      features go to the model as they are, and the model decides (a
+      ``HistGradientBoosting`` model handles them; a linear model's NaN output
+      becomes the worst score at calibration and the whole public range at
+      prediction). ``allow_nan=False`` is the data-domain check of the
+      package's DP trainers (one fixed message for every invalid data set).
+    * ``numeric=True`` returns a float array (the package's own models):
+      a frame's columns must then be real numbers.
+
+    ``owner`` is the object that carries the schema (an estimator, or a plain
+    namespace for a one-call function, then named by ``owner_name``).
+
+    Only the schema (column names and count, public) appears in messages;
+    never a value or a row count.
+    """
+    owner_name = type(owner).__name__ if owner_name is None else owner_name
+    names_in = getattr(owner, "feature_names_in_", None) if not reset else None
+    n_in = getattr(owner, "n_features_in_", None) if not reset else None
+    if is_frame(X):
+        given = _frame_names(X)
+        if names_in is not None:
+            if given is None:
+                raise ValueError(f"{name} is a DataFrame whose column names are not all strings, but {owner_name} "
+                                 f"was fitted on the named columns {list(names_in)}; pass a DataFrame with these "
+                                 "columns")
+            have, want = set(given.tolist()), set(names_in.tolist())
+            missing = [c for c in names_in.tolist() if c not in have]
+            extra = [c for c in given.tolist() if c not in want]
+            if missing or extra:
+                raise ValueError(f"{name} does not have the columns {owner_name} was fitted on: missing {missing}, "
+                                 f"unexpected {extra}; pass exactly the columns {list(names_in)} (in any order: "
+                                 "they are matched by name)")
+            if given.tolist() != names_in.tolist():
+                X = X[names_in.tolist()]                   # reordered columns: read by name
+        elif given is not None and n_in is not None:
+            raise ValueError(f"{name} is a DataFrame with named columns, but {owner_name} was fitted without "
+                             "feature names (on an array), so its columns could only be read by position; pass "
+                             f"{name}.to_numpy() with the columns in the fitted order, or fit on a DataFrame")
+        if X.ndim != 2 or X.shape[1] == 0:
+            raise ValueError(f"{name} has no columns")
+        if X.shape[0] < min_rows:
+            raise ValueError(f"{name} has too few rows: at least {min_rows} are needed")
+        if n_in is not None and X.shape[1] != n_in:
+            raise ValueError(f"{name} has {X.shape[1]} features, but {owner_name} was fitted on {n_in}; pass the "
+                             "same columns")
+        if reset:
+            owner.n_features_in_ = X.shape[1]
+            if given is not None:
+                owner.feature_names_in_ = given
+            elif hasattr(owner, "feature_names_in_"):
+                del owner.feature_names_in_
+        if not numeric:
+            return X
+        values = _real_array(X.to_numpy(), name)
+    else:
+        values = _real_array(X, name)
+        if values.ndim != 2:
+            raise ValueError(f"{name} must be two-dimensional (n_samples, n_features), got a {values.ndim}-D "
+                             "array; use x.reshape(-1, 1) for one feature or x.reshape(1, -1) for one point")
+        if values.shape[1] == 0:
+            raise ValueError(f"{name} has no columns")
+        if values.shape[0] < min_rows:
+            raise ValueError(f"{name} has too few rows: at least {min_rows} are needed")
+        if n_in is not None and values.shape[1] != n_in:
+            raise ValueError(f"{name} has {values.shape[1]} features, but {owner_name} was fitted on {n_in}; pass "
+                             "the same columns")
+        if reset:
+            owner.n_features_in_ = values.shape[1]
+            if hasattr(owner, "feature_names_in_"):
+                del owner.feature_names_in_
+    if not allow_nan:
+        values = check_2d(values, name, min_rows=min_rows)
+    if numeric or names_in is None:
+        return values
+    import pandas as pd
+
+    return pd.DataFrame(values, columns=names_in.tolist())       # positional, under the fitted names
+
+
+def take_rows(X, start: int, stop: int):
+    """Rows ``start:stop`` of an array or a DataFrame (by position)."""
+    return X.iloc[start:stop] if is_frame(X) else X[start:stop]
+
+
+def _finite_rows(X):
+    """Records whose numeric features are all finite (a nullable column's ``<NA>`` is missing); None if unknown."""
+    if is_frame(X):
+        ok = np.ones(len(X), dtype=bool)
+        for name in X.columns:
+            column = X[name]
+            if getattr(column.dtype, "kind", "O") in "biuf":
+                ok &= np.isfinite(column.to_numpy(dtype=float, na_value=np.nan))
+        return ok
+    if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf":
+        return np.isfinite(X).all(axis=1)
+    return None
+
+
+def model_outputs(method, X, width: int | None = None) -> np.ndarray:
+    """``method(X)`` as floats, with the outputs of a record the model refuses set to NaN (a per-record rule).
+
+    The one rule, in memory and on Dask (:func:`dpcp_tutorial.scale.model_scores`):
+    the model sees the features as they are; when it refuses a batch (it
+    raises: an unknown category, a missing value it cannot handle), the batch
+    is halved and each half evaluated again, down to single records, and a
+    record the model refuses alone gets NaN outputs, which the caller maps to
+    the worst score. (A refused batch is first split into the records with a
+    missing or infinite numeric feature and the others, a per-record split
+    that spares the halving when the model refuses only the former.) So a record's output is the model's output on it, or NaN,
+    a function of the record only, whatever the other records are. ``width``:
+    ``None`` for one output per record (``predict``), else the number of
+    columns (``predict_proba``). Call it inside :func:`silenced_model` on private
+    records; the model's exception is never quoted.
+    """
+    n = X.shape[0]
+    shape = (n,) if width is None else (n, width)
+    try:
+        out = np.asarray(method(X))
+    except Exception:                              # noqa: BLE001 - any refusal of the model, never quoted
+        if n <= 1:
+            return np.full(shape, np.nan)
+        finite = _finite_rows(X)
+        if finite is not None and 0 < finite.sum() < n:
+            # a per-record split first (the records with a missing or infinite numeric feature apart): a model
+            # that refuses only those then needs one call for all the others
+            out = np.empty(shape)
+            for rows in (np.flatnonzero(finite), np.flatnonzero(~finite)):
+                out[rows] = model_outputs(method, X.iloc[rows] if is_frame(X) else X[rows], width)
+            return out
+        half = n // 2
+        return np.concatenate([model_outputs(method, take_rows(X, 0, half), width),
+                               model_outputs(method, take_rows(X, half, n), width)])
+    if width is None and out.shape == (n, 1):
+        out = out[:, 0]
+    if out.shape != shape or out.dtype.kind not in "biuf":
+        # the model object decides this (public): no record can change an output's shape or type
+        raise ValueError("the model must return " + ("one real number per record" if width is None else
+                         f"one row of {width} real numbers per record (one per class)"))
+    return out.astype(float, copy=False)

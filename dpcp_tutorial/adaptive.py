@@ -65,7 +65,6 @@ from ._validation import (
     REQUIRED,
     RandomLike,
     check_1d,
-    check_2d,
     check_alpha,
     check_coverage_alpha,
     check_bool,
@@ -77,6 +76,9 @@ from ._validation import (
     check_random_state,
     check_same_length,
     check_scalar,
+    adopt_schema,
+    check_features,
+    model_outputs,
     require,
     silenced_model,
 )
@@ -88,6 +90,7 @@ from .training import (
     Y_BOUND_ADVICE,
     _check_bounds,
     _check_features,
+    _fit_features,
     _clip_rows,
     _DPSGDBase,
     _require_bounds,
@@ -267,6 +270,15 @@ def _model_spend(model, label: str, part: str):
     return None if account is None else _trainer_spend(account, label, part)
 
 
+def _outputs(method, X, private: bool) -> np.ndarray:
+    """A model's outputs: on private records by the per-record rule of
+    :func:`~dpcp_tutorial._validation.model_outputs` (a refused record gives NaN), elsewhere as the model gives
+    them (its own errors included)."""
+    if private:
+        return model_outputs(method, X)
+    return np.asarray(method(X), dtype=float).ravel()
+
+
 def _clean_outputs(values, low: float, high: float, nan: float) -> np.ndarray:
     """Model outputs on private records as finite floats in ``[low, high]`` (public): NaN read as ``nan``.
 
@@ -372,9 +384,11 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     by a per-record rule (its own coin or a public key, independent of the
     values and of the other records), the parts compose in parallel
     (:mod:`dpcp_tutorial.accounting`). Model outputs on private records are
-    clipped to public bounds before the score (means to :math:`[-y_{\\max}, y_{\\max}]`, NaN
-    read as 0; scales to :math:`[\\sigma_{\\min}, 10^{100}]`, NaN read as
-    :math:`\\sigma_{\\min}`), and the score is computed so that it cannot fail, so
+    clipped to public bounds before the score (means to :math:`[-y_{\\max}, y_{\\max}]`;
+    scales to :math:`[\\sigma_{\\min}, 10^{100}]`); a record whose mean or scale
+    output is NaN, or that a model refuses alone (features go to the models
+    as they are: :func:`~dpcp_tutorial._validation.check_features`), gets the
+    worst score 1, and at prediction the whole line. The score is computed so that it cannot fail, so
     no branch, error or message of ``calibrate`` depends on private values
     beyond the data-domain checks of ``X`` and ``y`` (NaN/inf, one fixed
     message each); the :class:`~dpcp_tutorial.ReleaseWarning` depends on the
@@ -454,7 +468,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
             raise ValueError("prefit=True: the models are already fitted; call calibrate(X3, y3) directly")
         self._settings()
         self._check_models_privacy((self.mean_estimator, self.scale_estimator))
-        X = check_2d(X, "X")
+        X = check_features(X, self, reset=True)
         y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
         self.mean_estimator_ = clone(self.mean_estimator).fit(X, y)
@@ -480,7 +494,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
             raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(X1, y1) before fit_scale(X2, y2)")
         if self.scale_estimator is None:
             return self
-        X = check_2d(X, "X")
+        X = check_features(X, self, reset=False)
         y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
         residual = np.minimum(np.abs(y - self._mean(X, y_bound)), 2.0 * y_bound)
@@ -489,6 +503,10 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         return self
 
     def _mean(self, X: np.ndarray, y_bound: float) -> np.ndarray:
+        return _clean_outputs(self._mean_raw(X, private=True), -y_bound, y_bound, 0.0)
+
+    def _mean_raw(self, X, private: bool = False) -> np.ndarray:
+        """The mean model's outputs as floats; on private records NaN for a record it refuses alone."""
         if check_bool(self.prefit, "prefit"):
             check_is_fitted(self.mean_estimator)
             mean = self.mean_estimator
@@ -498,21 +516,37 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
             mean, _ = self._models()            # raises the "not fitted" message
         if X.shape[0] == 0:
             return np.empty(0)
-        return _clean_outputs(mean.predict(X), -y_bound, y_bound, 0.0)
+        return _outputs(mean.predict, X, private)
+
+    def _features(self, X, *, calibrating: bool = False, min_rows: int = 1):
+        """``X`` matched to the schema of fit (a prefit mean model's at calibration; a DataFrame by name)."""
+        reset = False
+        if calibrating and check_bool(self.prefit, "prefit"):
+            reset = not adopt_schema(self, self.mean_estimator)
+        return check_features(X, self, reset=reset, min_rows=min_rows)
 
     def predict(self, X) -> np.ndarray:
         """Mean predictions :math:`\\hat\\mu(x)`, clipped to the public :math:`[-y_{\\max}, y_{\\max}]`."""
         y_bound, _, _ = self._settings()
-        return self._mean(check_2d(X, "X"), y_bound)
+        return _clean_outputs(self._mean_raw(self._features(X)), -y_bound, y_bound, 0.0)
 
-    def _scale(self, X: np.ndarray) -> np.ndarray:
-        _, sigma_min, _ = self._settings()
+    def _scale_raw(self, X, private: bool = False) -> np.ndarray:
+        """The scale model's outputs as floats (NaN for a refused record); ones without a scale model."""
         _, scale = self._models()
         if scale is None:
             return np.ones(X.shape[0])
         if X.shape[0] == 0:
             return np.empty(0)
-        raw = _clean_outputs(scale.predict(X), -MAX_SCALE, MAX_SCALE, -math.inf)
+        return _outputs(scale.predict, X, private)
+
+    def _scale(self, X: np.ndarray) -> np.ndarray:
+        return self._scale_from(self._scale_raw(X))
+
+    def _scale_from(self, outputs: np.ndarray) -> np.ndarray:
+        _, sigma_min, _ = self._settings()
+        if self.scale_estimator is None:
+            return np.ones(outputs.size)
+        raw = _clean_outputs(outputs, -MAX_SCALE, MAX_SCALE, -math.inf)
         if self.scale_target == "log":
             raw = np.exp(np.minimum(raw, math.log(MAX_SCALE)))
         return np.clip(raw, sigma_min, max(MAX_SCALE, sigma_min))
@@ -522,7 +556,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
 
         A NaN output of the scale model is read as the floor :math:`\\sigma_{\\min}`.
         """
-        return self._scale(check_2d(X, "X"))
+        return self._scale(self._features(X))
 
     # ------------------------------------------------------------------ calibration
     def calibrate(self, X, y):
@@ -534,12 +568,17 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         n = _public_size(self.n)
         sampler = _check_release_sampler(self.sampler, self.rng, "quantile")
         self._check_models_privacy(self._models())
-        X = check_2d(X, "X", min_rows=0 if n is not None else 1)
+        X = self._features(X, calibrating=True, min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)
         check_same_length(("X", X), ("y", y))
-        with silenced_model():              # the models' outputs on private records: no warning escapes
-            mu, sigma = (self._mean(X, y_bound), self._scale(X)) if X.shape[0] else (None, None)
-        scores = normalized_score(y, mu, sigma, bound) if X.shape[0] else np.empty(0)
+        if X.shape[0]:
+            with silenced_model():          # the models' outputs on private records: no warning escapes
+                raw_mu, raw_sigma = self._mean_raw(X, private=True), self._scale_raw(X, private=True)
+            scores = normalized_score(y, _clean_outputs(raw_mu, -y_bound, y_bound, 0.0), self._scale_from(raw_sigma),
+                                      bound)
+            scores[np.isnan(raw_mu) | np.isnan(raw_sigma)] = 1.0     # a missing output: the worst score
+        else:
+            scores = np.empty(0)
         self.qhat_, calibration, notes = _release_threshold(
             self, scores, calibrator="quantile", alpha=alpha, epsilon=epsilon, bins=bins, m="auto", gamma="auto",
             variant="tight", n=n, rng=check_random_state(self.rng), sampler=sampler)
@@ -555,8 +594,13 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         """Intervals (n, 2): :math:`\\hat\\mu(x) \\pm B\\hat\\sigma(x)\\hat q`; the line when ``qhat_ == 1``."""
         if not hasattr(self, "qhat_"):
             raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X3, y3) first")
-        X = check_2d(X, "X")
-        return normalized_interval(self.predict(X), self._scale(X), self.qhat_, self.score_bound_)
+        X = self._features(X)
+        y_bound, _, _ = self._settings()
+        raw_mu, raw_sigma = self._mean_raw(X), self._scale_raw(X)
+        out = normalized_interval(_clean_outputs(raw_mu, -y_bound, y_bound, 0.0), self._scale_from(raw_sigma),
+                                  self.qhat_, self.score_bound_)
+        out[np.isnan(raw_mu) | np.isnan(raw_sigma)] = (-math.inf, math.inf)      # a missing output: the line
+        return out
 
 
 def _size_text(n, used: int) -> str:
@@ -634,7 +678,7 @@ class DPSGDQuantileRegressor(RegressorMixin, _DPSGDBase):
     def fit(self, X, y):
         """Run DP-SGD on the pinball loss. Returns ``self``."""
         tau = check_alpha(self.quantile, "quantile")
-        X = check_2d(X, "X")
+        X = _fit_features(X, self)
         y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
 
@@ -649,7 +693,7 @@ class DPSGDQuantileRegressor(RegressorMixin, _DPSGDBase):
     def predict(self, X) -> np.ndarray:
         """Predicted :math:`\\tau`-quantiles, on rows clipped to ``x_bound``."""
         check_is_fitted(self, "coef_")
-        X = _check_features(X, self.n_features_in_, type(self).__name__)
+        X = _check_features(X, self)
         x_bound, _ = _check_bounds(self.x_bound)
         return _clip_rows(X, x_bound) @ self.coef_ + self.intercept_
 
@@ -785,7 +829,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         if check_bool(self.prefit, "prefit"):
             raise ValueError("prefit=True: the models are already fitted; call calibrate(X, y) directly")
         _check_score_bound(self.score_bound)
-        X = check_2d(X, "X")
+        X = check_features(X, self, reset=which == "lower" or not hasattr(self, "n_features_in_"))
         y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
         setattr(self, f"{which}_estimator_", clone(getattr(self, f"{which}_estimator")).fit(X, y))
@@ -817,17 +861,27 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
                              "(or fit(X, y)) first, or pass prefit=True with fitted models")
         return self.lower_estimator_, self.upper_estimator_
 
-    def _quantiles(self, X: np.ndarray):
+    def _raw_quantiles(self, X, private: bool = False):
+        """The two models' outputs as floats (on private records NaN for a record a model refuses alone)."""
         if X.shape[0] == 0:
             return np.empty(0), np.empty(0)
         lower, upper = self._models()
-        return (_clean_outputs(lower.predict(X), -MAX_MAGNITUDE, MAX_MAGNITUDE, 0.0),
-                _clean_outputs(upper.predict(X), -MAX_MAGNITUDE, MAX_MAGNITUDE, 0.0))
+        return _outputs(lower.predict, X, private), _outputs(upper.predict, X, private)
+
+    def _quantiles(self, X: np.ndarray):
+        return tuple(_clean_outputs(raw, -MAX_MAGNITUDE, MAX_MAGNITUDE, 0.0) for raw in self._raw_quantiles(X))
+
+    def _features(self, X, *, calibrating: bool = False, min_rows: int = 1):
+        """``X`` matched to the schema of fit (a prefit lower model's at calibration; a DataFrame by name)."""
+        reset = False
+        if calibrating and check_bool(self.prefit, "prefit"):
+            reset = not adopt_schema(self, self.lower_estimator)
+        return check_features(X, self, reset=reset, min_rows=min_rows)
 
     def predict_quantiles(self, X) -> tuple[np.ndarray, np.ndarray]:
         """The two quantile models' predictions, as finite floats within :math:`\\pm 10^{100}` (NaN read as 0)."""
         self._models()
-        return self._quantiles(check_2d(X, "X"))
+        return self._quantiles(self._features(X))
 
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``)."""
@@ -838,12 +892,15 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         n = _public_size(self.n)
         sampler = _check_release_sampler(self.sampler, self.rng, "quantile")
         self._models()
-        X = check_2d(X, "X", min_rows=0 if n is not None else 1)
+        X = self._features(X, calibrating=True, min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)
         check_same_length(("X", X), ("y", y))
         with silenced_model():              # the models' outputs on private records: no warning escapes
-            quantiles = self._quantiles(X)
+            raw = self._raw_quantiles(X, private=True)
+        quantiles = tuple(_clean_outputs(r, -MAX_MAGNITUDE, MAX_MAGNITUDE, 0.0) for r in raw)
         scores = cqr_score(y, *quantiles, bound) if X.shape[0] else np.empty(0)
+        if X.shape[0]:
+            scores[np.isnan(raw[0]) | np.isnan(raw[1])] = 1.0        # a missing output: the worst score
         self.qhat_, calibration, notes = _release_threshold(
             self, scores, calibrator="quantile", alpha=alpha, epsilon=epsilon, bins=bins, m="auto", gamma="auto",
             variant="tight", n=n, rng=check_random_state(self.rng), sampler=sampler)
@@ -860,5 +917,9 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         """Intervals of shape (n, 2) (:func:`cqr_interval`; an empty set has lower > upper)."""
         if not hasattr(self, "qhat_"):
             raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X, y) first")
-        lower, upper = self.predict_quantiles(X)
-        return cqr_interval(lower, upper, self.qhat_, self.score_bound)
+        self._models()
+        raw = self._raw_quantiles(self._features(X))
+        lower, upper = (_clean_outputs(r, -MAX_MAGNITUDE, MAX_MAGNITUDE, 0.0) for r in raw)
+        out = cqr_interval(lower, upper, self.qhat_, self.score_bound)
+        out[np.isnan(raw[0]) | np.isnan(raw[1])] = (-math.inf, math.inf)         # a missing output: the line
+        return out

@@ -40,6 +40,7 @@ from scipy.optimize import minimize_scalar
 
 from ._validation import (
     MAX_MAGNITUDE,
+    MAX_RECORDS,
     RandomLike,
     check_1d,
     check_alpha,
@@ -49,6 +50,7 @@ from ._validation import (
     check_positive_int,
     check_scalar,
 )
+from ._counts import subsample_or_pad
 from .mechanisms import _opendp_additive, check_sampler, opendp_prelude
 
 __all__ = [
@@ -66,18 +68,31 @@ _RELATIONS = ("replace-one", "add/remove")
 
 
 def _check_n(n, scores: np.ndarray) -> int:
-    """The public record count: ``n`` if given, else the data's own size (then declared public)."""
+    """The size of an exact law (``*_probabilities``): ``n`` must be the number of scores given."""
     if n is None:
         return int(scores.size)
     n = check_positive_int(n, "n")
     if n != scores.size:
         # n is public and so is the shape of the data the caller passes: comparing them reveals nothing
         raise ValueError(f"n={n} is the public number of calibration scores, but scores has a different "
-                         "length; pass the scores of exactly n records")
+                         "length; the release subsamples or pads to n first: pass the n scores it runs on")
     return n
 
 
-def _check_scores(scores) -> np.ndarray:
+def _at_public_n(scores, n, gen, upper: float):
+    """``(scores, n)`` with exactly ``n`` scores: ``n=None`` keeps them (their number is then declared public);
+    a public ``n`` takes a uniform ``n``-subset, or pads with ``upper``, the worst score of the public range
+    (:func:`~dpcp_tutorial._counts.subsample_or_pad`; ``gen=None``, OpenDP's sampler, subsamples with fresh OS
+    entropy). Nothing is drawn when there are exactly ``n`` scores. No count of the data is kept."""
+    if n is None:
+        if scores.size == 0:
+            raise ValueError("scores is empty; at least one value is needed (or pass a public n to pad to)")
+        return scores, int(scores.size)
+    n = check_positive_int(n, "n", maximum=MAX_RECORDS)
+    return subsample_or_pad(scores, n, np.random.default_rng() if gen is None else gen, top=upper), n
+
+
+def _check_scores(scores, allow_empty: bool = False) -> np.ndarray:
     """Private scores as a 1-D float array; only NaN is refused (one fixed message for every such data set).
 
     Every finite or infinite score is legal: the calibrators clip to, or never count outside, the public
@@ -85,7 +100,7 @@ def _check_scores(scores) -> np.ndarray:
     on the same side of the range. NaN has no place on the line and is outside the domain (see
     :mod:`dpcp_tutorial._validation`).
     """
-    return check_1d(scores, "scores", allow_inf=True, max_magnitude=None)
+    return check_1d(scores, "scores", allow_inf=True, max_magnitude=None, allow_empty=allow_empty)
 
 
 def _noise_scale(sensitivity: float, epsilon: float) -> float:
@@ -180,8 +195,17 @@ def pcoqs_quantile(
         decimal grid instead, which can only raise the threshold (so it never
         costs coverage). Post-processing: no privacy cost either way.
     n : int, optional
-        The public number of calibration scores (must equal ``len(scores)``).
-        ``None`` uses the data's own size, which is then **declared public**.
+        The public number of calibration scores. ``None`` uses the data's own
+        size, which is then **declared public**. With a public ``n`` the release
+        runs on exactly ``n`` scores: a uniform ``n``-subset when there are
+        more, the scores padded with ``upper`` (the worst score of the public
+        range) when there are fewer (none at all is allowed), the rule of
+        :func:`~dpcp_tutorial.private_quantile`. The coverage argument at size
+        ``n`` then holds at every data size (it bounds the miss through the
+        rank of the release among the scores, and pads sit at the top), and
+        adding or removing a record is a replacement at size ``n``, so the
+        release costs its replace-one loss at size ``n`` under add/remove.
+        Nothing is drawn when there are exactly ``n`` scores.
     rng : None, int or numpy.random.Generator
         Source of the Gaussian noise with ``sampler="numpy"``: all :math:`T`
         draws are made once, up front. ``None`` (fresh entropy) for a real
@@ -228,7 +252,7 @@ def pcoqs_quantile(
     >>> 0.85 <= q <= 0.95
     True
     """
-    scores = _check_scores(scores)
+    scores = _check_scores(scores, allow_empty=n is not None)
     alpha = check_alpha(alpha)
     rho = check_scalar(rho, "rho", low=0.0, hint="the zCDP budget must be a positive number")
     lower, upper = _check_range(lower, upper)
@@ -237,8 +261,8 @@ def pcoqs_quantile(
     if decimals is not None:
         decimals = check_positive_int(decimals, "decimals", minimum=0, maximum=15)
     rounding = check_choice(rounding, "rounding", ("nearest", "up"), "'nearest' is the authors' rounding")
-    n = _check_n(n, scores)
     sampler, gen = check_sampler(sampler, rng)
+    scores, n = _at_public_n(scores, n, gen, upper)     # exactly the public n scores (before any noise)
 
     sigma = math.sqrt(steps / (2.0 * rho))
     if sampler == "numpy":
@@ -493,9 +517,18 @@ def laplace_histogram_quantile(
         :math:`\varepsilon/2` (replace-one scale, add/remove neighbours) or
         :math:`2\varepsilon` (add/remove scale, replace-one neighbours).
     n : int, optional
-        Public number of calibration scores (must equal ``len(scores)``);
-        ``None`` uses the data's size, then declared public. The corrected
-        variant's rank :math:`k` depends on it; the paper variant does not.
+        Public number of calibration scores; ``None`` uses the data's size,
+        then declared public. The corrected variant's rank :math:`k` depends on
+        it; the paper variant does not. With a public ``n`` the release
+        runs on exactly ``n`` scores: a uniform ``n``-subset when there are
+        more, the scores padded with ``upper`` (the worst score of the public
+        range) when there are fewer (none at all is allowed), the rule of
+        :func:`~dpcp_tutorial.private_quantile`. The coverage argument at size
+        ``n`` then holds at every data size (it bounds the miss through the
+        rank of the release among the scores, and pads sit at the top), and
+        adding or removing a record is a replacement at size ``n``, so the
+        release costs its replace-one loss at size ``n`` under add/remove.
+        Nothing is drawn when there are exactly ``n`` scores.
     rng : None, int or numpy.random.Generator
         Source of the Laplace noise with ``sampler="numpy"``, drawn once after
         the counting. ``None`` (fresh entropy) for a real release; a seed makes
@@ -537,7 +570,7 @@ def laplace_histogram_quantile(
     >>> 0.9 <= t <= 1.0
     True
     """
-    scores = _check_scores(scores)
+    scores = _check_scores(scores, allow_empty=n is not None)
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
     bins = check_positive_int(bins, "bins", maximum=10**8)
@@ -545,8 +578,8 @@ def laplace_histogram_quantile(
     variant = check_choice(variant, "variant", ("corrected", "paper"),
                            "'corrected' has coverage >= 1-alpha, 'paper' is the P-COQS paper's Lap_Hist baseline")
     relation = check_choice(relation, "relation", _RELATIONS)
-    n = _check_n(n, scores)
     sampler, gen = check_sampler(sampler, rng)
+    scores, n = _at_public_n(scores, n, gen, upper)     # exactly the public n scores (before any noise)
 
     edges = np.linspace(lower, upper, bins + 1)
     # cell j = (e_{j-1}, e_j]: the index of the first edge >= s, minus one (the first cell is closed)
@@ -872,9 +905,17 @@ def opendp_quantile(
         ``d_in = 1`` and :math:`s = 2\max(a, 1-a)/\varepsilon`. In both cases
         OpenDP's privacy map at ``d_in`` equals ``epsilon``.
     n : int, optional
-        Public number of scores (must equal ``len(scores)``); ``None`` uses the
-        data's size, which is then **declared public**. The corrected level
-        depends on it.
+        Public number of scores; ``None`` uses the data's size, which is then
+        **declared public**. The corrected level depends on it. With a public ``n`` the release
+        runs on exactly ``n`` scores: a uniform ``n``-subset when there are
+        more, the scores padded with ``upper`` (the worst score of the public
+        range) when there are fewer (none at all is allowed), the rule of
+        :func:`~dpcp_tutorial.private_quantile`. The coverage argument at size
+        ``n`` then holds at every data size (it bounds the miss through the
+        rank of the release among the scores, and pads sit at the top), and
+        adding or removing a record is a replacement at size ``n``, so the
+        release costs its replace-one loss at size ``n`` under add/remove.
+        Nothing is drawn when there are exactly ``n`` scores.
     rng : None, int or numpy.random.Generator
         Source of the :math:`M` exponential variates with ``sampler="numpy"``,
         drawn once after all counting. ``None`` (fresh entropy) for a real
@@ -956,6 +997,9 @@ def opendp_quantile(
     True
     """
     sampler, gen = check_sampler(sampler, rng)
+    if n is not None:       # exactly the public n scores, padded with the top of the public range
+        scores = _check_scores(scores, allow_empty=True)
+        scores, n = _at_public_n(scores, n, gen, _check_range(lower, upper)[1])
     candidates, utility, scale, _, measurement, data = _opendp_release(scores, alpha, epsilon, bins, lower, upper,
                                                                        level, relation, n)
     if sampler == "opendp":

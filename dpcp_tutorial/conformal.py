@@ -34,6 +34,10 @@ from ._validation import (
     check_positive_int,
     check_same_length,
     check_scalar,
+    adopt_schema,
+    check_features,
+    silenced_model,
+    model_outputs,
 )
 
 #: Warnings of an estimator's fit that make a full-conformal set unreliable (numerical failures).
@@ -106,7 +110,8 @@ def conformal_quantile(scores, alpha: float) -> float:
     Parameters
     ----------
     scores : array-like of shape (n,)
-        Non-conformity scores of the calibration points (no NaN).
+        Non-conformity scores of the calibration points (no NaN; ``inf`` is
+        the worst score, e.g. of a record whose prediction is missing).
     alpha : float
         Miscoverage level in (0, 1).
 
@@ -122,7 +127,9 @@ def conformal_quantile(scores, alpha: float) -> float:
     >>> conformal_quantile([0.3, 0.1], alpha=0.1)
     inf
     """
-    scores = check_1d(scores, "scores")
+    scores = check_1d(scores, "scores", allow_inf=True)
+    if np.any(scores == -math.inf):
+        raise ValueError("scores contains -inf; a score that cannot be computed is the worst score, +inf")
     k = _rank(scores.size, check_alpha(alpha))
     if k > scores.size:
         return math.inf
@@ -489,15 +496,28 @@ class _SplitConformalBase(BaseEstimator):
         return check_coverage_alpha(self.alpha, self.allow_low_coverage)
 
     _METHODS = ("fit", "predict")     # what the estimator must offer
+    _FIT_MIN_ROWS = 1                 # Mondrian: 0 (its per-record label rule may leave no training record)
 
     def fit(self, X, y):
         """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``)."""
         check_estimator(self.estimator, "estimator", self._METHODS)
         if check_bool(self.prefit, "prefit"):
             raise ValueError("prefit=True: the estimator is already fitted; call calibrate(X_cal, y_cal) directly")
-        X = check_2d(X, "X")
+        X = check_features(X, self, reset=True, min_rows=self._FIT_MIN_ROWS)
         self.estimator_ = clone(self.estimator).fit(X, y)
         return self
+
+    def _features(self, X, *, calibrating: bool = False, min_rows: int = 1):
+        """``X`` as the model receives it (:func:`~dpcp_tutorial._validation.check_features`).
+
+        At calibration a prefit model's schema (``feature_names_in_``,
+        ``n_features_in_``) becomes the estimator's; a model without one takes
+        the calibration features' columns.
+        """
+        reset = False
+        if calibrating and check_bool(self.prefit, "prefit"):
+            reset = not adopt_schema(self, self._fitted_estimator())
+        return check_features(X, self, reset=reset, min_rows=min_rows)
 
     def _fitted_estimator(self):
         check_estimator(self.estimator, "estimator", self._METHODS)
@@ -512,7 +532,7 @@ class _SplitConformalBase(BaseEstimator):
     def calibrate(self, X, y):
         """Compute calibration scores and the conformal quantile ``qhat_``."""
         self._alpha()
-        X = check_2d(X, "X")
+        X = self._features(X, calibrating=True)
         self.calibration_scores_ = self._scores(self._fitted_estimator(), X, y)
         self.qhat_ = conformal_quantile(self.calibration_scores_, self.alpha)
         return self
@@ -544,7 +564,18 @@ class SplitConformalRegressor(_SplitConformalBase):
         The conformal quantile of the absolute residuals (``inf`` when the
         calibration set is too small for ``alpha``).
     calibration_scores_ : ndarray
-        Absolute residuals on the calibration set.
+        Absolute residuals on the calibration set (``inf`` where the residual
+        is NaN or infinite: the worst score).
+    n_features_in_, feature_names_in_ : int, ndarray
+        The features' schema (names only when fitted on a DataFrame with
+        string column names); later frames are matched by name.
+
+    Notes
+    -----
+    **Missing values.** Features go to the model as they are (it decides:
+    ``HistGradientBoostingRegressor`` handles NaN). A residual that comes out
+    NaN or infinite is the worst score at calibration; at prediction a NaN
+    prediction gives the whole line.
 
     Examples
     --------
@@ -557,17 +588,23 @@ class SplitConformalRegressor(_SplitConformalBase):
     def _scores(self, model, X, y):
         y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
-        return absolute_residual_score(y, model.predict(X))
+        with silenced_model():
+            pred = model_outputs(model.predict, X)
+        with np.errstate(invalid="ignore"):
+            residual = np.abs(y - pred)
+        return np.where(np.isnan(residual), math.inf, residual)       # NaN or inf: the worst score
 
     def predict(self, X) -> np.ndarray:
         """Point predictions of the underlying model."""
-        return self._fitted_estimator().predict(check_2d(X, "X"))
+        return self._fitted_estimator().predict(self._features(X))
 
     def predict_interval(self, X) -> np.ndarray:
-        """Intervals of shape (n, 2): ``[mu(x) - qhat, mu(x) + qhat]``."""
+        """Intervals of shape (n, 2): ``[mu(x) - qhat, mu(x) + qhat]``; ``(-inf, inf)`` where ``mu(x)`` is NaN."""
         self._check_calibrated()
-        mu = self.predict(X)
-        return np.column_stack([mu - self.qhat_, mu + self.qhat_])
+        mu = np.asarray(self.predict(X), dtype=float)
+        half = np.where(np.isnan(mu), math.inf, self.qhat_)
+        centre = np.where(np.isnan(mu), 0.0, mu)
+        return np.column_stack([centre - half, centre + half])
 
 
 class SplitConformalClassifier(_SplitConformalBase):
@@ -576,7 +613,10 @@ class SplitConformalClassifier(_SplitConformalBase):
     Parameters
     ----------
     estimator : scikit-learn classifier with ``predict_proba``
-        Labels must be the integers 0..K-1.
+        Without ``classes``: labels are the integers 0..K-1, in the order of
+        the probability columns. With ``classes``: its ``classes_`` must be the
+        label set (in any order); a DP trainer with a ``classes`` parameter
+        left at ``None`` is given it.
     alpha : float
         Miscoverage level.
     score : {"lac", "aps"}
@@ -586,33 +626,107 @@ class SplitConformalClassifier(_SplitConformalBase):
     allow_low_coverage : bool
         ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
         above 1/2 is refused unless this is ``True``.
+    classes : sequence of labels or None
+        The label set (strings, 1..K, ...), in the column order of
+        :meth:`predict_set` and :meth:`predict_proba`, matched to the model's
+        ``classes_`` by name. A calibration label outside it, and a row of
+        ``predict_proba`` that is not a probability vector (NaN, ...), get the
+        worst score 1.
 
     Attributes
     ----------
     qhat_ : float
         The conformal quantile of the calibration scores.
+    classes_ : ndarray
+        The label set in the order of ``classes`` (only with ``classes``).
+    n_features_in_, feature_names_in_ : int, ndarray
+        As in :class:`SplitConformalRegressor`.
     """
 
     _METHODS = ("fit", "predict_proba")
 
     def __init__(self, estimator, alpha: float = 0.1, score: str = "lac", prefit: bool = False, *,
-                 allow_low_coverage: bool = False):
+                 allow_low_coverage: bool = False, classes=None):
         super().__init__(estimator, alpha=alpha, prefit=prefit, allow_low_coverage=allow_low_coverage)
         self.score = score
+        self.classes = classes
 
     def _score_functions(self):
         return classification_score_functions(self.score)
 
+    def _public_classes(self):
+        from .private_split import _check_public_classes
+
+        return None if self.classes is None else _check_public_classes(self.classes)
+
+    def fit(self, X, y):
+        """Fit a clone of ``estimator`` (a DP trainer's ``classes=None`` set to ``classes``)."""
+        return _fit_with_classes(self, super().fit, X, y)
+
     def _scores(self, model, X, y):
-        score_fn, _ = self._score_functions()
-        return score_fn(model.predict_proba(X), y)
+        from .private_split import _label_index, _model_columns
+
+        self._score_functions()
+        y = check_label_array(y)
+        check_same_length(("X", X), ("y", y))
+        classes_ = self._public_classes()
+        width = self._n_columns(model, classes_)
+        with silenced_model():      # a model without classes_ names no column count: called as it is
+            proba = model_outputs(model.predict_proba, X, width) if width is not None else model.predict_proba(X)
+        if classes_ is None:
+            return _private_classification_scores(self.score, proba, y)
+        columns = _model_columns(model, classes_)        # the model object and the public classes only
+        self.classes_ = classes_
+        return _private_classification_scores(self.score, np.asarray(proba)[:, columns], _label_index(y, classes_))
+
+    def _n_columns(self, model, classes_):
+        if classes_ is not None:
+            return len(np.asarray(getattr(model, "classes_", classes_)))
+        return len(model.classes_) if getattr(model, "classes_", None) is not None else None
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities of the underlying model."""
-        return self._fitted_estimator().predict_proba(check_2d(X, "X"))
+        """Class probabilities of the underlying model, columns in the order of ``classes`` (when given)."""
+        from .private_split import _model_columns
+
+        model = self._fitted_estimator()
+        proba = model.predict_proba(self._features(X))
+        classes_ = self._public_classes()
+        return proba if classes_ is None else np.asarray(proba)[:, _model_columns(model, classes_)]
 
     def predict_set(self, X) -> np.ndarray:
-        """Boolean matrix of shape (n, K): entry (i, y) says whether y is in C(x_i)."""
+        """Boolean matrix of shape (n, K): entry (i, y) says whether y is in C(x_i).
+
+        A row of ``predict_proba`` with NaN (e.g. from NaN features) holds every label.
+        """
         self._check_calibrated()
         _, set_fn = self._score_functions()
-        return set_fn(self.predict_proba(X), self.qhat_)
+        return _sets_or_all(set_fn, self.predict_proba(X), self.qhat_)
+
+
+def _sets_or_all(set_fn, proba, qhat) -> np.ndarray:
+    """``set_fn(proba, qhat)``, with every label in the set of a row that holds NaN (the whole label set)."""
+    proba = _real_array(proba, "proba")
+    missing = np.isnan(proba).any(axis=1) if proba.ndim == 2 else np.zeros(0, dtype=bool)
+    if not missing.any():
+        return set_fn(proba, qhat)
+    out = np.ones(proba.shape, dtype=bool)
+    if (~missing).any():
+        out[~missing] = set_fn(proba[~missing], qhat)
+    return out
+
+
+def _fit_with_classes(owner, fit, X, y):
+    """``fit(X, y)``, with a DP trainer whose ``classes`` is ``None`` given the public ``classes`` of ``owner``."""
+    check_estimator(owner.estimator, "estimator", owner._METHODS)
+    classes_ = owner._public_classes()
+    if classes_ is None or check_bool(owner.prefit, "prefit"):
+        return fit(X, y)
+    params = owner.estimator.get_params(deep=False) if hasattr(owner.estimator, "get_params") else {}
+    if "classes" in params and params["classes"] is None:
+        original = owner.estimator
+        try:
+            owner.estimator = clone(original).set_params(classes=classes_.tolist())
+            return fit(X, y)
+        finally:
+            owner.estimator = original
+    return fit(X, y)

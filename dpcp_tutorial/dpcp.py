@@ -40,6 +40,7 @@ needs no assumption of the DPCP write-up beyond these.
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
@@ -49,7 +50,6 @@ from ._validation import (
     REQUIRED,
     RandomLike,
     check_1d,
-    check_2d,
     check_alpha,
     check_bool,
     check_coverage_alpha,
@@ -66,16 +66,19 @@ from ._counts import check_scores_or_histogram
 from .accounting import Spend, make_account, trainer_account
 from .training import check_classes, trainer_privacy_account
 from .conformal import check_label_array, classification_score_functions, conformal_quantile
-from .conformal import _private_classification_scores
-from ._validation import as_array, silenced_model
+from .conformal import _private_classification_scores, _sets_or_all
+from ._validation import as_array, check_features, is_frame, model_outputs, silenced_model
 from .mechanisms import check_sampler
 from .private_split import (
     _BOUND_ADVICE,
+    _check_public_classes,
+    _label_index,
     _model_columns,
     _check_bound,
     _is_unbounded,
     _public_size,
     _residual_scores,
+    _unbounded_interval,
     _warn_trivial,
     bounded_interval,
     normalised_residual_score,
@@ -270,17 +273,21 @@ def differential_cp_interval(trainer, X, y, X_test, alpha: float = 0.1, correcte
         Rows are ``(-inf, inf)`` when the rank exceeds ``n``.
     """
     check_dp_trainer(trainer)
-    X, y = _check_regression_data(X, y)
-    X_test = check_2d(X_test, "X_test")
+    X, X_test = _test_features(X, X_test)
+    y = check_1d(y, "y")
+    check_same_length(("X", X), ("y", y))
     model = _fit_trainer(trainer, X, y, check_random_state(rng))
     epsilon, delta = _reported_privacy(model)
-    q = differential_cp_quantile(np.abs(y - model.predict(X)), alpha, epsilon, delta, corrected)
-    mu = model.predict(X_test)
-    return np.column_stack([mu - q, mu + q])
+    residual = np.abs(y - model_outputs(model.predict, X))
+    q = differential_cp_quantile(np.where(np.isnan(residual), math.inf, residual), alpha, epsilon, delta, corrected)
+    mu = np.asarray(model.predict(X_test), dtype=float)
+    half = np.where(np.isfinite(mu), q, math.inf)            # a NaN prediction: the whole line
+    mu = np.where(np.isfinite(mu), mu, 0.0)
+    return np.column_stack([mu - half, mu + half])
 
 
 def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bool = True, score: str = "lac",
-                        rng: RandomLike = None) -> np.ndarray:
+                        rng: RandomLike = None, *, classes=None) -> np.ndarray:
     """Differential-CP prediction sets (chapter 5; not private).
 
     As :func:`differential_cp_interval` for a classifier with ``predict_proba``;
@@ -288,20 +295,39 @@ def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bo
     known seed makes its output reproducible by anyone, so use ``rng=None``
     for a model that is released.
 
+    ``classes``: the public label set (any labels), in the column order of
+    the sets; it is given to the trainer (whose own ``classes`` must then be
+    ``None`` or the same set) and matched to its ``classes_`` by name. A
+    label outside the set has the worst score.
+
     Returns
     -------
     ndarray of shape (n_test, K)
-        Boolean; column order is ``model.classes_``.
+        Boolean; column order is ``classes`` (``model.classes_`` without it).
     """
     check_dp_trainer(trainer)
-    X, y = check_2d(X, "X"), as_array(y, "y")
-    X_test = check_2d(X_test, "X_test")
+    X, X_test = _test_features(X, X_test)
+    y = check_label_array(as_array(y, "y"))
     score_fn, set_fn = _score_functions(score)
-    model = _fit_trainer(trainer, X, y, check_random_state(rng))
+    params = {}
+    if classes is not None:
+        ordered = _check_public_classes(classes)
+        own = trainer.get_params(deep=False)
+        if "classes" not in own:
+            raise TypeError(f"{type(trainer).__name__} has no `classes` parameter; pass classes=None and use its "
+                            "own label set, or a trainer that takes the public label set (e.g. DPLogisticRegression)")
+        if own["classes"] is not None and not np.array_equal(check_classes(own["classes"], "the trainer"),
+                                                             np.unique(ordered)):
+            raise ValueError("classes and the trainer's classes differ; give the label set once")
+        params["classes"] = ordered.tolist()
+    model = _fit_trainer(trainer, X, y, check_random_state(rng), params)
     epsilon, delta = _reported_privacy(model)
-    q = differential_cp_quantile(score_fn(model.predict_proba(X), _encode(model, y)), alpha, epsilon, delta,
-                                 corrected)
-    return set_fn(model.predict_proba(X_test), q)
+    labels = np.asarray(model.classes_) if classes is None else ordered
+    columns = _model_columns(model, labels)
+    proba = model_outputs(model.predict_proba, X, len(model.classes_))[:, columns]
+    scores = _private_classification_scores(score, proba, _label_index(y, labels))
+    q = differential_cp_quantile(scores, alpha, epsilon, delta, corrected)
+    return _sets_or_all(set_fn, np.asarray(model.predict_proba(X_test))[:, columns], q)
 
 
 # ---------------------------------------------------------------------------
@@ -419,11 +445,18 @@ def _check_share(training_share):
                              "for the private quantile. Pass None to keep the trainer's own budget")
 
 
-def _check_regression_data(X, y) -> tuple[np.ndarray, np.ndarray]:
-    X = check_2d(X, "X")
+def _check_regression_data(X, y, owner) -> tuple[np.ndarray, np.ndarray]:
+    X = check_features(X, owner, reset=True)
     y = check_1d(y, "y")
     check_same_length(("X", X), ("y", y))
     return X, y
+
+
+def _test_features(X, X_test):
+    """``X`` and ``X_test`` checked as one schema (a DataFrame's columns matched by name) before any fit."""
+    schema = types.SimpleNamespace()
+    X = check_features(X, schema, reset=True, owner_name="the training data")
+    return X, check_features(X_test, schema, reset=False, name="X_test", owner_name="the training data")
 
 
 def _score_functions(score: str):
@@ -432,20 +465,26 @@ def _score_functions(score: str):
 
 
 def _encode(model, y) -> np.ndarray:
-    """Labels as indices into ``model.classes_`` (the column order of ``predict_proba``)."""
-    classes = np.asarray(model.classes_)
-    y = np.asarray(y)
-    idx = np.searchsorted(classes, y)
-    idx = np.clip(idx, 0, classes.size - 1)
-    if y.ndim != 1 or not np.array_equal(classes[idx], y):
-        raise ValueError(f"y must be a 1-D array of labels from the fitted classes {classes.tolist()}")
-    return idx
+    """Labels as indices into ``model.classes_`` (the column order of ``predict_proba``); -1 outside them.
+
+    A label outside the model's classes is given the index -1, i.e. the worst
+    score 1 (:func:`~dpcp_tutorial.conformal._private_classification_scores`);
+    it is never quoted.
+    """
+    y = check_label_array(y)
+    return _label_index(y, np.asarray(model.classes_))
 
 
 class _DPCPBase(BaseEstimator):
     """Shared fit: train on all data with epsilon1 = share * epsilon, release the private quantile with the rest."""
 
-    def _fit(self, X, y, trainer_params=None):
+    def _features(self, X):
+        """``X`` as the trainer receives it, matched to the fitted schema (a DataFrame's columns by name)."""
+        self._check_fitted()
+        return check_features(X, self, reset=False)
+
+    def _fit(self, X, y, trainer_params=None, train=None):
+        """Train on the rows ``train`` (all rows when None) and release the quantile of every row's score."""
         check_coverage_alpha(self.alpha, self.allow_low_coverage)
         epsilon = check_epsilon(self.epsilon)
         share = _check_share(self.training_share)
@@ -470,7 +509,12 @@ class _DPCPBase(BaseEstimator):
                 params["delta"] = delta
             # feasibility depends only on public inputs (n public or declared so) and is checked before training
             self.alpha1_, self.alpha0_ = self._levels(n, epsilon, epsilon1, delta)
-        self.estimator_ = _fit_trainer(self.trainer, X, y, rng, params)
+        if train is None:
+            self.estimator_ = _fit_trainer(self.trainer, X, y, rng, params)
+        else:        # a per-record rule (e.g. the label is in the public set) decides who trains the model
+            rows = np.flatnonzero(train)
+            self.estimator_ = _fit_trainer(self.trainer, X.iloc[rows] if is_frame(X) else X[rows], y[rows], rng,
+                                           params)
         epsilon1, delta1 = _reported_privacy(self.estimator_)
         if share is None:          # the trainer's own budget (public settings), checked after fitting
             if not epsilon1 < epsilon:
@@ -707,7 +751,7 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
 
     def _scores(self, model, X, y):
         with silenced_model():       # the trained model on the private records: none of its warnings escapes
-            pred = model.predict(X)
+            pred = model_outputs(model.predict, X)
         if _is_unbounded(self.bound):
             return _residual_scores(y, pred)
         return normalised_residual_score(y, pred, self.bound)
@@ -781,19 +825,18 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
         """Train on all the data and release the private threshold (and ``privacy_``)."""
         if not _is_unbounded(self.bound):
             _check_bound(self.bound)
-        X, y = _check_regression_data(X, y)
+        X, y = _check_regression_data(X, y, self)
         return self._fit(X, y)
 
     def predict(self, X) -> np.ndarray:
         """Point predictions :math:`\\mu_n(x)`."""
-        self._check_fitted()
-        return self.estimator_.predict(check_2d(X, "X"))
+        X = self._features(X)
+        return self.estimator_.predict(X)
 
     def predict_interval(self, X) -> np.ndarray:
         """Intervals of shape (n, 2); rows are ``(-inf, inf)`` when ``qhat_ == 1``."""
         if _is_unbounded(self.bound):
-            pred = self.predict(X)
-            return np.column_stack([pred - self.qhat_, pred + self.qhat_])
+            return _unbounded_interval(self.predict(X), self.qhat_)
         return bounded_interval(self.predict(X), self.qhat_, self.bound)
 
 
@@ -814,7 +857,9 @@ class DPCPClassifier(_DPCPBase):
         The public label set, **required** by :meth:`fit` (e.g. ``[0, 1]``),
         here or as the trainer's ``classes``. It is handed to the trainer;
         reading it from ``y`` would make the release depend on which classes
-        occur in the data.
+        occur in the data. A record whose label is outside it does not train
+        the model (a per-record rule) and has the worst score 1 in the private
+        quantile; it is never refused or quoted.
 
     Attributes
     ----------
@@ -850,7 +895,7 @@ class DPCPClassifier(_DPCPBase):
 
     def _scores(self, model, X, y):
         with silenced_model():       # the trained model on the private records: none of its warnings escapes
-            proba = model.predict_proba(X)
+            proba = model_outputs(model.predict_proba, X, len(model.classes_))
         # a NaN or non-probability row of the model's output gives that record the worst score (never an error)
         return _private_classification_scores(self.score, proba, _encode(model, y))
 
@@ -870,11 +915,12 @@ class DPCPClassifier(_DPCPBase):
         if own is not None and given is not None and not np.array_equal(check_classes(given, "the trainer"),
                                                                          classes):
             raise ValueError("DPCPClassifier(classes=...) and the trainer's classes differ; give the label set once")
-        X = check_2d(X, "X")
+        X = check_features(X, self, reset=True)
         y = check_label_array(y)
         check_same_length(("X", X), ("y", y))
         self.classes_ = classes
-        self._fit(X, y, {"classes": list(classes)})
+        # a record whose label is outside the public set does not train the model and has the worst score 1
+        self._fit(X, y, {"classes": list(classes)}, train=_label_index(y, classes) >= 0)
         # the caller's order of the public label set is the column order (the trainer's is sorted)
         self.classes_ = np.asarray(own) if own is not None else np.asarray(self.estimator_.classes_)
         self._columns = _model_columns(self.estimator_, self.classes_)
@@ -882,8 +928,8 @@ class DPCPClassifier(_DPCPBase):
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities of the private model, columns in the order of ``classes_``."""
-        self._check_fitted()
-        return np.asarray(self.estimator_.predict_proba(check_2d(X, "X")))[:, self._columns]
+        X = self._features(X)
+        return np.asarray(self.estimator_.predict_proba(X))[:, self._columns]
 
     def predict(self, X) -> np.ndarray:
         """Most probable class (point prediction)."""
@@ -895,7 +941,7 @@ class DPCPClassifier(_DPCPBase):
         proba = self.predict_proba(X)
         if self.qhat_ >= 1.0:
             return np.ones(proba.shape, dtype=bool)
-        return _score_functions(self.score)[1](proba, self.qhat_)
+        return _sets_or_all(_score_functions(self.score)[1], proba, self.qhat_)
 
 
 def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
@@ -908,7 +954,7 @@ def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.
     it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
     ``sampler``: the private quantile's, as in :class:`DPCPRegressor`.
     """
-    X_test = check_2d(X_test, "X_test")
+    _test_features(X, X_test)
     model = DPCPRegressor(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,
                           bound=bound, bins=bins, n=n, variant=variant, rng=rng, sampler=sampler)
     return model.fit(X, y).predict_interval(X_test)
@@ -924,7 +970,7 @@ def dpcp_set(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
     it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
     ``sampler``: the private quantile's, as in :class:`DPCPClassifier`.
     """
-    X_test = check_2d(X_test, "X_test")
+    _test_features(X, X_test)
     model = DPCPClassifier(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,
                            score=score, bins=bins, classes=classes, n=n, variant=variant, rng=rng, sampler=sampler)
     return model.fit(X, y).predict_set(X_test)
@@ -996,8 +1042,8 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         self.y_bound = y_bound
         self.rng = rng
 
-    def _bin(self, X) -> np.ndarray:
-        X = check_2d(X, "X")
+    def _bin(self, X, reset: bool = False) -> np.ndarray:
+        X = check_features(X, self, reset=reset, numeric=True, allow_nan=False)   # a DataFrame: by name
         if X.shape[1] != 1:
             raise ValueError(f"DPRegressogram uses one feature, got {X.shape[1]}; select a column first")
         low = check_scalar(self.low, "low")
@@ -1016,7 +1062,7 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         bound = check_scalar(self.y_bound, "y_bound", low=0.0)
         rng = check_random_state(self.rng)
         y = check_1d(y, "y")
-        bins = self._bin(X)
+        bins = self._bin(X, reset=True)
         check_same_length(("X", bins), ("y", y))
         n_bins = self.n_bins
         sums = np.bincount(bins, weights=np.clip(y, -bound, bound), minlength=n_bins)

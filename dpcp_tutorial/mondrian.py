@@ -45,7 +45,6 @@ from ._counts import subsample_or_pad
 from ._validation import (
     RandomLike,
     as_array,
-    check_2d,
     check_alpha,
     check_bool,
     check_choice,
@@ -54,14 +53,30 @@ from ._validation import (
     check_random_state,
     check_scalar,
     check_same_length,
+    is_frame,
+    model_outputs,
     silenced_model,
 )
-from .accounting import ReleaseWarning, Spend, _fmt_pair, check_model_privacy, make_account, trainer_account
+from .accounting import (
+    ReleaseWarning,
+    Spend,
+    _fmt_pair,
+    check_model_privacy,
+    make_account,
+    public_step_notes,
+    trainer_account,
+)
 from .calibrators import laplace_histogram_quantile, opendp_quantile
-from .conformal import _private_classification_scores, _SplitConformalBase, classification_score_functions
-from .private_split import _check_public_classes, _model_columns, pps_private_quantile
+from .conformal import (
+    _fit_with_classes,
+    _private_classification_scores,
+    _sets_or_all,
+    _SplitConformalBase,
+    check_label_array,
+    classification_score_functions,
+)
+from .private_split import _check_public_classes, _label_index, _model_columns, pps_private_quantile
 from .quantile import private_quantile, private_quantile_level
-from .training import _encode_labels
 
 __all__ = [
     "MONDRIAN_CALIBRATORS",
@@ -158,8 +173,14 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         private pipeline use a DP trainer on data disjoint from the
         calibration set.
     classes : sequence of labels
-        The public label set (required; never read from the data), in the
-        column order of :meth:`predict_set` (and of ``class_sizes``).
+        The public label set (required; never read from the data): any
+        distinct labels (strings, 1..K, ...), in the column order of
+        :meth:`predict_set` (and of ``class_sizes``), matched to the model's
+        ``classes_`` by name. A record whose label is outside it belongs to
+        no class: :meth:`fit` leaves it out of the training data and
+        :meth:`calibrate` out of every class's calibration set (a per-record
+        rule; its label is never quoted or counted). A DP trainer whose
+        ``classes`` is ``None`` is given the set.
     alpha : float
         Target miscoverage per class.
     epsilon : float
@@ -209,8 +230,15 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         sizes :math:`m_y` used.
     privacy_ : PrivacyAccount
         Counts (every record) and one threshold per class (the class's
-        records), under both relations; ``epsilon`` is the total (the rule:
-        :mod:`dpcp_tutorial.accounting`), ``count_share`` the counts' fraction.
+        records), under both relations; ``epsilon`` is the total of the
+        calibration (the rule: :mod:`dpcp_tutorial.accounting`), ``count_share``
+        the counts' fraction. With a DP trainer (its own ``privacy_``) the
+        totals are the whole pipeline's: the model's training part in parallel
+        with the calibration part, as in the split estimators; a model without
+        ``privacy_`` has its training data listed as public.
+    n_features_in_, feature_names_in_ : int, ndarray
+        The features' schema (names only when fitted on a DataFrame with
+        string column names); later frames are matched by name.
         A class whose threshold is 1 triggers a
         :class:`~dpcp_tutorial.ReleaseWarning` (a function of the release).
 
@@ -250,6 +278,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     """
 
     _METHODS = ("fit", "predict_proba")
+    _FIT_MIN_ROWS = 0       # labels outside the public set are left out: the model decides what no record means
 
     def __init__(self, estimator, classes=None, alpha: float = 0.1, epsilon: float = 1.0, score: str = "lac",
                  calibrator: str = "private_quantile", bins: int = 100, class_sizes="private",
@@ -279,9 +308,19 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         is read, never the data).
         """
         check_model_privacy(self.estimator, type(self).__name__)
-        if not check_bool(self.prefit, "prefit"):
-            _encode_labels(y, self.classes, type(self).__name__)
-        return super().fit(X, y)
+        if check_bool(self.prefit, "prefit"):
+            return super().fit(X, y)
+        classes_ = _check_public_classes(self.classes)
+        y = check_label_array(y)
+        inside = _label_index(y, classes_) >= 0         # a per-record rule: labels outside the set are left out
+        if not inside.all():
+            rows = np.flatnonzero(inside)
+            X = X.iloc[rows] if is_frame(X) else np.asarray(X)[rows]
+            y = y[rows]
+        return _fit_with_classes(self, super().fit, X, y)
+
+    def _public_classes(self):
+        return _check_public_classes(self.classes)
 
     def _public_order(self):
         """``(classes_, position)``: the public label set in the caller's order, and where each sorted label sits."""
@@ -293,7 +332,9 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities of the underlying model, one column per public class, in the order of ``classes``."""
         model = self._fitted_estimator()
-        proba = np.asarray(model.predict_proba(check_2d(X, "X")))
+        return self._columns_in_order(model, np.asarray(model.predict_proba(self._features(X)), dtype=float))
+
+    def _columns_in_order(self, model, proba):
         ordered, position = self._public_order()
         if getattr(model, "classes_", None) is not None:
             return proba[:, _model_columns(model, ordered)]
@@ -341,20 +382,22 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         alpha, epsilon, bins, share, zeta = self._check_settings()
         check_model_privacy(self._fitted_estimator(), type(self).__name__)    # the model object only
         self._score_fn()                 # checks score
-        X = check_2d(X, "X")
-        _, sorted_index = _encode_labels(y, self.classes, type(self).__name__)
+        X = self._features(X, calibrating=True)
         classes_, position = self._public_order()
-        index = position[sorted_index]          # each label's position in the caller's order
+        y = check_label_array(y)
+        index = _label_index(y, classes_)       # each label's position in the caller's order; -1 outside the set
         check_same_length(("X", X), ("y", index))
         self.classes_ = classes_
         n_classes = classes_.size
         gen = check_random_state(self.rng)
         # child generators: the caller's generator advances by the same amount for every data set
         seeds = gen.integers(0, 2**63 - 1, size=2 * n_classes + 1)
+        model = self._fitted_estimator()
+        width = len(model.classes_) if getattr(model, "classes_", None) is not None else n_classes
         with silenced_model():
-            proba = self.predict_proba(X)
+            proba = self._columns_in_order(model, model_outputs(model.predict_proba, X, width))
         scores = _private_classification_scores(self.score, proba, index)
-        counts = np.bincount(index, minlength=n_classes)             # counting first ...
+        counts = np.bincount(index[index >= 0], minlength=n_classes)   # counting first (no record outside the set)
         if isinstance(self.class_sizes, str):
             if self.class_sizes != "private":
                 raise ValueError(f"class_sizes={self.class_sizes!r}: pass 'private' or one public size per class")
@@ -395,38 +438,55 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         return self
 
     def _model_note(self) -> str:
-        """What the account says about the model (its own account is not part of these totals)."""
-        trainer = trainer_account(self._fitted_estimator())     # refuses a model no account certifies
-        if trainer is None:
-            return ("the model reports no privacy_ (not a DP trainer): the data it was fitted on are treated as "
-                    "public and are not covered by this account")
-        return (f"the model's own account ({_fmt_pair(trainer.add_remove)} under add/remove, "
-                f"{_fmt_pair(trainer.replace_one)} under replace-one) covers its training data, disjoint from the "
-                "calibration records; these totals are the calibration's")
+        """What the account says about a model that reports no privacy_ (its training data are public)."""
+        return ("the model reports no privacy_ (not a DP trainer): the data it was fitted on are treated as "
+                "public and are not covered by this account")
 
     def _account(self, classes_, epsilon, count_eps, cal_eps, zeta):
-        model_note = self._model_note()
+        model = self._fitted_estimator()
+        trainer = trainer_account(model)                        # refuses a model no account certifies
         thresholds = [Spend(f"threshold of class {c!r} ({self.calibrator}, subsample-or-pad)", (cal_eps, 0.0),
                             (cal_eps, 0.0), part=f"class {c!r}") for c in classes_.tolist()]
-        public = [f"classes = {classes_.tolist()}", f"score = {self.score!r}", f"bins = {self.bins}"]
+        public = [f"classes = {classes_.tolist()}", f"score = {self.score!r}", f"bins = {self.bins}",
+                  *public_step_notes(model)]
+        rule = "each record's class (its label) decides its calibration part: a per-record rule"
         if count_eps is None:
-            return make_account(
+            calibration = make_account(
                 thresholds, relation="replace-one", partition="positional", chapter="chapter 17",
                 public=public + [f"the per-class calibration sizes {list(self.class_sizes)} and each record's class"],
-                notes=("replace-one within a class (class sizes public): a record keeps its class", model_note))
-        counts = Spend("noisy class counts (discrete Laplace)", (count_eps, 0.0), (2.0 * count_eps, 0.0))
-        return make_account([counts, *thresholds], relation="add/remove", chapter="chapter 17",
-                            public=public + [f"count_share = {float(self.count_share):g}",
-                                             f"count_failure zeta = {zeta:.4g}"],
-                            notes=("each record's class (its label) decides its calibration part: a per-record rule",
-                                   model_note))
+                notes=("replace-one within a class (class sizes public): a record keeps its class",))
+        else:
+            counts = Spend("noisy class counts (discrete Laplace)", (count_eps, 0.0), (2.0 * count_eps, 0.0))
+            calibration = make_account([counts, *thresholds], relation="add/remove", chapter="chapter 17",
+                                       public=public + [f"count_share = {float(self.count_share):g}",
+                                                        f"count_failure zeta = {zeta:.4g}"], notes=(rule,))
+        if trainer is None:
+            return make_account(calibration.parts, relation=calibration.relation,
+                                partition="positional" if count_eps is None else "per-record",
+                                public=calibration.public, chapter="chapter 17",
+                                notes=(*calibration.notes, self._model_note()))
+        # the model's training part and the calibration part are disjoint: parallel composition, as in the
+        # split estimators; the calibration's own breakdown (counts, one threshold per class) is in the notes
+        breakdown = "; ".join(f"{p.label}: {_fmt_pair(p.add_remove)} add/remove, {_fmt_pair(p.replace_one)} "
+                              f"replace-one" for p in calibration.parts)
+        parts = [Spend(f"model training: {trainer.parts[0].label}" if len(trainer.parts) == 1 else "model training",
+                       trainer.add_remove, trainer.replace_one, part="training"),
+                 Spend("Mondrian calibration (noisy class counts and one threshold per class)",
+                       calibration.add_remove, calibration.replace_one, part="calibration")]
+        relation = "add/remove" if all(p.add_remove is not None for p in parts) else "replace-one"
+        return make_account(parts, relation=relation, chapter="chapter 17",
+                            public=[*calibration.public, *(f"trainer: {p}" for p in trainer.public)],
+                            notes=(*calibration.notes, f"calibration breakdown: {breakdown}",
+                                   *(f"trainer: {note}" for note in trainer.notes)))
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K): label :math:`y` is in the set iff :math:`s(x, y) \\le \\hat q_y`."""
         if not hasattr(self, "qhat_"):
             raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
         score_fn = self._score_fn()
-        proba = self.predict_proba(X)
+        return _sets_or_all(lambda proba, _: self._sets(score_fn, proba), self.predict_proba(X), None)
+
+    def _sets(self, score_fn, proba):
         out = np.empty(proba.shape, dtype=bool)
         for j in range(proba.shape[1]):
             s = score_fn(proba, np.full(proba.shape[0], j))

@@ -59,16 +59,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import clone
 
 from ._validation import (
-    MAX_MAGNITUDE,
     MAX_RECORDS,
     _real_array,
     REQUIRED,
     RandomLike,
     check_1d,
-    check_2d,
     check_alpha,
     check_bool,
     check_choice,
@@ -78,13 +75,16 @@ from ._validation import (
     check_random_state,
     check_same_length,
     check_scalar,
+    model_outputs,
     require,
     silenced_model,
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
 from ._counts import subsample_or_pad
 from .conformal import (
+    _fit_with_classes,
     _private_classification_scores,
+    _sets_or_all,
     _SplitConformalBase,
     check_label_array,
     classification_score_functions,
@@ -263,12 +263,15 @@ def pps_privacy_loss(n: int, alpha: float, epsilon: float, m: int, gamma="auto",
     :math:`(w_A, w_B) = (c/\\tilde q, c/(1-\\tilde q))` with :math:`c` the exponent
     of ``variant``. With :math:`n` public (``public_n=True``): replacing one record
     moves a rounded score from one side of the edges between its old and new
-    value to the other, so the loss is :math:`w_A + w_B` under replace-one, and
-    adding one moves every :math:`\\max(\\cdot)` up by at most :math:`\\max(w_A, w_B)`
-    and at least 0, so the loss is :math:`\\max(w_A, w_B)` under add/remove (the
-    bound on the log-ratio over neighbouring data sets, approached by neighbours as
-    :math:`n` grows). For ``"tight"`` these
-    are :math:`\\varepsilon` and :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`. When
+    value to the other, so the loss is :math:`w_A + w_B` under replace-one
+    (:math:`\\varepsilon` for ``"tight"``). Under add/remove it is the same:
+    :func:`pps_private_quantile` with a public ``n`` first subsamples or pads
+    the scores to exactly ``n``, which turns adding or removing a record into
+    a replacement at size ``n``. (The mechanism alone, with its level fixed
+    at ``n`` and run on :math:`n \\pm 1` scores, moves every :math:`\\max(\\cdot)`
+    by at most :math:`\\max(w_A, w_B)`, i.e. :math:`\\varepsilon\\max(\\tilde q,
+    1-\\tilde q)` for ``"tight"``; but on other sizes than ``n`` its level
+    loses the coverage guarantee, so the release never runs that way.) When
     :math:`\\tilde q \\ge 1` the release is the constant 1 and the loss is 0.
 
     ``public_n=False`` (add/remove only): :math:`\\tilde q` (and ``gamma="auto"``)
@@ -305,9 +308,9 @@ def pps_privacy_loss(n: int, alpha: float, epsilon: float, m: int, gamma="auto",
     if public_n:
         if weights is None:
             return 0.0
-        if variant == "tight" and relation == "replace-one":
+        if variant == "tight":
             return epsilon
-        return weights[0] + weights[1] if relation == "replace-one" else max(weights)
+        return weights[0] + weights[1]        # add/remove: a replacement at size n (subsample or pad)
     if relation != "add/remove":
         raise ValueError("public_n=False compares data sets of sizes n and n + 1: use relation='add/remove' (under "
                          "replace-one the size never changes)")
@@ -354,7 +357,12 @@ def pps_quantile_probabilities(scores, alpha: float, epsilon: float, m: int, gam
         Number of grid edges.
     n : int, optional
         The public calibration size used in :math:`\\tilde q` (default: the number
-        of scores). Privacy audits fix it while adding or removing a record.
+        of scores). The counts are those of ``scores`` as given: this is the
+        law of :func:`pps_private_quantile` when ``n`` is ``None`` or
+        ``len(scores)``. With a public ``n`` and other sizes the release first
+        pads (its law is this one on the padded scores) or subsamples (the
+        average of this one over the uniform ``n``-subsets); on :math:`n \\pm 1`
+        scores at a fixed level it shows the mechanism's own add/remove loss.
     log : bool
         Return log-probabilities (exact where probabilities underflow).
 
@@ -486,7 +494,17 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
         public). ``"reference"``: :math:`c = \\varepsilon\\min(\\alpha,1-\\alpha)/2`,
         the authors' code; its loss can exceed :math:`\\varepsilon` (:func:`pps_privacy_loss`).
     n : int, optional
-        Public calibration size used in :math:`\\tilde q` (default: ``len(scores)``).
+        Public calibration size used in :math:`\\tilde q` (default: ``len(scores)``,
+        then declared public). Given, the release runs on exactly ``n``
+        scores: a uniform ``n``-subset when there are more (drawn from
+        ``rng``, from the counts on the grid, so that an array and its
+        histogram give the same release), the scores padded with the maximal
+        score 1 when there are fewer (none at all is allowed), as in
+        :func:`~dpcp_tutorial.private_quantile`. The coverage argument at size
+        ``n`` then holds at every data size, and adding or removing a record
+        is a replacement at size ``n`` (the add/remove loss is the replace-one
+        loss, :func:`pps_privacy_loss`). Nothing is drawn when there are
+        exactly ``n`` scores.
     rng : None, int or numpy.random.Generator
         A known seed makes the release reproducible by anyone who knows it,
         hence not private: use ``rng=None`` (fresh OS entropy) for a real release.
@@ -512,12 +530,19 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
     quantile with ``sampler="opendp"`` (``calibrator="quantile"`` of the split
     estimators, the package default).
     """
+    from .quantile import at_public_size
+
     rng = check_random_state(rng)
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
-    scores_arr = check_scores_or_histogram(scores)
-    n_public = scores_arr.size if n is None else check_positive_int(n, "n")
+    if n is None:
+        scores_arr = check_scores_or_histogram(scores)
+        n_public = scores_arr.size
+    else:
+        n_public = check_positive_int(n, "n", maximum=MAX_RECORDS)
     m = _resolve_m(m, n_public, alpha, epsilon, variant, rng)
+    if n is not None:        # exactly n scores: a uniform n-subset (drawn from the counts on the grid), or padded
+        scores_arr = at_public_size(scores, n_public, rng, pps_grid(m))
     edges, logits, _ = _pps_law(scores_arr, alpha, epsilon, m, gamma, variant, n_public)
     if logits is None:
         return 1.0
@@ -534,6 +559,16 @@ _BOUND_ADVICE = ("bound is the public bound B on the absolute residuals |y - pre
                  "pass bound='unbounded' (chapter 18: no bound is assumed).")
 
 
+def _responses(y, allow_empty: bool) -> np.ndarray:
+    """Calibration responses: a 1-D array of real numbers; a NaN or infinite one gives its record the worst score."""
+    y = _real_array(y, "y")
+    if y.ndim != 1:
+        raise ValueError(f"y must be one-dimensional, got a {y.ndim}-D array; use .ravel() if that is intended")
+    if y.size == 0 and not allow_empty:
+        raise ValueError("y is empty; at least one value is needed")
+    return y
+
+
 def _check_bound(bound) -> float:
     require(bound, "bound", "this private release", _BOUND_ADVICE)
     return check_scalar(bound, "bound", low=0.0,
@@ -546,20 +581,18 @@ def _clipped_residual_scores(y_true: np.ndarray, y_pred, bound: float) -> np.nda
 
     Model outputs are values derived from private records: a NaN, an infinite
     or a huge prediction must not raise (one neighbour would release, the
-    other refuse). They are read as floats, NaN as 0, and clipped to
-    :math:`\\pm 10^{100}` (public), so the residual is finite; the division and
-    the clip to 1 cannot fail. The same map is applied at prediction time by
-    :func:`bounded_interval`'s callers (it only matters for outputs beyond the
-    clip, whose intervals are meaningless anyway).
+    other refuse). A residual that comes out NaN or infinite (a NaN
+    prediction, e.g. from missing features, or a NaN response) is the worst
+    score 1, as on Dask (:func:`dpcp_tutorial.scale.model_scores`); every other
+    score is clipped to 1. The division and the clip cannot fail.
     """
     pred = _real_array(y_pred, "y_pred")
     if pred.ndim != 1 or pred.shape != y_true.shape:     # no sizes: the record count may be private
         raise ValueError("y_pred (the model's predictions) must be a 1-D array with one prediction per row of the "
                          "data; the model returned an array of another shape")
-    pred = np.clip(np.nan_to_num(pred, nan=0.0, posinf=MAX_MAGNITUDE, neginf=-MAX_MAGNITUDE), -MAX_MAGNITUDE,
-                   MAX_MAGNITUDE)
-    with np.errstate(over="ignore"):
-        return np.minimum(np.abs(y_true - pred) / bound, 1.0)
+    with np.errstate(all="ignore"):
+        value = np.abs(y_true - pred) / bound
+    return np.where(np.isnan(value), 1.0, np.minimum(value, 1.0))
 
 
 def normalised_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
@@ -570,9 +603,9 @@ def normalised_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
     :math:`B` must not depend on the data (a data maximum has unbounded
     sensitivity and leaks); residuals above :math:`B` are clipped to 1.
     ``y_true`` must lie in the data domain (finite, at most 1e100 in
-    magnitude); ``y_pred`` may be any model output: NaN is read as 0 and
-    values beyond :math:`\\pm 10^{100}` are clipped, so that no prediction of a
-    model on private records can make the score fail.
+    magnitude); ``y_pred`` may be any model output: a NaN or infinite
+    residual is the worst score 1, so that no prediction of a model on private
+    records can make the score fail.
     """
     bound = _check_bound(bound)
     y_true = check_1d(y_true, "y_true")
@@ -584,18 +617,26 @@ def bounded_interval(y_pred, qhat: float, bound: float) -> np.ndarray:
 
     A threshold at the top edge admits every clipped score, i.e. every
     residual, so the set is :math:`(-\\infty, \\infty)`, not
-    :math:`\\hat\\mu \\pm B` (DPCP write-up error D7).
+    :math:`\\hat\\mu \\pm B` (DPCP write-up error D7). A prediction that is NaN
+    or infinite (e.g. a model's output on missing features) gets the whole
+    line: its residual is the worst score, which every threshold admits.
 
     Returns
     -------
     ndarray of shape (n, 2)
     """
-    y_pred = check_1d(y_pred, "y_pred")
+    y_pred = _real_array(y_pred, "y_pred")
+    if y_pred.ndim != 1 or y_pred.size == 0:
+        raise ValueError(f"y_pred must be a non-empty one-dimensional array, got a {y_pred.ndim}-D array"
+                         + (" with no entry" if y_pred.ndim == 1 else ""))
     bound = _check_bound(bound)
     qhat = check_scalar(qhat, "qhat", low=0.0, high=1.0, low_inclusive=True, high_inclusive=True,
                         hint="qhat is a threshold on scores normalised to [0, 1]")
     half = math.inf if qhat >= 1.0 else bound * qhat
-    return np.column_stack([y_pred - half, y_pred + half])
+    unknown = ~np.isfinite(y_pred)
+    centre = np.where(unknown, 0.0, y_pred)
+    half = np.where(unknown, math.inf, half)
+    return np.column_stack([centre - half, centre + half])
 
 
 # ---------------------------------------------------------------------------
@@ -849,6 +890,15 @@ def _residual_scores(y_true: np.ndarray, y_pred) -> np.ndarray:
     return np.where(np.isfinite(scores), scores, np.inf)
 
 
+def _unbounded_interval(y_pred, qhat: float) -> np.ndarray:
+    """Intervals :math:`\\hat\\mu(x) \\pm \\hat q` of a threshold on raw residuals (chapter 18); a NaN or infinite
+    prediction gets the whole line, as in :func:`bounded_interval`."""
+    pred = np.asarray(y_pred, dtype=float).reshape(-1)
+    finite = np.isfinite(pred)
+    with np.errstate(all="ignore"):
+        return np.column_stack([np.where(finite, pred - qhat, -np.inf), np.where(finite, pred + qhat, np.inf)])
+
+
 def _release_unbounded(owner, scores: np.ndarray):
     """The regressor's threshold without a bound: the unbounded private quantile of the raw residuals (chapter 18)."""
     import warnings
@@ -948,7 +998,7 @@ class _PrivateSplitBase(_SplitConformalBase):
 
         _, _, _, n = self._settings()
         check_model_privacy(self._fitted_estimator(), type(self).__name__)   # the model object only
-        X = check_2d(X, "X", min_rows=0 if n is not None else 1)
+        X = self._features(X, calibrating=True, min_rows=0 if n is not None else 1)
         y = y_check(y, n is not None)
         check_same_length(("X", X), ("y", y))
         return X, y
@@ -1092,10 +1142,10 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
         unbounded = _is_unbounded(self.bound)
         bound = None if unbounded else _check_bound(self.bound)
-        X, y = self._calibration_arrays(X, y, lambda v, empty: check_1d(v, "y", allow_empty=empty))
+        X, y = self._calibration_arrays(X, y, _responses)
         model = self._fitted_estimator()
         with silenced_model():
-            pred = model.predict(X) if X.shape[0] else np.empty(0)
+            pred = model_outputs(model.predict, X) if X.shape[0] else np.empty(0)
         if unbounded:
             return _release_unbounded(self, _residual_scores(y, pred))
         scores = _clipped_residual_scores(y, pred, bound)
@@ -1103,14 +1153,13 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
 
     def predict(self, X) -> np.ndarray:
         """Point predictions of the underlying model."""
-        return self._fitted_estimator().predict(check_2d(X, "X"))
+        return self._fitted_estimator().predict(self._features(X))
 
     def predict_interval(self, X) -> np.ndarray:
-        """Intervals of shape (n, 2); rows are ``(-inf, inf)`` when ``qhat_ == 1``."""
+        """Intervals of shape (n, 2); rows are ``(-inf, inf)`` when ``qhat_ == 1`` or the prediction is NaN."""
         self._check_calibrated()
         if _is_unbounded(self.bound):
-            pred = self.predict(X)
-            return np.column_stack([pred - self.qhat_, pred + self.qhat_])
+            return _unbounded_interval(self.predict(X), self.qhat_)
         return bounded_interval(self.predict(X), self.qhat_, self.bound)
 
 
@@ -1179,18 +1228,7 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
 
     def fit(self, X, y):
         """Fit a clone of ``estimator`` on the training part (a DP trainer's ``classes=None`` set to ``classes``)."""
-        classes_ = self._public_classes()
-        if classes_ is None or check_bool(self.prefit, "prefit"):
-            return super().fit(X, y)
-        params = self.estimator.get_params(deep=False) if hasattr(self.estimator, "get_params") else {}
-        if "classes" in params and params["classes"] is None:
-            original = self.estimator
-            try:
-                self.estimator = clone(original).set_params(classes=classes_.tolist())
-                return super().fit(X, y)
-            finally:
-                self.estimator = original
-        return super().fit(X, y)
+        return _fit_with_classes(self, super().fit, X, y)
 
     def _columns(self, model, classes_):
         return _model_columns(model, classes_) if classes_ is not None else None
@@ -1205,8 +1243,10 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         if not X.shape[0]:
             scores = np.empty(0)
         else:
+            width = len(model.classes_) if getattr(model, "classes_", None) is not None else None
             with silenced_model():
-                proba = model.predict_proba(X)
+                proba = model_outputs(model.predict_proba, X, width) if width is not None \
+                    else model.predict_proba(X)
             if classes_ is None:
                 scores = _private_classification_scores(self.score, proba, y)
             else:                                         # a label outside the public set: index -1, score 1
@@ -1220,7 +1260,7 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities of the underlying model, columns in the order of ``classes`` (when given)."""
         model = self._fitted_estimator()
-        proba = model.predict_proba(check_2d(X, "X"))
+        proba = model.predict_proba(self._features(X))
         classes_ = self._public_classes()
         return proba if classes_ is None else np.asarray(proba)[:, _model_columns(model, classes_)]
 
@@ -1231,4 +1271,4 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         proba = self.predict_proba(X)
         if self.qhat_ >= 1.0:   # the top edge admits every score (guards APS sums of 1 + 1e-16)
             return np.ones(proba.shape, dtype=bool)
-        return set_fn(proba, self.qhat_)
+        return _sets_or_all(set_fn, proba, self.qhat_)

@@ -92,6 +92,7 @@ from ._validation import (
     check_estimator,
     check_positive_int,
     check_random_state,
+    model_outputs,
     silenced_model,
 )
 from .depth import _resolve_directions, _project, check_depth_name
@@ -579,29 +580,16 @@ def _model_input(frame, features, model):
     return X if hasattr(model, "feature_names_in_") else X.to_numpy()
 
 
-def _finite_rows(frame, features) -> np.ndarray:
-    """Rows whose numeric feature values are all present and finite (non-numeric columns are left to the model)."""
-    ok = np.ones(len(frame), dtype=bool)
-    for name in features:
-        column = frame[name]
-        if getattr(column.dtype, "kind", "O") in "biuf":
-            # na_value: a nullable column (Int64, Float64, boolean) may hold pd.NA, read as missing
-            ok &= np.isfinite(column.to_numpy(dtype=float, na_value=np.nan))
-    return ok
-
-
 def _batch_scores(rows, model, features, target, kind, bound) -> np.ndarray:
-    """The scores of ``rows`` from one call of the model (it raises if the model refuses the batch)."""
+    """The scores of ``rows``, by the in-memory rule: a record's model output, or NaN where the model refuses it
+    alone (:func:`~dpcp_tutorial._validation.model_outputs`); a NaN or infinite score is the worst score 1."""
+    from .conformal import _private_classification_scores
+    from .private_split import _clipped_residual_scores
+
     X = _model_input(rows, features, model)
     if kind == "residual":
         y = rows[target].to_numpy(dtype=float, na_value=np.nan)
-        pred = np.asarray(model.predict(X), dtype=float).ravel()
-        if pred.shape != y.shape:
-            raise ValueError("the model's predict must return one value per record")
-        value = np.abs(y - pred) / bound
-        return np.where(np.isnan(value), 1.0, np.clip(value, 0.0, 1.0))
-    from .conformal import _private_classification_scores
-
+        return _clipped_residual_scores(y, model_outputs(model.predict, X), bound)
     y = rows[target].to_numpy()
     classes = np.asarray(model.classes_)
     # labels the model does not know (or cannot compare: a missing value, another type) get probability 0, i.e.
@@ -614,7 +602,7 @@ def _batch_scores(rows, model, features, target, kind, bound) -> np.ndarray:
         index = np.where(known, position, -1)
     except (TypeError, ValueError):             # labels not comparable with the classes as a whole: one by one
         index = np.array([_label_index(classes, label) for label in y], dtype=np.intp)
-    return _private_classification_scores(kind, model.predict_proba(X), index)
+    return _private_classification_scores(kind, model_outputs(model.predict_proba, X, classes.size), index)
 
 
 def _label_index(classes, label) -> int:
@@ -632,36 +620,20 @@ def _label_index(classes, label) -> int:
 def _partition_scores(frame, model, features, target, kind, bound):
     """Map step: the conformal scores of one partition; a score that cannot be computed is 1 (never an error).
 
-    The model runs inside :func:`~dpcp_tutorial._validation.silenced_model` (its warnings are dropped). When it
-    refuses a batch of records (it raises: an unknown category of a one-hot encoder, a value it cannot parse),
-    the batch is halved and each half scored again, down to single records; a record that the model refuses
-    alone gets the worst score 1. The score of a record is thus the model's output on it, or 1 where the model
-    refuses it alone: a function of the record only, whatever the other records are (a row-wise model gives a
-    record the same output in any batch, up to the summation order of its floating-point kernels), at the cost
-    of about ``log2(size)`` extra model calls per refused record.
+    The features go to the model as they are (missing values included: the model decides), inside
+    :func:`~dpcp_tutorial._validation.silenced_model` (its warnings are dropped). When it refuses a batch of
+    records (it raises: an unknown category of a one-hot encoder, a missing value it cannot handle), the batch is
+    halved and each half scored again, down to single records; a record that the model refuses alone gets the
+    worst score 1 (:func:`~dpcp_tutorial._validation.model_outputs`, the rule of the in-memory estimators). The
+    score of a record is thus a function of the record only, whatever the other records are (a row-wise model
+    gives a record the same output in any batch, up to the summation order of its floating-point kernels).
     """
     series = type(frame[target])                # pandas.Series, without importing pandas here
-    scores = np.ones(len(frame))
-    ok = _finite_rows(frame, features)
-    if not ok.any():
-        return series(scores, index=frame.index, name=target + "_score")
-    rows = frame[ok] if not ok.all() else frame
+    if not len(frame):
+        return series(np.ones(0), index=frame.index, name=target + "_score")
     with silenced_model():
-        scores[ok] = _scores_or_halves(rows, model, features, target, kind, bound)
+        scores = _batch_scores(frame, model, features, target, kind, bound)
     return series(scores, index=frame.index, name=target + "_score")
-
-
-def _scores_or_halves(rows, model, features, target, kind, bound) -> np.ndarray:
-    """The scores of ``rows`` in one model call, or of each half when the model refuses them; 1 for a record
-    the model refuses alone."""
-    try:
-        return _batch_scores(rows, model, features, target, kind, bound)
-    except Exception:                           # noqa: BLE001 - any refusal of the model, never quoted
-        if len(rows) == 1:
-            return np.ones(1)
-        half = len(rows) // 2
-        return np.concatenate([_scores_or_halves(rows.iloc[:half], model, features, target, kind, bound),
-                               _scores_or_halves(rows.iloc[half:], model, features, target, kind, bound)])
 
 
 def model_scores(frame, model, features, target: str, kind: str = "residual", bound: float | None = None):
@@ -673,12 +645,14 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
     by name works), and as a NumPy array otherwise.
 
     The scores are computed so that no record can make the step fail or
-    speak: a record whose score cannot be computed -- a missing or infinite
-    numeric feature, a missing label or prediction, a NaN or infinite model
-    output, a label the classifier does not know (not in ``model.classes_``),
-    a record the model refuses (a category a one-hot encoder has not seen, a
-    missing category) -- gets the largest score, 1, which can only raise the
-    threshold. The rule is per record: when the model refuses a batch of
+    speak, by the rule of the in-memory estimators: features go to the model
+    as they are (a model that handles missing values, e.g.
+    ``HistGradientBoostingRegressor``, scores a record with NaN features as
+    it does in memory); a record whose score cannot be computed -- a missing
+    label, a NaN or infinite model output, a label the classifier does not
+    know (not in ``model.classes_``), a record the model refuses (a category a
+    one-hot encoder has not seen, a missing value it cannot handle) -- gets
+    the largest score, 1, which can only raise the threshold. The rule is per record: when the model refuses a batch of
     records, the batch is halved and each half scored again, down to single
     records, and a record the model refuses alone gets 1. The model's own warnings (overflow, convergence,
     feature names ...) are dropped (:func:`~dpcp_tutorial._validation.silenced_model`).

@@ -46,6 +46,7 @@ from ._validation import (
     RandomLike,
     check_1d,
     check_2d,
+    check_features,
     check_bool,
     check_choice,
     check_delta,
@@ -236,12 +237,19 @@ def _check_bounds(x_bound, y_bound=None) -> tuple[float, float | None]:
     return x_bound, y_bound
 
 
-def _check_features(X, n_features: int, name: str) -> np.ndarray:
-    X = check_2d(X, "X")
-    if X.shape[1] != n_features:
-        raise ValueError(f"X has {X.shape[1]} features, but {name} was fitted with {n_features}; "
-                         "pass the same columns as in fit")
-    return X
+def _check_features(X, owner) -> np.ndarray:
+    """Features at prediction: columns matched to the fitted schema (a DataFrame by name), finite values.
+
+    A record with a missing or infinite feature is refused (one fixed message); the conformal estimators
+    evaluate such a model record by record (:func:`~dpcp_tutorial._validation.model_outputs`), so a record it
+    refuses alone gets the worst score at calibration.
+    """
+    return check_features(X, owner, reset=False, numeric=True, allow_nan=False)
+
+
+def _fit_features(X, owner, min_rows: int = 1) -> np.ndarray:
+    """Features at fit: a finite float array (the data domain); a DataFrame's column names are recorded."""
+    return check_features(X, owner, reset=True, numeric=True, allow_nan=False, min_rows=min_rows)
 
 
 # ---------------------------------------------------------------------------
@@ -440,6 +448,9 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
         (primary), :math:`(2\\varepsilon, (1+e^{\\varepsilon})\\delta)` under replace-one
         (group privacy); the rule for ``epsilon`` is in :mod:`dpcp_tutorial.accounting`.
     n_features_in_ : int
+    feature_names_in_ : ndarray
+        The column names when fitted on a DataFrame with string column names;
+        a later frame is matched by name (reordered columns are read by name).
 
     Examples
     --------
@@ -467,7 +478,7 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit on ``(X, y)``; spends ``(epsilon, delta)`` once. Returns ``self``."""
         l2 = check_scalar(self.l2, "l2", low=0.0, hint="a positive public ridge penalty keeps the noisy system solvable")
-        X = check_2d(X, "X")
+        X = _fit_features(X, self)
         gram, moment, noise_scale, mechanism = private_sufficient_statistics(
             X, y, epsilon=self.epsilon, delta=self.delta, x_bound=self.x_bound, y_bound=self.y_bound,
             fit_intercept=self.fit_intercept, rng=self.rng)
@@ -488,7 +499,7 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Predictions :math:`\\mathrm{clip}(\\hat\\theta^\\top x, -Y, Y)` on rows clipped to ``x_bound``."""
         check_is_fitted(self, "coef_")
-        X = _check_features(X, self.n_features_in_, type(self).__name__)
+        X = _check_features(X, self)
         pred = _clip_rows(X, self.x_bound) @ self.coef_ + self.intercept_
         return np.clip(pred, -self.y_bound, self.y_bound)
 
@@ -726,7 +737,8 @@ def check_classes(classes, owner: str) -> np.ndarray:
     return classes_
 
 
-def _encode_labels(y, classes, owner: str = "this classifier") -> tuple[np.ndarray, np.ndarray]:
+def _encode_labels(y, classes, owner: str = "this classifier",
+                   allow_empty: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``classes_`` (the sorted public label set) and the index of each label in it.
 
     The label set is public (:func:`check_classes`). A label outside it is
@@ -735,7 +747,7 @@ def _encode_labels(y, classes, owner: str = "this classifier") -> tuple[np.ndarr
     """
     classes_ = check_classes(classes, owner)
     y = as_array(y, "y")
-    if y.ndim != 1 or y.size == 0:
+    if y.ndim != 1 or (y.size == 0 and not allow_empty):
         raise ValueError(f"y must be a non-empty 1-D array of labels, got a {y.ndim}-D array" if y.ndim != 1
                          else "y must be a non-empty 1-D array of labels, got an empty one")
     if y.dtype.kind == "c":
@@ -768,7 +780,7 @@ class _LinearClassifierMixin:
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities, shape (n, K), columns in the order of ``classes_``; rows sum to 1."""
         check_is_fitted(self, "coef_")
-        X = _check_features(X, self.n_features_in_, type(self).__name__)
+        X = _check_features(X, self)
         Z = _clip_rows(X, self.x_bound) @ self.coef_.T + self.intercept_
         P = _probabilities(Z)
         return np.column_stack([1.0 - P[:, 0], P[:, 0]]) if P.shape[1] == 1 else P
@@ -818,7 +830,10 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         The public label set, **required** by :meth:`fit` (e.g. ``[0, 1]``):
         reading it from ``y`` would make the release depend on which classes
         occur (removing the only record of a class would change the model or
-        raise). Labels in ``classes`` but absent from ``y`` are fine.
+        raise). Labels in ``classes`` but absent from ``y`` are fine, and so
+        is a data set with no record at all (the release is then the noise
+        around the regulariser's minimiser 0): the guarantee holds at every
+        size, so no data set is refused while a neighbour releases.
 
     Attributes
     ----------
@@ -832,6 +847,9 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
     privacy_ : PrivacyAccount
         As in :class:`DPRidgeRegression`.
     n_features_in_ : int
+    feature_names_in_ : ndarray
+        The column names when fitted on a DataFrame with string column names;
+        a later frame is matched by name (reordered columns are read by name).
     """
 
     neighbouring = "add/remove"
@@ -854,8 +872,8 @@ class DPLogisticRegression(_LinearClassifierMixin, ClassifierMixin, BaseEstimato
         l2 = check_scalar(self.l2, "l2", low=0.0, hint="output perturbation needs a positive ridge penalty")
         x_bound, _ = _check_bounds(self.x_bound)
         fit_intercept = _check_bool(self.fit_intercept, "fit_intercept")
-        X = check_2d(X, "X")
-        classes_, index = _encode_labels(y, self.classes, "DPLogisticRegression")
+        X = _fit_features(X, self, min_rows=0)          # no record at all is a data set too: it releases
+        classes_, index = _encode_labels(y, self.classes, "DPLogisticRegression", allow_empty=True)
         check_same_length(("X", X), ("y", index))
         rng = check_random_state(self.rng)
 
@@ -1210,6 +1228,9 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         The noise multiplier used.
     expected_batch_size_ : float
     n_features_in_ : int
+    feature_names_in_ : ndarray
+        The column names when fitted on a DataFrame with string column names;
+        a later frame is matched by name (reordered columns are read by name).
 """
 
     def __init__(self, noise_multiplier: float = 1.0, clip_norm: float = 1.0, sampling_rate: float = 0.01,
@@ -1234,7 +1255,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
 
     def fit(self, X, y):
         """Run DP-SGD on ``(X, y)``. Returns ``self``."""
-        X = check_2d(X, "X")
+        X = _fit_features(X, self)
         y = check_1d(y, "y")
         check_same_length(("X", X), ("y", y))
         _, y_bound = _check_bounds(self.x_bound, self.y_bound)
@@ -1246,7 +1267,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
     def predict(self, X) -> np.ndarray:
         """Predictions clipped to ``[-y_bound, y_bound]``, on rows clipped to ``x_bound``."""
         check_is_fitted(self, "coef_")
-        X = _check_features(X, self.n_features_in_, type(self).__name__)
+        X = _check_features(X, self)
         pred = _clip_rows(X, self.x_bound) @ self.coef_ + self.intercept_
         return np.clip(pred, -self.y_bound, self.y_bound)
 
@@ -1279,6 +1300,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
     noise_multiplier_ : float
     expected_batch_size_ : float
     n_features_in_ : int
+    feature_names_in_ : ndarray
+        The column names when fitted on a DataFrame with string column names;
+        a later frame is matched by name (reordered columns are read by name).
 """
 
     def __init__(self, noise_multiplier: float = 1.0, clip_norm: float = 1.0, sampling_rate: float = 0.01,
@@ -1304,7 +1328,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
 
     def fit(self, X, y):
         """Run DP-SGD on ``(X, y)``. Returns ``self``."""
-        X = check_2d(X, "X")
+        X = _fit_features(X, self)
         classes_, index = _encode_labels(y, self.classes, "DPSGDClassifier")
         check_same_length(("X", X), ("y", index))
         kind = "logistic" if classes_.size == 2 else "softmax"

@@ -749,12 +749,12 @@ LEGAL = {
     ("PrivacyAccount", "epsilon", "zero"): "a release that reads no private data costs nothing",
     ("PrivacyAccount", "epsilon", "inf"): "the primary relation is not covered",
     ("PrivacyAccount", "delta", "one"): "a vacuous delta (group privacy of a large epsilon, or an uncovered relation)",
-    ("normalised_residual_score", "y_pred", "nan entry"): "model outputs on private records: NaN is read as 0, "
-                                                          "never refused",
-    ("normalised_residual_score", "y_pred", "inf entry"): "model outputs on private records: clipped to +-1e100, "
-                                                          "never refused (documented)",
-    ("normalised_residual_score", "y_pred", "-inf entry"): "model outputs on private records: clipped to +-1e100, "
-                                                           "never refused (documented)",
+    ("normalised_residual_score", "y_pred", "nan entry"): "model outputs on private records: a NaN residual is "
+                                                          "the worst score 1, never refused",
+    ("normalised_residual_score", "y_pred", "inf entry"): "model outputs on private records: an infinite "
+                                                          "residual is the worst score 1 (documented)",
+    ("normalised_residual_score", "y_pred", "-inf entry"): "model outputs on private records: an infinite "
+                                                           "residual is the worst score 1 (documented)",
     ("adaptive_privacy_account", "mean_privacy", "None"): "None is a mean model fitted on public data (documented; "
                                                           "chapter 17 passes it)",
     ("adaptive_privacy_account", "scale_privacy", "None"): "None is a scale model fitted on public data "
@@ -763,12 +763,34 @@ LEGAL = {
                                                            "+-inf clipped to +-1e100, never refused (documented)"
        for label in ("nan entry", "inf entry", "-inf entry")},
     ("normalised_residual_score", "y_pred", "nullable Float64 with NA"): "model outputs on private records: a "
-                                                                        "missing value is read as 0, never refused",
+                                                                        "missing value is the worst score 1",
     ("reference.dpcp_intervals", "pred_train", "nullable Float64 with NA"): "model outputs on private records: "
                                                                            "a missing value is read as 0",
     ("PrivateSplitConformalClassifier.calibrate", "y", "negative"): "a private label the model has no column for "
                                                                     "has probability 0: the worst score, never "
                                                                     "refused (documented)",
+    **{(row, "X", label): "features go to the model as they are (the missing-value rule of "
+                          "dpcp_tutorial._validation.check_features): a record it refuses, or whose score is NaN or "
+                          "infinite, gets the worst score (documented)"
+       for row in ("SplitConformalRegressor.calibrate", "SplitConformalClassifier.calibrate",
+                   "PrivateSplitConformalRegressor.calibrate", "PrivateSplitConformalClassifier.calibrate",
+                   "MondrianPrivateConformalClassifier.calibrate", "PrivateNormalizedConformalRegressor.calibrate",
+                   "PrivateConformalizedQuantileRegressor.calibrate")
+       for label in ("nan entry", "inf entry", "-inf entry", "string column")},
+    **{(row, "y", label): "a label outside the public label set is never refused or quoted: it does not train the "
+                          "model and scores as the worst class (Mondrian: it belongs to no class) (documented)"
+       for row in ("DPCPClassifier.fit", "dpcp_set", "MondrianPrivateConformalClassifier.fit",
+                   "MondrianPrivateConformalClassifier.calibrate", "SplitConformalClassifier.calibrate")
+       for label in ("fractional labels", "nan entry", "inf entry", "-inf entry", "complex entries",
+                     "string entries", "negative", "object array with None", "object array with pd.NA",
+                     "datetime array", "string column", "nullable Int64 with NA")},
+    **{("PrivateSplitConformalRegressor.calibrate", "y", label): "a NaN or infinite response gives its record the "
+                                                                 "worst score 1, as on Dask (documented)"
+       for label in ("nan entry", "inf entry", "-inf entry", "nullable Float64 with NA")},
+    **{("bounded_interval", "y_pred", label): "a NaN or infinite prediction gives the whole line (documented)"
+       for label in ("nan entry", "inf entry", "-inf entry", "nullable Float64 with NA")},
+    ("conformal_quantile", "scores", "inf entry"): "an infinite score is the worst score (documented)",
+    ("differential_cp_quantile", "scores", "inf entry"): "an infinite score is the worst score (documented)",
     ("interval_coverage", "intervals", "-inf entry"): "a lower end of -inf is a half-line (documented)",
     ("interval_width", "intervals", "-inf entry"): "a lower end of -inf is a half-line, of width inf (documented)",
     ("langevin_step_size", "prior_scale", "inf"): "a flat prior (documented default)",
@@ -797,6 +819,7 @@ ALIASES = {
     "prior": ("prior",),
     "value": ("value", "query"),
     "y": ("y", "label", "labels", "target"),
+    "X_test": ("X_test", "X contains", "X must be"),      # the model's own refusal of the test features
 }
 
 # --------------------------------------------------------------------------- running one row

@@ -161,7 +161,16 @@ def test_classifier_and_mondrian():
     assert est.privacy_.add_remove == (1.0, 0.0) or est.privacy_.add_remove[0] == 1.0
     mondrian = MondrianPrivateConformalClassifier(good, classes=[0, 1], rng=0).fit(X[:600], LABELS[:600])
     mondrian.calibrate(X[600:], LABELS[600:])
-    assert any("model's own account" in note for note in mondrian.privacy_.notes)
+    # the totals are the pipeline's: the model's training part in parallel with the calibration part
+    assert [p.part for p in mondrian.privacy_.parts] == ["training", "calibration"]
+    assert mondrian.privacy_.add_remove == (1.0, 1e-6)
+    strong = make_pipeline(PublicScaler(-4, 4), DPLogisticRegression(epsilon=3.0, x_bound=math.sqrt(D),
+                                                                     classes=[0, 1], rng=2))
+    mondrian = MondrianPrivateConformalClassifier(strong, classes=[0, 1], epsilon=1.0, rng=0)
+    mondrian.fit(X[:600], LABELS[:600]).calibrate(X[600:], LABELS[600:])
+    assert mondrian.privacy_.add_remove == (3.0, 1e-6)
+    assert mondrian.privacy_.replace_one[0] == 6.0        # the model's group-privacy bound 2 * 3 dominates
+    assert any("calibration breakdown" in note for note in mondrian.privacy_.notes)
     plain = MondrianPrivateConformalClassifier(LogisticRegression(), classes=[0, 1], rng=0)
     plain.fit(X[:600], LABELS[:600]).calibrate(X[600:], LABELS[600:])
     assert any("treated as public" in note for note in plain.privacy_.notes)

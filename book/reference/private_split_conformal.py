@@ -84,6 +84,32 @@ def _check_unit_scores(scores):
     return scores
 
 
+def _at_public_size(scores, n, edges, rng):
+    """Exactly ``n`` sorted scores, as the package releases with a public n.
+
+    More scores than ``n``: a uniform n-subset, drawn from their cell
+    counts over the edges (a cell is an edge itself or the open interval
+    between two edges; the release reads only these counts), so that an
+    array and its histogram give the same release for the same seed.
+    Fewer: the scores padded with the maximal score 1. The release then
+    depends on the data through a data set of the public size ``n`` only:
+    adding or removing a record becomes a replacement at size ``n``, and
+    the coverage proof holds at every data size (chapters 3 and 4).
+    """
+    if scores.size <= n:
+        return np.concatenate([scores, np.ones(n - scores.size)])
+    below = np.searchsorted(edges, scores, side="left")
+    on_edge = edges[np.minimum(below, edges.size - 1)] == scores
+    counts = np.bincount(2 * below + on_edge, minlength=2 * edges.size + 1)
+    drawn = rng.multivariate_hypergeometric(counts.astype(np.int64), n)
+    cells = np.empty(2 * edges.size + 1)       # one score inside each cell
+    cells[1::2] = edges
+    left = np.concatenate(([0.0], edges[:-1]))
+    cells[0:-1:2] = 0.5 * (left + edges)
+    cells[-1] = 1.0                            # above the last edge: empty
+    return np.repeat(cells, drawn)
+
+
 def private_split_quantile(scores, alpha, epsilon, m, rng=None, *, n=None):
     """Release the private split-conformal threshold s in [0, 1].
 
@@ -107,11 +133,17 @@ def private_split_quantile(scores, alpha, epsilon, m, rng=None, *, n=None):
     the authors' argument, which holds for this exponent when
     alpha <= 1/2 (chapter 4).
 
+    With a public ``n`` the release runs on exactly n scores: a uniform
+    n-subset when there are more, the scores padded with the maximal
+    score 1 when there are fewer (none at all is allowed), so the
+    coverage argument at size n holds at every data size.
+
     Privacy. Replace-one neighbours (one score replaced), n public:
     exactly epsilon-DP, since a moved score leaves A_k (weight 1 - qt)
     and joins B_k (weight qt) at the edges it crosses. Add/remove
-    neighbours with qt from a public ``n``: epsilon * max(qt, 1 - qt)-DP
-    (<= epsilon). With ``n=None`` the size n = len(scores) sets qt and
+    neighbours with a public ``n``: the subset or the padding turns
+    adding or removing a record into a replacement at size n, so
+    epsilon-DP too. With ``n=None`` the size n = len(scores) sets qt and
     is treated as public (whether qt >= 1 reveals it).
 
     Refusals. None depends on the data except the domain check: every
@@ -136,9 +168,10 @@ def private_split_quantile(scores, alpha, epsilon, m, rng=None, *, n=None):
         Number of grid edges, 2 <= m <= 1e8 (public; choose it without the
         data).
     rng : None, int or numpy.random.Generator
-        Source of randomness (the Gumbel noise).
+        Source of randomness (the subset, then the Gumbel noise).
     n : int, optional
         Public calibration size used in qt; defaults to len(scores).
+        Given, the scores are subsampled or padded to exactly n first.
 
     Returns
     -------
@@ -173,6 +206,9 @@ def private_split_quantile(scores, alpha, epsilon, m, rng=None, *, n=None):
                          "costs O(m) memory and time)")
     if n is not None:
         n = _check_count(n, "n")
+        if n > 10 ** 9:
+            raise ValueError(f"n={n} must be at most 1e9 (a public count "
+                             "of records; the release pads to n scores)")
     rng = _check_rng(rng)
     scores = _check_unit_scores(scores)
     if n is None:
@@ -185,9 +221,11 @@ def private_split_quantile(scores, alpha, epsilon, m, rng=None, *, n=None):
     gamma = min(max(gamma, 1e-12), 1 - 1e-12)
     qtilde = ((n + 1) * (1 - alpha) / (n * (1 - gamma * alpha))
               + 2.0 / (epsilon * n) * math.log(m / (gamma * alpha)))
+    edges = np.arange(m, dtype=float) / (m - 1)
+    if scores.size != n:                # exactly the public n scores
+        scores = _at_public_size(scores, n, edges, rng)
     if qtilde >= 1.0:
         return 1.0                      # too little data or budget
-    edges = np.arange(m, dtype=float) / (m - 1)
     up = np.minimum(np.searchsorted(edges, scores, side="right"), m - 1)
     counts = np.bincount(up, minlength=m)
     at_or_below = np.cumsum(counts)
