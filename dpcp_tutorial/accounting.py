@@ -176,7 +176,7 @@ class Spend:
         (the default) when the proof does not cover that relation (a spend
         with neither, e.g. DP-SGD without noise, makes every total it enters
         "not covered").
-    part : str
+    part : str, default="all"
         The part of the data set that the spend reads: ``"all"`` (every record)
         or the name of one of disjoint parts (``"training"``, ``"calibration"``, ...).
     """
@@ -289,16 +289,16 @@ class PrivacyAccount:
         proof does not cover it (the reason is in ``notes``). The pair of the
         primary relation must be ``(epsilon, delta)``; left at ``None`` it is
         set to it (unless ``(epsilon, delta) = (inf, 1)``: not covered).
-    parts : tuple of Spend
+    parts : tuple of Spend, default=()
         The labelled spends, with the part of the data each reads.
-    composition : str
+    composition : str, default=""
         How the parts compose (sequential on shared records, parallel over
         disjoint parts, and the partition rule that makes that valid).
-    public : tuple of str
+    public : tuple of str, default=()
         What the statement treats as public (bounds, sizes, label sets, ...).
-    chapter : str
+    chapter : str, default=""
         Where the guarantee is proved.
-    notes : tuple of str
+    notes : tuple of str, default=()
         Reasons for uncovered relations and further remarks.
     """
 
@@ -427,12 +427,12 @@ class PrivacyBudget:
     ----------
     epsilon : float
         Total :math:`\\varepsilon` available under the primary relation (positive).
-    delta : float
+    delta : float, default=0.0
         Total :math:`\\delta` available, in [0, 1).
-    relation : {"add/remove", "replace-one"}
+    relation : {"add/remove", "replace-one"}, default="add/remove"
         The primary relation: spends are stated, and the budget is enforced,
         under it.
-    partition : {"per-record", "positional"}
+    partition : {"per-record", "positional"}, default="per-record"
         How disjoint parts were formed (module docstring): by a per-record rule
         (default; parallel composition under both relations) or by fixed row
         ranges of public sizes (replace-one only).

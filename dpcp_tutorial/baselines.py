@@ -56,14 +56,14 @@ def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, flo
         Total budget; each coordinate gets ``epsilon / d``.
     bounds : (float, float)
         Public range :math:`[a, b]` of every coordinate; values outside are clipped.
-    bins : int
+    bins : int, default=1000
         Number of bins :math:`M` per coordinate (resolution :math:`(b - a)/M`).
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the noise with ``sampler="numpy"``: ``None`` (fresh entropy)
         for a real release; a seed makes the release reproducible by anyone, so
         not private (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real
         releases*). Must be ``None`` with ``sampler="opendp"``.
-    sampler : {"numpy", "opendp"}
+    sampler : {"numpy", "opendp"}, default="numpy"
         Passed to :func:`~dpcp_tutorial.private_quantile`: ``"opendp"`` draws
         each coordinate with OpenDP's exact report-noisy-max (level on the grid
         :math:`A/2^{32}`, see there).
@@ -191,26 +191,26 @@ def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4,
         conversion (:func:`pure_dp_to_zcdp`).
     radius : float
         Public radius :math:`r` of the initial ball (the authors use :math:`10\\sqrt d`).
-    center : float or array-like of shape (d,)
+    center : float or array-like of shape (d,), default=0.0
         Public centre of the initial ball.
-    n_iter : int
+    n_iter : int, default=4
         Number of steps :math:`t`.
-    split : array-like of shape (n_iter,), optional
+    split : array-like of shape (n_iter,), default=None
         Fractions of :math:`\\rho` per step (positive, summing to 1). Default:
         the first :math:`t-1` steps share 1/4 and the last gets 3/4 (for
         :math:`t = 4`: [1/12, 1/12, 1/12, 3/4], the authors' choice).
-    failure_prob : float
+    failure_prob : float, default=0.01
         :math:`b` in :math:`\\gamma` (accuracy only; privacy does not depend on it).
-    variant : {"specified", "in_place"}
+    variant : {"specified", "in_place"}, default="specified"
         ``"specified"`` projects the original data at every step;
         ``"in_place"`` reproduces the reference code, which projects the
         points projected by the previous steps.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the Gaussian noise with ``sampler="numpy"``: ``None`` (fresh
         entropy) for a real release; a seed makes the release reproducible by
         anyone, so not private (:mod:`dpcp_tutorial.mechanisms`, *Randomness
         and real releases*). Must be ``None`` with ``sampler="opendp"``.
-    sampler : {"numpy", "opendp"}
+    sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"`` (default): NumPy's floating-point Gaussian (not hardened).
         ``"opendp"``: each step's clipped mean goes through OpenDP's
         ``make_gaussian`` (L2 sensitivity :math:`2R/n`; exact noise on the
@@ -300,7 +300,7 @@ def pure_dp_to_zcdp(epsilon: float, conversion: str = "tight") -> float:
     ----------
     epsilon : float
         Pure-DP budget, positive and finite.
-    conversion : {"tight", "bun-steinke"}
+    conversion : {"tight", "bun-steinke"}, default="tight"
         ``"tight"``: :math:`\\varepsilon\\tanh(\\varepsilon/2)`; ``"bun-steinke"``:
         :math:`\\varepsilon^2/2`.
 

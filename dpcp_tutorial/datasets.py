@@ -39,9 +39,9 @@ def make_heteroscedastic_regression(n: int, rng: RandomLike = None, noise: float
     ----------
     n : int
         Number of samples.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of randomness (a simulation: a seed is fine).
-    noise : float
+    noise : float, default=0.5
         Noise scale :math:`\\sigma`.
 
     Returns
@@ -70,11 +70,11 @@ def make_contaminated_gaussian(n: int, d: int, fraction: float = 0.25, shift: fl
     ----------
     n, d : int
         Sample size and dimension.
-    fraction : float
+    fraction : float, default=0.25
         Contaminated fraction :math:`\\eta` in [0, 1).
-    shift : float
+    shift : float, default=5.0
         Shift :math:`s` of every coordinate of the contaminated rows.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of randomness (a simulation: a seed is fine).
 
     Returns
@@ -125,7 +125,7 @@ def load_rand_hie(task: str = "regression"):
 
     Parameters
     ----------
-    task : {"regression", "classification"}
+    task : {"regression", "classification"}, default="regression"
         ``"regression"``: ``y = mdvis`` (float), ``X`` = the nine other
         columns. ``"classification"``: ``y`` = self-rated health, 0 = excellent
         (about 55%), 1 = good (36%), 2 = fair (7.7%), 3 = poor (1.5%), an

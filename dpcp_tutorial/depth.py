@@ -90,7 +90,7 @@ def random_directions(n_directions: int, d: int, rng: RandomLike = None) -> np.n
     ----------
     n_directions, d : int
         Number of directions and dimension.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Public randomness: a seed is fine (the output releases nothing about
         private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
         real releases*).
@@ -266,19 +266,19 @@ def halfspace_depth(points, data, method: str = "exact", directions=None, n_dire
         Where to evaluate the depth.
     data : array-like of shape (n, d)
         The sample, ``n >= 2``.
-    method : {"exact", "directions"}
+    method : {"exact", "directions"}, default="exact"
         ``"exact"`` (``d <= 2``): the angular sweep of Rousseeuw & Ruts (1996),
         :math:`O(n \\log n)` per point, vectorised over points. ``"directions"``
         (any ``d``): the minimum over the public directions :math:`\\pm u_k`,
         :math:`HD_K(x) = \\min_k \\min(n - \\#\\{u_k^\\top X_i < u_k^\\top x\\},\\,
         n - \\#\\{u_k^\\top X_i > u_k^\\top x\\})/n`, an **upper bound** on
         :math:`HD` with the same sensitivity :math:`1/n`.
-    directions : array-like of shape (K, d), optional
+    directions : array-like of shape (K, d), default=None
         Public directions for ``method="directions"`` (rows are normalised);
         by default ``n_directions`` are drawn from ``rng``.
-    n_directions : int
+    n_directions : int, default=1000
         Number of random directions when ``directions`` is not given.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the random directions (``method="directions"`` without
         ``directions``; checked in every mode).
         Public randomness: a seed is fine (the output releases nothing about
@@ -585,14 +585,14 @@ def integrated_dual_depth(points, data, directions=None, n_directions: int = 500
     ----------
     points : array-like of shape (q, d)
     data : array-like of shape (n, d), ``n >= 2``
-    directions : array-like of shape (m, d), optional
+    directions : array-like of shape (m, d), default=None
         Public directions (rows are normalised). Pass the same directions to
         compare depths across calls; by default ``n_directions`` are drawn from ``rng``.
-    n_directions : int
+    n_directions : int, default=500
         Number of random directions when ``directions`` is not given.
-    smoothing : float or None
+    smoothing : float or None, default=None
         Logistic slope :math:`s`; ``None`` for the exact empirical CDF.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the random directions when ``directions`` is not given
         (checked in every mode).
         Public randomness: a seed is fine (the output releases nothing about
@@ -629,7 +629,7 @@ def integrated_dual_depth_gradient(points, data, directions=None, n_directions: 
     ----------
     points, data, directions, n_directions, rng
         As in :func:`integrated_dual_depth`.
-    smoothing : float
+    smoothing : float, default=10.0
         Logistic slope :math:`s > 0`.
 
     Returns

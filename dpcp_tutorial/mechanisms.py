@@ -223,12 +223,12 @@ def laplace_mechanism(value, sensitivity: float, epsilon: float, rng: RandomLike
         :math:`\\Delta_1` under the neighbouring relation you want to protect.
     epsilon : float
         Privacy parameter (positive).
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the noise with ``sampler="numpy"``: ``None`` (fresh entropy)
         for a real release; a seed makes the release reproducible by anyone, so
         not private (module docstring, *Randomness and real releases*). Must be
         ``None`` with ``sampler="opendp"``.
-    sampler : {"numpy", "opendp"}
+    sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"`` (default): ``numpy.random.Generator.laplace``, a
         floating-point sampler (not hardened: Mironov 2012). ``"opendp"``:
         OpenDP's ``make_laplace``, which adds exact Laplace noise to the value
@@ -325,7 +325,7 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, analytic: b
         Privacy parameter (positive; below 1 for the classical calibration).
     delta : float
         Privacy parameter in (0, 1).
-    analytic : bool
+    analytic : bool, default=True
         Use the exact analytic calibration (default) or the classical formula.
 
     Raises
@@ -364,11 +364,11 @@ def gaussian_mechanism(value, sensitivity: float, epsilon: float, delta: float, 
         :math:`\\Delta_2` under the neighbouring relation you want to protect.
     epsilon, delta : float
         Privacy parameters.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the noise: ``None`` (fresh entropy) for a real release; a seed
         makes the release reproducible by anyone, so not private (module
         docstring, *Randomness and real releases*).
-    analytic : bool
+    analytic : bool, default=True
         Calibrate :math:`\\sigma` exactly (default) or with the classical formula.
 
     Returns
@@ -445,7 +445,7 @@ def exponential_mechanism_probabilities(utilities, sensitivity: float, epsilon: 
         :math:`\\Delta`, the largest change of any utility between neighbours.
     epsilon : float
         Privacy parameter.
-    log : bool
+    log : bool, default=False
         Return log-probabilities instead (exact even where probabilities
         underflow to 0; used by the privacy audits).
 
@@ -472,12 +472,12 @@ def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: Ra
         :math:`\\Delta`, the largest change of any utility between neighbours.
     epsilon : float
         Privacy parameter.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the Gumbel variates with ``sampler="numpy"``: ``None`` (fresh
         entropy) for a real release; a seed makes the release reproducible by
         anyone, so not private (module docstring). Must be ``None`` with
         ``sampler="opendp"``.
-    sampler : {"numpy", "opendp"}
+    sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"`` (default): NumPy's floating-point Gumbel variates.
         ``"opendp"``: OpenDP's ``make_noisy_max`` with Gumbel noise
         (``zero_concentrated_divergence``), which compares

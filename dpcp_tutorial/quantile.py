@@ -215,7 +215,7 @@ def private_quantile_miscoverage_bound(alpha0: float, n: int, epsilon: float, bi
         Public number of calibration scores :math:`N`.
     epsilon : float
         Privacy budget.
-    bins : int or array-like
+    bins : int or array-like, default=1000
         The edges (only their number :math:`M` matters).
     """
     alpha0 = check_scalar(alpha0, "alpha0", low=0.0, high=1.0, low_inclusive=True)
@@ -432,10 +432,10 @@ def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=100
     ----------
     scores, beta, epsilon, bins, n, variant
         As in :func:`private_quantile`.
-    log : bool
+    log : bool, default=False
         Return log-probabilities (exact where probabilities underflow to 0;
         used by the privacy audits).
-    sampler : {"numpy", "opendp"}
+    sampler : {"numpy", "opendp"}, default="numpy"
         The law of :func:`private_quantile` with that sampler: ``"opendp"``
         uses the level rounded down to the grid :math:`A/2^{32}` (see there).
 
@@ -493,16 +493,16 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
         level 0 to be at most :math:`\\beta` (:func:`private_quantile_level`).
     epsilon : float
         Privacy budget spent on this release.
-    bins : int or array-like
+    bins : int or array-like, default=1000
         ``M`` equal bins (edges :math:`j/M`, :math:`j = 1..M`) or explicit
         strictly increasing right edges in [0, 1] ending at 1.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the Gumbel variates with ``sampler="numpy"``. ``None``
         (fresh entropy) is the choice for a real release; a seed makes the
         release reproducible by anyone who knows it, hence not private (the
         book's chapters are seeded for teaching). Must be ``None`` with
         ``sampler="opendp"``, whose sampler cannot be seeded.
-    n : int, optional
+    n : int, default=None
         Public record count used for :math:`\\alpha_0` (and hence
         :math:`\\Delta`); defaults to ``len(scores)``. Given, the release runs
         on exactly ``n`` scores: a uniform ``n``-subset when there are more
@@ -521,9 +521,9 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
         ``epsilon``, ``bins``, ``n``) or on scores outside the domain
         ``[0, 1]`` (one fixed message for every such data set, see
         :mod:`dpcp_tutorial._validation`).
-    variant : {"tight", "original"}
+    variant : {"tight", "original"}, default="tight"
         The mechanism (see above).
-    sampler : {"numpy", "opendp"}
+    sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"`` (default): NumPy's floating-point Gumbel variates, not a
         hardened DP implementation (:mod:`dpcp_tutorial.mechanisms`,
         *Randomness and real releases*). ``"opendp"``: OpenDP's exact

@@ -654,7 +654,7 @@ class TukeyDepthRegions:
         median restricted to the box.
     complete : bool
         Whether every level from 0 to the deepest one with area was computed.
-    data : ndarray of shape (n, 2)
+    data : ndarray of shape (n, 2), default=None
         The records on the public grid, the input of every computation.
     """
 
@@ -890,12 +890,12 @@ def tukey_depth_regions(data, box, epsilon: float | None = None, *, tail_mass: f
         outside the box are fine).
     box : ((x_min, y_min), (x_max, y_max))
         The public box carrying the uniform prior.
-    epsilon : float, optional
+    epsilon : float, default=None
         Needed only with ``tail_mass > 0``: then only the deepest levels are
         computed, until the levels below carry at most ``tail_mass`` of the
         mass of the private median's law (a bound, see
         :func:`private_tukey_median_2d`).
-    tail_mass : float
+    tail_mass : float, default=0.0
         0 (default) computes every level.
 
     Returns
@@ -1046,11 +1046,11 @@ def private_tukey_median_2d(data, epsilon: float, box, size: int | None = None, 
     epsilon : float
     box : ((x_min, y_min), (x_max, y_max))
         Public box; the prior is uniform on it.
-    size : int, optional
+    size : int, default=None
         Number of independent draws (for studying the law); ``None`` for one point.
-    tail_mass : float
+    tail_mass : float, default=1e-12
         Bound on the probability of the slow path, in [0, 1); 0 computes every level.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of randomness: ``None`` (fresh entropy) for a real release; a
         seed makes the release reproducible by anyone, so not private
         (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real releases*).
