@@ -98,6 +98,13 @@ class ReleaseWarning(UserWarning):
     label), or when a private median lies in its prior's far tail. The
     condition is a function of the release and of public inputs only, so the
     warning is post-processing of the release and costs no privacy.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from dpcp_tutorial import ReleaseWarning
+    >>> issubclass(ReleaseWarning, UserWarning)
+    True
     """
 
 
@@ -148,6 +155,13 @@ def group_privacy(epsilon: float, delta: float = 0.0) -> tuple[float, float]:
     A replacement is a removal followed by an addition; composing the two
     add/remove steps gives :math:`P(D) \\le e^{\\varepsilon}(e^{\\varepsilon}P(D'') + \\delta) + \\delta`.
     The delta is capped at 1 (a vacuous guarantee).
+
+    Examples
+    --------
+    >>> from dpcp_tutorial.accounting import group_privacy
+    >>> eps, delta = group_privacy(1.0, 1e-6)
+    >>> round(eps, 4), round(delta, 10)
+    (2.0, 3.7183e-06)
     """
     eps, delta = _check_pair((epsilon, delta), "the add/remove guarantee", allow_none=False)
     if delta == 0.0:
@@ -179,6 +193,13 @@ class Spend:
     part : str, default="all"
         The part of the data set that the spend reads: ``"all"`` (every record)
         or the name of one of disjoint parts (``"training"``, ``"calibration"``, ...).
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import Spend
+    >>> spend = Spend("private quantile", add_remove=(1.0, 0.0), part="calibration")
+    >>> spend.under("add/remove")
+    (1.0, 0.0)
     """
 
     label: str
@@ -300,6 +321,15 @@ class PrivacyAccount:
         Where the guarantee is proved.
     notes : tuple of str, default=()
         Reasons for uncovered relations and further remarks.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import PrivacyBudget
+    >>> budget = PrivacyBudget(epsilon=1.0)
+    >>> budget.spend(1.0, 0.0, "private quantile", other=(2.0, 0.0))
+    >>> account = budget.account()
+    >>> account.add_remove, account.replace_one
+    ((1.0, 0.0), (2.0, 0.0))
     """
 
     epsilon: float

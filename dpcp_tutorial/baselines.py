@@ -71,6 +71,15 @@ def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, flo
     Returns
     -------
     ndarray of shape (d,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.baselines import coordinatewise_private_median
+    >>> data = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> m = coordinatewise_private_median(data, epsilon=1.0, bounds=(-5, 5), rng=1)
+    >>> np.round(m, 2)
+    array([-0.02, -0.03])
     """
     data = check_2d(data, "data", min_rows=2)
     epsilon = check_epsilon(epsilon)
@@ -220,6 +229,15 @@ def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4,
     Returns
     -------
     ndarray of shape (d,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.baselines import coinpress_mean
+    >>> data = np.random.default_rng(0).normal(loc=1.0, size=(5000, 2))
+    >>> m = coinpress_mean(data, rho=0.5, radius=10.0, rng=1)
+    >>> bool(np.linalg.norm(m - 1.0) < 0.2)
+    True
     """
     variant = check_choice(variant, "variant", COINPRESS_VARIANTS,
                            "'specified' is the algorithm as published, 'in_place' the reference code, which "
@@ -308,6 +326,12 @@ def pure_dp_to_zcdp(epsilon: float, conversion: str = "tight") -> float:
     -------
     float
         :math:`\\rho`.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial.baselines import pure_dp_to_zcdp
+    >>> round(pure_dp_to_zcdp(1.0), 4), round(pure_dp_to_zcdp(1.0, "bun-steinke"), 4)
+    (0.4621, 0.5)
     """
     epsilon = check_epsilon(epsilon)
     conversion = check_choice(conversion, "conversion", ZCDP_CONVERSIONS,
@@ -319,7 +343,14 @@ def pure_dp_to_zcdp(epsilon: float, conversion: str = "tight") -> float:
 
 
 def zcdp_to_approx_dp(rho: float, delta: float) -> float:
-    """:math:`\\rho`-zCDP implies :math:`(\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}, \\delta)`-DP (Bun & Steinke, 2016)."""
+    """:math:`\\rho`-zCDP implies :math:`(\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}, \\delta)`-DP (Bun & Steinke, 2016).
+
+    Examples
+    --------
+    >>> from dpcp_tutorial.baselines import zcdp_to_approx_dp
+    >>> round(float(zcdp_to_approx_dp(0.5, 1e-6)), 4)
+    5.7565
+    """
     rho = check_scalar(rho, "rho", low=0.0)
     delta = check_scalar(delta, "delta", low=0.0, high=1.0)
     return rho + 2.0 * np.sqrt(rho * np.log(1.0 / delta))

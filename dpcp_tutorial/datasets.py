@@ -48,6 +48,14 @@ def make_heteroscedastic_regression(n: int, rng: RandomLike = None, noise: float
     -------
     X : ndarray of shape (n, 1)
     y : ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import make_heteroscedastic_regression
+    >>> X, y = make_heteroscedastic_regression(5, rng=0)
+    >>> X.shape, y.shape
+    ((5, 1), (5,))
     """
     n, _ = _check_shape(n)
     noise = check_scalar(noise, "noise", low=0.0, low_inclusive=True)
@@ -80,6 +88,12 @@ def make_contaminated_gaussian(n: int, d: int, fraction: float = 0.25, shift: fl
     Returns
     -------
     ndarray of shape (n, d)
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import make_contaminated_gaussian
+    >>> make_contaminated_gaussian(100, 3, fraction=0.1, rng=0).shape
+    (100, 3)
     """
     n, d = _check_shape(n, d)
     fraction = check_scalar(fraction, "fraction", low=0.0, high=1.0, low_inclusive=True)
@@ -95,6 +109,14 @@ def make_cauchy(n: int, d: int, rng: RandomLike = None) -> np.ndarray:
 
     No moments exist, so the sample mean does not converge; every depth median
     targets the centre 0. ``rng``: a simulation, so a seed is fine.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import make_cauchy
+    >>> x = make_cauchy(10001, 2, rng=0)
+    >>> x.shape, bool(np.all(np.abs(np.median(x, axis=0)) < 0.1))
+    ((10001, 2), True)
     """
     n, d = _check_shape(n, d)
     rng = check_random_state(rng)
@@ -156,6 +178,13 @@ def load_rand_hie(task: str = "regression"):
     ------
     ImportError
         If statsmodels is not installed: ``pip install "dpcp_tutorial[data]"``.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import load_rand_hie
+    >>> X, y, info = load_rand_hie("regression")
+    >>> X.shape, info["feature_names"][:2], info["y_bound"]
+    ((20190, 9), ['lncoins', 'idp'], 365.0)
     """
     task = check_choice(task, "task", ("regression", "classification"))
     try:

@@ -71,6 +71,12 @@ def depth_sensitivity(depth: str, n: int) -> float:
     -------
     float
         ``1/n`` for halfspace and (smoothed) integrated dual depth, ``2/n`` for spatial depth.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial.depth import depth_sensitivity
+    >>> depth_sensitivity("halfspace", 100), depth_sensitivity("spatial", 100)
+    (0.01, 0.02)
     """
     return _SENSITIVITY[check_depth_name(depth)] / check_positive_int(n, "n")
 
@@ -98,6 +104,14 @@ def random_directions(n_directions: int, d: int, rng: RandomLike = None) -> np.n
     Returns
     -------
     ndarray of shape (n_directions, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.depth import random_directions
+    >>> u = random_directions(4, 3, rng=0)
+    >>> u.shape, np.round(np.linalg.norm(u, axis=1), 4)
+    ((4, 3), array([1., 1., 1., 1.]))
     """
     m = check_positive_int(n_directions, "n_directions", maximum=_MAX_DIRECTIONS)
     d = check_positive_int(d, "d", maximum=10 ** 6)
@@ -297,6 +311,14 @@ def halfspace_depth(points, data, method: str = "exact", directions=None, n_dire
     near-collinear points) are classified by the exact :func:`orientation`
     predicate, so no tolerance merges distinct directions and the sensitivity
     :math:`1/n` holds for the computed depth itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.depth import halfspace_depth
+    >>> data = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(halfspace_depth(np.array([[0.5, 0.5], [3.0, 3.0]]), data), 4)
+    array([0.5, 0. ])
     """
     points, data = _check_points_data(points, data)
     d = data.shape[1]
@@ -478,6 +500,14 @@ def spatial_depth(points, data) -> np.ndarray:
     -------
     ndarray of shape (q,)
         Depths in [0, 1]; the maximiser is the spatial (geometric) median.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.depth import spatial_depth
+    >>> data = np.array([[-1.0, 0.0], [1.0, 0.0], [0.0, -1.0], [0.0, 1.0]])
+    >>> np.round(spatial_depth(np.array([[0.0, 0.0], [10.0, 0.0]]), data), 4)
+    array([1.    , 0.0025])
     """
     points, data = _check_points_data(points, data)
     n = data.shape[0]
@@ -603,6 +633,15 @@ def integrated_dual_depth(points, data, directions=None, n_directions: int = 500
     -------
     ndarray of shape (q,)
         Depths in [0, 1/4].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.depth import integrated_dual_depth
+    >>> data = np.random.default_rng(0).normal(size=(500, 2))
+    >>> d = integrated_dual_depth(np.array([[0.0, 0.0], [4.0, 4.0]]), data, rng=1)
+    >>> bool(d[0] > d[1])
+    True
     """
     points, data = _check_points_data(points, data)
     u = _resolve_directions(directions, n_directions, data.shape[1], rng)
@@ -635,6 +674,15 @@ def integrated_dual_depth_gradient(points, data, directions=None, n_directions: 
     Returns
     -------
     ndarray of shape (q, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.depth import integrated_dual_depth_gradient
+    >>> data = np.random.default_rng(0).normal(size=(500, 2))
+    >>> g = integrated_dual_depth_gradient(np.array([[2.0, 0.0]]), data, rng=1)
+    >>> g.shape, bool(g[0, 0] < 0)
+    ((1, 2), True)
     """
     points, data = _check_points_data(points, data)
     u = _resolve_directions(directions, n_directions, data.shape[1], rng)

@@ -203,6 +203,12 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
         :math:`\\Delta_1`, the largest :math:`\\ell_1` change of the query between neighbouring data sets.
     epsilon : float
         Privacy parameter (positive).
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import laplace_scale
+    >>> laplace_scale(sensitivity=1.0, epsilon=0.5)
+    2.0
     """
     return _check_sensitivity(sensitivity) / check_epsilon(epsilon)
 
@@ -239,6 +245,12 @@ def laplace_mechanism(value, sensitivity: float, epsilon: float, rng: RandomLike
     -------
     float or ndarray
         The noisy answer, of the same shape as ``value``.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import laplace_mechanism
+    >>> round(float(laplace_mechanism(10.0, sensitivity=1.0, epsilon=1.0, rng=0)), 4)
+    10.3201
     """
     b = laplace_scale(sensitivity, epsilon)
     sampler, gen = check_sampler(sampler, rng)
@@ -332,6 +344,14 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, analytic: b
     ------
     ValueError
         If ``delta`` is 0 (no Gaussian noise is pure DP), or if ``analytic=False`` with ``epsilon >= 1``.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import gaussian_sigma
+    >>> round(gaussian_sigma(1.0, epsilon=1.0, delta=1e-5), 4)
+    3.7306
+    >>> round(gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, analytic=False), 4)
+    9.6896
     """
     sensitivity = _check_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
@@ -386,6 +406,14 @@ def gaussian_mechanism(value, sensitivity: float, epsilon: float, delta: float, 
     :math:`(\\varepsilon, \\delta)` calibration computed here is proven for the
     continuous Gaussian only. For a hardened Gaussian release use OpenDP
     directly with its zCDP accounting.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import gaussian_mechanism
+    >>> noisy = gaussian_mechanism(np.zeros(3), 1.0, epsilon=1.0, delta=1e-5, rng=0)
+    >>> np.round(noisy, 4)
+    array([ 0.4691, -0.4928,  2.3892])
     """
     sigma = gaussian_sigma(sensitivity, epsilon, delta, analytic=analytic)
     gen = check_random_state(rng)
@@ -416,6 +444,13 @@ def gumbel_max_sample(logits: np.ndarray, rng: RandomLike = None) -> int:
     Gumbel variates are NumPy's floating-point ones (module docstring); for a
     release drawn by OpenDP's exact sampler use
     :func:`exponential_mechanism` with ``sampler="opendp"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import gumbel_max_sample
+    >>> gumbel_max_sample(np.array([0.0, -np.inf, 5.0]), rng=0)
+    2
     """
     logits = _real_array(logits, "logits")
     if logits.ndim != 1 or logits.size == 0:
@@ -452,6 +487,14 @@ def exponential_mechanism_probabilities(utilities, sensitivity: float, epsilon: 
     Returns
     -------
     ndarray of shape (K,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import exponential_mechanism_probabilities
+    >>> p = exponential_mechanism_probabilities([0.0, 1.0], sensitivity=1.0, epsilon=2.0)
+    >>> np.round(p, 4)
+    array([0.2689, 0.7311])
     """
     return _normalise(_exponential_logits(utilities, sensitivity, epsilon), log)
 
@@ -490,6 +533,12 @@ def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: Ra
     -------
     int
         The index of the chosen candidate.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import exponential_mechanism
+    >>> exponential_mechanism([0.0, 0.0, 10.0], sensitivity=1.0, epsilon=2.0, rng=0)
+    2
     """
     sampler, _ = check_sampler(sampler, rng)
     if sampler == "opendp":

@@ -95,6 +95,12 @@ def quantile_edges(bins) -> np.ndarray:
     -------
     ndarray of shape (M,)
         The edges; the last one is exactly 1.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import quantile_edges
+    >>> quantile_edges(4)
+    array([0.25, 0.5 , 0.75, 1.  ])
     """
     if np.ndim(bins) == 0:
         m = check_positive_int(bins, "bins", maximum=_MAX_BINS)
@@ -118,6 +124,12 @@ def algorithm1_level(beta: float, n: int, epsilon: float) -> float:
     ------
     ValueError
         If :math:`\\alpha_0 \\le 0`, with the smallest ``n`` (or ``epsilon``) that works.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import algorithm1_level
+    >>> round(algorithm1_level(0.1, n=1000, epsilon=1.0), 4)
+    0.098
     """
     beta = check_alpha(beta, "beta")
     n = check_positive_int(n, "n")
@@ -163,6 +175,12 @@ def algorithm1_add_remove_loss(beta: float, n: int, epsilon: float) -> float:
     ------
     ValueError
         If Algorithm 1 is infeasible at size ``n``.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import algorithm1_add_remove_loss
+    >>> round(algorithm1_add_remove_loss(0.1, n=1000, epsilon=1.0), 4)
+    0.5
     """
     alpha = algorithm1_level(beta, n, epsilon)
     n = check_positive_int(n, "n")          # a Python int: n * (n + 1) must not wrap around in a NumPy integer
@@ -217,6 +235,12 @@ def private_quantile_miscoverage_bound(alpha0: float, n: int, epsilon: float, bi
         Privacy budget.
     bins : int or array-like, default=1000
         The edges (only their number :math:`M` matters).
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import private_quantile_miscoverage_bound
+    >>> round(private_quantile_miscoverage_bound(0.08, n=1000, epsilon=1.0, bins=100), 4)
+    0.0866
     """
     alpha0 = check_scalar(alpha0, "alpha0", low=0.0, high=1.0, low_inclusive=True)
     n = check_positive_int(n, "n")
@@ -277,6 +301,12 @@ def private_quantile_level(beta: float, n: int, epsilon: float, bins=1000, varia
     ValueError
         If no positive level works; the message names the smallest ``n`` (and
         what else to change). It depends only on the public inputs.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import private_quantile_level
+    >>> round(private_quantile_level(0.1, n=1000, epsilon=1.0, bins=100), 4)
+    0.0935
     """
     variant = _check_variant(variant)
     if variant == "original":
@@ -333,6 +363,16 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
     ------
     ValueError
         If the variant is infeasible at size ``n`` (or ``n + 1``).
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import private_quantile_privacy_loss
+    >>> round(private_quantile_privacy_loss(0.1, 1000, 1.0, bins=100), 4)
+    1.0
+    >>> loss = private_quantile_privacy_loss(
+    ...     0.1, 1000, 1.0, bins=100, relation="add/remove", public_n=False)
+    >>> round(loss, 4)
+    0.909
     """
     variant = _check_variant(variant)
     relation = check_choice(relation, "relation", ("replace-one", "add/remove"))
@@ -445,6 +485,15 @@ def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=100
         The candidate outputs.
     probabilities : ndarray of shape (M,)
         :math:`P(\\hat q = e_j)` (or its logarithm).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import private_quantile_probabilities
+    >>> scores = np.linspace(0.0, 1.0, 200)
+    >>> edges, p = private_quantile_probabilities(scores, beta=0.1, epsilon=1.0, bins=10)
+    >>> float(edges[np.argmax(p)]), round(float(p.sum()), 4)
+    (1.0, 1.0)
     """
     log = check_bool(log, "log")
     sampler = check_sampler(sampler, None)[0]

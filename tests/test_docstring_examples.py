@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import dpcp_tutorial
+from dpcp_tutorial._validation import REQUIRED  # the marker of a required keyword (PublicScaler)
 
 # The library modules whose public names must carry an Examples section and stated defaults,
 # and those not covered yet. A module leaves NOT_YET_COVERED once its docstrings meet both rules;
@@ -117,11 +118,11 @@ def test_public_name_has_an_example(key):
 
 
 def _parameters_section(doc: str) -> list[tuple[list[str], str]]:
-    """(names, type text) of every parameter line of a numpydoc Parameters section."""
+    """(names, type text) of every entry of the Parameters sections (and of Attributes, for dataclasses)."""
     lines = doc.splitlines()
     out = []
     for start, line in enumerate(lines):
-        if line.strip() in ("Parameters", "Other Parameters") and start + 1 < len(lines) \
+        if line.strip() in ("Parameters", "Other Parameters", "Attributes") and start + 1 < len(lines) \
                 and set(lines[start + 1].strip()) == {"-"}:
             for entry in lines[start + 2:]:
                 if entry.strip() and set(entry.strip()) == {"-"}:
@@ -135,6 +136,8 @@ def _parameters_section(doc: str) -> list[tuple[list[str], str]]:
 
 
 def _signature_of(obj):
+    if inspect.isclass(obj) and obj.__init__ is BaseException.__init__:
+        return inspect.Signature()  # a warning or exception class takes the message only
     return inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)
 
 
@@ -164,13 +167,13 @@ def test_defaults_are_stated_and_match_the_signature(key):
             documented[name] = type_text
     problems = []
     for name, parameter in _signature_of(obj).parameters.items():
-        if name == "self" or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+        if name == "self" or name.startswith("_") or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
         if name not in documented:
             problems.append(f"{name}: not documented")
             continue
         stated = _stated_default(documented[name])
-        if parameter.default is parameter.empty:
+        if parameter.default is parameter.empty or parameter.default is REQUIRED:
             if stated is not None:
                 problems.append(f"{name}: states default={stated} but has none")
         elif stated is None:
