@@ -156,6 +156,18 @@ def group_privacy(epsilon: float, delta: float = 0.0) -> tuple[float, float]:
     add/remove steps gives :math:`P(D) \\le e^{\\varepsilon}(e^{\\varepsilon}P(D'') + \\delta) + \\delta`.
     The delta is capped at 1 (a vacuous guarantee).
 
+    Parameters
+    ----------
+    epsilon : float
+        The add/remove :math:`\\varepsilon`.
+    delta : float, default=0.0
+        The add/remove :math:`\\delta`.
+
+    Returns
+    -------
+    (float, float)
+        The replace-one :math:`(\\varepsilon, \\delta)`.
+
     Examples
     --------
     >>> from dpcp_tutorial.accounting import group_privacy
@@ -185,7 +197,7 @@ class Spend:
     ----------
     label : str
         What was released, e.g. ``"model training"``.
-    add_remove, replace_one : (epsilon, delta) or None
+    add_remove, replace_one : (epsilon, delta) or None, default=None
         The spend's guarantee under each relation (``delta < 1``); ``None``
         (the default) when the proof does not cover that relation (a spend
         with neither, e.g. DP-SGD without noise, makes every total it enters
@@ -305,7 +317,7 @@ class PrivacyAccount:
         primary relation).
     relation : {"add/remove", "replace-one"}
         The primary relation: the one the estimator is designed for.
-    add_remove, replace_one : (epsilon, delta) or None
+    add_remove, replace_one : (epsilon, delta) or None, default=None
         The guarantee under each relation (``delta < 1``); ``None`` when the
         proof does not cover it (the reason is in ``notes``). The pair of the
         primary relation must be ``(epsilon, delta)``; left at ``None`` it is

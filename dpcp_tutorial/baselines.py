@@ -59,10 +59,8 @@ def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, flo
     bins : int, default=1000
         Number of bins :math:`M` per coordinate (resolution :math:`(b - a)/M`).
     rng : None, int or numpy.random.Generator, default=None
-        Source of the noise with ``sampler="numpy"``: ``None`` (fresh entropy)
-        for a real release; a seed makes the release reproducible by anyone, so
-        not private (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real
-        releases*). Must be ``None`` with ``sampler="opendp"``.
+        Source of the noise with ``sampler="numpy"``; ``None`` for a real
+        release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
     sampler : {"numpy", "opendp"}, default="numpy"
         Passed to :func:`~dpcp_tutorial.private_quantile`: ``"opendp"`` draws
         each coordinate with OpenDP's exact report-noisy-max (level on the grid
@@ -215,10 +213,8 @@ def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4,
         ``"in_place"`` reproduces the reference code, which projects the
         points projected by the previous steps.
     rng : None, int or numpy.random.Generator, default=None
-        Source of the Gaussian noise with ``sampler="numpy"``: ``None`` (fresh
-        entropy) for a real release; a seed makes the release reproducible by
-        anyone, so not private (:mod:`dpcp_tutorial.mechanisms`, *Randomness
-        and real releases*). Must be ``None`` with ``sampler="opendp"``.
+        Source of the Gaussian noise with ``sampler="numpy"``; ``None`` for a
+        real release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
     sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"`` (default): NumPy's floating-point Gaussian (not hardened).
         ``"opendp"``: each step's clipped mean goes through OpenDP's
@@ -343,7 +339,21 @@ def pure_dp_to_zcdp(epsilon: float, conversion: str = "tight") -> float:
 
 
 def zcdp_to_approx_dp(rho: float, delta: float) -> float:
-    """:math:`\\rho`-zCDP implies :math:`(\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}, \\delta)`-DP (Bun & Steinke, 2016).
+    """:math:`\\rho`-zCDP implies :math:`(\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}, \\delta)`-DP.
+
+    Bun & Steinke (2016), Proposition 1.3.
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter :math:`\\rho \\ge 0`.
+    delta : float
+        The target :math:`\\delta \\in (0, 1]`.
+
+    Returns
+    -------
+    float
+        The :math:`\\varepsilon` of the implied :math:`(\\varepsilon, \\delta)`-DP.
 
     Examples
     --------

@@ -40,7 +40,7 @@ def make_heteroscedastic_regression(n: int, rng: RandomLike = None, noise: float
     n : int
         Number of samples.
     rng : None, int or numpy.random.Generator, default=None
-        Source of randomness (a simulation: a seed is fine).
+        Source of randomness (a simulation, so a seed is fine: :term:`Seed`).
     noise : float, default=0.5
         Noise scale :math:`\\sigma`.
 
@@ -83,7 +83,7 @@ def make_contaminated_gaussian(n: int, d: int, fraction: float = 0.25, shift: fl
     shift : float, default=5.0
         Shift :math:`s` of every coordinate of the contaminated rows.
     rng : None, int or numpy.random.Generator, default=None
-        Source of randomness (a simulation: a seed is fine).
+        Source of randomness (a simulation, so a seed is fine: :term:`Seed`).
 
     Returns
     -------
@@ -108,7 +108,20 @@ def make_cauchy(n: int, d: int, rng: RandomLike = None) -> np.ndarray:
     """Independent standard Cauchy marginals centred at 0 (chapter 11).
 
     No moments exist, so the sample mean does not converge; every depth median
-    targets the centre 0. ``rng``: a simulation, so a seed is fine.
+    targets the centre 0.
+
+    Parameters
+    ----------
+    n : int
+        Number of points.
+    d : int
+        Dimension.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of randomness (a simulation, so a seed is fine: :term:`Seed`).
+
+    Returns
+    -------
+    ndarray of shape (n, d)
 
     Examples
     --------

@@ -97,9 +97,7 @@ def random_directions(n_directions: int, d: int, rng: RandomLike = None) -> np.n
     n_directions, d : int
         Number of directions and dimension.
     rng : None, int or numpy.random.Generator, default=None
-        Public randomness: a seed is fine (the output releases nothing about
-        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
-        real releases*).
+        Public randomness, so a seed is fine (:term:`Seed`).
 
     Returns
     -------
@@ -295,9 +293,7 @@ def halfspace_depth(points, data, method: str = "exact", directions=None, n_dire
     rng : None, int or numpy.random.Generator, default=None
         Source of the random directions (``method="directions"`` without
         ``directions``; checked in every mode).
-        Public randomness: a seed is fine (the output releases nothing about
-        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
-        real releases*).
+        Public randomness, so a seed is fine (:term:`Seed`).
 
     Returns
     -------
@@ -625,9 +621,7 @@ def integrated_dual_depth(points, data, directions=None, n_directions: int = 500
     rng : None, int or numpy.random.Generator, default=None
         Source of the random directions when ``directions`` is not given
         (checked in every mode).
-        Public randomness: a seed is fine (the output releases nothing about
-        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
-        real releases*).
+        Public randomness, so a seed is fine (:term:`Seed`).
 
     Returns
     -------
@@ -666,8 +660,14 @@ def integrated_dual_depth_gradient(points, data, directions=None, n_directions: 
 
     Parameters
     ----------
-    points, data, directions, n_directions, rng
+    points, data
         As in :func:`integrated_dual_depth`.
+    directions : array-like of shape (m, d), default=None
+        As in :func:`integrated_dual_depth`.
+    n_directions : int, default=500
+        As in :func:`integrated_dual_depth`.
+    rng : None, int or numpy.random.Generator, default=None
+        As in :func:`integrated_dual_depth` (public randomness, :term:`Seed`).
     smoothing : float, default=10.0
         Logistic slope :math:`s > 0`.
 

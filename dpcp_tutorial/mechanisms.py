@@ -13,16 +13,8 @@ Randomness and real releases
 ----------------------------
 Every random function of the package takes ``rng``:
 
-* ``rng=None`` draws fresh entropy from the operating system: **the choice for
-  a real release**;
-* an int seed (or a seeded ``numpy.random.Generator``) makes the output
-  reproducible -- by anyone who knows or guesses the seed. A seeded release is
-  therefore *not private*: the noise can be recomputed and subtracted. Seeds are
-  for teaching, tests and simulations (the book's chapters are seeded so that
-  their numbers can be checked);
-* functions whose randomness is public by construction (random directions,
-  candidates, simulated data) may be seeded freely: they release nothing
-  about private data.
+``None`` for a real release, a seed for teaching, tests and simulations
+(:term:`Seed`: a seeded release is not private).
 
 NumPy's samplers work in floating point and are **not a hardened DP
 implementation**: Mironov (2012, "On significance of the least significant
@@ -230,10 +222,8 @@ def laplace_mechanism(value, sensitivity: float, epsilon: float, rng: RandomLike
     epsilon : float
         Privacy parameter (positive).
     rng : None, int or numpy.random.Generator, default=None
-        Source of the noise with ``sampler="numpy"``: ``None`` (fresh entropy)
-        for a real release; a seed makes the release reproducible by anyone, so
-        not private (module docstring, *Randomness and real releases*). Must be
-        ``None`` with ``sampler="opendp"``.
+        Source of the noise with ``sampler="numpy"``; ``None`` for a real
+        release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
     sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"`` (default): ``numpy.random.Generator.laplace``, a
         floating-point sampler (not hardened: Mironov 2012). ``"opendp"``:
@@ -385,9 +375,7 @@ def gaussian_mechanism(value, sensitivity: float, epsilon: float, delta: float, 
     epsilon, delta : float
         Privacy parameters.
     rng : None, int or numpy.random.Generator, default=None
-        Source of the noise: ``None`` (fresh entropy) for a real release; a seed
-        makes the release reproducible by anyone, so not private (module
-        docstring, *Randomness and real releases*).
+        Source of the noise; ``None`` for a real release (:term:`Seed`).
     analytic : bool, default=True
         Calibrate :math:`\\sigma` exactly (default) or with the classical formula.
 
@@ -439,11 +427,22 @@ def gumbel_max_sample(logits: np.ndarray, rng: RandomLike = None) -> int:
     .. math:: J = \\arg\\max_j \\,(\\ell_j + G_j), \\qquad G_j \\overset{iid}{\\sim} \\mathrm{Gumbel}(0, 1).
 
     Exact for any finite logits (no exponentials are formed). Entries equal to
-    ``-inf`` are never chosen. ``rng``: ``None`` (fresh entropy) for a real
-    release; a seed makes the draw reproducible by anyone, so not private. The
-    Gumbel variates are NumPy's floating-point ones (module docstring); for a
-    release drawn by OpenDP's exact sampler use
+    ``-inf`` are never chosen. The Gumbel variates are NumPy's floating-point
+    ones (module docstring); for a release drawn by OpenDP's exact sampler use
     :func:`exponential_mechanism` with ``sampler="opendp"``.
+
+    Parameters
+    ----------
+    logits : array-like of shape (m,)
+        The log-weights :math:`\\ell_j`, finite or ``-inf``.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the Gumbel variates; ``None`` for a real release
+        (:term:`Seed`).
+
+    Returns
+    -------
+    int
+        The drawn index :math:`J`.
 
     Examples
     --------
@@ -516,10 +515,8 @@ def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: Ra
     epsilon : float
         Privacy parameter.
     rng : None, int or numpy.random.Generator, default=None
-        Source of the Gumbel variates with ``sampler="numpy"``: ``None`` (fresh
-        entropy) for a real release; a seed makes the release reproducible by
-        anyone, so not private (module docstring). Must be ``None`` with
-        ``sampler="opendp"``.
+        Source of the Gumbel variates with ``sampler="numpy"``; ``None`` for a
+        real release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
     sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"`` (default): NumPy's floating-point Gumbel variates.
         ``"opendp"``: OpenDP's ``make_noisy_max`` with Gumbel noise

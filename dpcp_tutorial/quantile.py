@@ -120,6 +120,20 @@ def quantile_edges(bins) -> np.ndarray:
 def algorithm1_level(beta: float, n: int, epsilon: float) -> float:
     """The shifted level :math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)` of Algorithm 1.
 
+    Parameters
+    ----------
+    beta : float
+        Miscoverage level of the quantile, in (0, 1).
+    n : int
+        Public number of calibration scores :math:`N`.
+    epsilon : float
+        Privacy budget of the release, > 0.
+
+    Returns
+    -------
+    float
+        The level :math:`\\alpha_0`.
+
     Raises
     ------
     ValueError
@@ -170,6 +184,20 @@ def algorithm1_add_remove_loss(beta: float, n: int, epsilon: float) -> float:
     (chapter 3 has a counterexample). For a data set of size
     :math:`N`, both ``algorithm1_add_remove_loss(beta, N - 1, epsilon)`` (remove
     one) and ``algorithm1_add_remove_loss(beta, N, epsilon)`` (add one) apply.
+
+    Parameters
+    ----------
+    beta : float
+        Miscoverage level of the quantile, in (0, 1).
+    n : int
+        Public number of calibration scores :math:`N`.
+    epsilon : float
+        Privacy budget of the release, > 0.
+
+    Returns
+    -------
+    float
+        The bound on the log-probability ratio.
 
     Raises
     ------
@@ -296,6 +324,24 @@ def private_quantile_level(beta: float, n: int, epsilon: float, bins=1000, varia
     :math:`\\le \\beta`, found by bisection; it depends on :math:`N`,
     :math:`\\varepsilon`, :math:`\\beta` and the number of edges :math:`M`, all public.
 
+    Parameters
+    ----------
+    beta : float
+        Miscoverage level of the quantile, in (0, 1).
+    n : int
+        Public number of calibration scores :math:`N`.
+    epsilon : float
+        Privacy budget of the release, > 0.
+    bins : int or array-like, default=1000
+        The edges (:func:`quantile_edges`; only their number :math:`M` matters).
+    variant : {"tight", "original"}, default="tight"
+        The mechanism (:func:`private_quantile`).
+
+    Returns
+    -------
+    float
+        The level :math:`\\alpha_0`.
+
     Raises
     ------
     ValueError
@@ -358,6 +404,29 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
     :math:`d = n\\,|\\alpha' - \\alpha|`, the bound
     :math:`\\varepsilon[\\max(\\alpha' + d, 1-\\alpha') + d]` if :math:`\\alpha' \\ge \\alpha`
     and :math:`\\varepsilon[\\max(\\alpha', 1-\\alpha' + d) + d]` otherwise.
+
+    Parameters
+    ----------
+    beta : float
+        Miscoverage level of the quantile, in (0, 1).
+    n : int
+        Public number of calibration scores :math:`N`.
+    epsilon : float
+        Privacy budget of the release, > 0.
+    bins : int or array-like, default=1000
+        The edges (:func:`quantile_edges`; only their number :math:`M` matters).
+    variant : {"tight", "original"}, default="tight"
+        The mechanism (:func:`private_quantile`).
+    relation : {"replace-one", "add/remove"}, default="replace-one"
+        The neighbour relation of the loss.
+    public_n : bool, default=True
+        Under add/remove: whether the level is fixed by a public ``n``
+        (``True``) or recomputed from each data set's own size (``False``).
+
+    Returns
+    -------
+    float
+        The privacy loss :math:`\\varepsilon'` of one release.
 
     Raises
     ------
@@ -470,7 +539,13 @@ def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=100
 
     Parameters
     ----------
-    scores, beta, epsilon, bins, n, variant
+    scores, beta, epsilon
+        As in :func:`private_quantile`.
+    bins : int or array-like, default=1000
+        As in :func:`private_quantile`.
+    n : int, default=None
+        As in :func:`private_quantile`.
+    variant : {"tight", "original"}, default="tight"
         As in :func:`private_quantile`.
     log : bool, default=False
         Return log-probabilities (exact where probabilities underflow to 0;
@@ -546,11 +621,9 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
         ``M`` equal bins (edges :math:`j/M`, :math:`j = 1..M`) or explicit
         strictly increasing right edges in [0, 1] ending at 1.
     rng : None, int or numpy.random.Generator, default=None
-        Source of the Gumbel variates with ``sampler="numpy"``. ``None``
-        (fresh entropy) is the choice for a real release; a seed makes the
-        release reproducible by anyone who knows it, hence not private (the
-        book's chapters are seeded for teaching). Must be ``None`` with
-        ``sampler="opendp"``, whose sampler cannot be seeded.
+        Source of the Gumbel variates with ``sampler="numpy"``; ``None`` for a
+        real release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``,
+        whose sampler cannot be seeded.
     n : int, default=None
         Public record count used for :math:`\\alpha_0` (and hence
         :math:`\\Delta`); defaults to ``len(scores)``. Given, the release runs

@@ -960,6 +960,16 @@ def tukey_median_2d(data, box) -> np.ndarray:
     mean of its vertices (the region is then a point or a segment), for the
     records rounded to the public grid of the box (:func:`tukey_depth_regions`).
 
+    Parameters
+    ----------
+    data, box
+        As in :func:`tukey_depth_regions`.
+
+    Returns
+    -------
+    ndarray of shape (2,)
+        The median.
+
     Examples
     --------
     >>> import numpy as np
@@ -1083,9 +1093,7 @@ def private_tukey_median_2d(data, epsilon: float, box, size: int | None = None, 
     tail_mass : float, default=1e-12
         Bound on the probability of the slow path, in [0, 1); 0 computes every level.
     rng : None, int or numpy.random.Generator, default=None
-        Source of randomness: ``None`` (fresh entropy) for a real release; a
-        seed makes the release reproducible by anyone, so not private
-        (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real releases*).
+        Source of randomness; ``None`` for a real release (:term:`Seed`).
         NumPy's floating-point uniforms draw the level and the point; no
         OpenDP sampler is offered, as OpenDP has no sampler for a continuous
         law on polygons (its exact samplers cover additive noise and selection
