@@ -548,13 +548,16 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        epsilon, delta : float
-            The spend's guarantee under the budget's primary relation.
-        label : str
-        part : str
+        epsilon : float
+            The spend's :math:`\\varepsilon` under the budget's primary relation.
+        delta : float, default=0.0
+            The spend's :math:`\\delta` under the budget's primary relation.
+        label : str, default=""
+            What the spend pays for (shown in the account).
+        part : str, default="all"
             ``"all"`` (the spend reads every record) or the name of a disjoint
             part (``"training"``, ``"calibration"``, ...).
-        other : (epsilon, delta) or None
+        other : (epsilon, delta) or None, default=None
             The guarantee under the other relation. ``None``: group privacy
             :math:`(2\\varepsilon, (1+e^{\\varepsilon})\\delta)` when the primary
             relation is add/remove; not covered when it is replace-one.
@@ -590,7 +593,17 @@ class PrivacyBudget:
         self._ledger.append(entry)
 
     def account(self, *, public=(), chapter: str = "", notes=()) -> PrivacyAccount:
-        """The :class:`PrivacyAccount` of the spends so far (both relations)."""
+        """The :class:`PrivacyAccount` of the spends so far (both relations).
+
+        Parameters
+        ----------
+        public : tuple of str, default=()
+            What the release treats as public (e.g. ``"n"``, the bounds).
+        chapter : str, default=""
+            The chapter that proves the guarantee.
+        notes : tuple of str, default=()
+            Further remarks shown with the account.
+        """
         return make_account(self._ledger, relation=self.relation, partition=self.partition, public=public,
                             chapter=chapter, notes=notes)
 

@@ -158,19 +158,20 @@ def _same(stated: str, value) -> bool:
     return type(literal) is type(value) and literal == value
 
 
-@pytest.mark.parametrize("key", sorted(COVERED))
-def test_defaults_are_stated_and_match_the_signature(key):
-    obj = COVERED[key][1]
+def _default_problems(obj, signature, every_parameter: bool) -> list[str]:
+    """What is wrong with the stated defaults of ``obj``'s docstring (every parameter documented, if asked)."""
     documented = {}
     for names, type_text in _parameters_section(inspect.getdoc(obj) or ""):
         for name in names:
             documented[name] = type_text
     problems = []
-    for name, parameter in _signature_of(obj).parameters.items():
-        if name == "self" or name.startswith("_") or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+    for name, parameter in signature.parameters.items():
+        if name == "self" or name.startswith("_") or parameter.kind in (parameter.VAR_POSITIONAL,
+                                                                        parameter.VAR_KEYWORD):
             continue
         if name not in documented:
-            problems.append(f"{name}: not documented")
+            if every_parameter or parameter.default is not parameter.empty:
+                problems.append(f"{name}: not documented")
             continue
         stated = _stated_default(documented[name])
         if parameter.default is parameter.empty or parameter.default is REQUIRED:
@@ -180,6 +181,18 @@ def test_defaults_are_stated_and_match_the_signature(key):
             problems.append(f"{name}: default {parameter.default!r} not stated")
         elif not _same(stated, parameter.default):
             problems.append(f"{name}: states default={stated}, signature has {parameter.default!r}")
+    return problems
+
+
+@pytest.mark.parametrize("key", sorted(COVERED))
+def test_defaults_are_stated_and_match_the_signature(key):
+    obj = COVERED[key][1]
+    problems = _default_problems(obj, _signature_of(obj), every_parameter=True)
+    if inspect.isclass(obj):  # public methods: every parameter with a default states it
+        for name, method in vars(obj).items():
+            if not name.startswith("_") and inspect.isfunction(method):
+                problems += [f"{name}(): {p}" for p in
+                             _default_problems(method, inspect.signature(method), every_parameter=False)]
     assert not problems, f"{key}: " + "; ".join(problems)
 
 
