@@ -204,3 +204,21 @@ def test_stated_default_parser():
     section = _parameters_section("Parameters\n----------\nlow, high : float, default=0\n    x\n"
                                   "*args : int\nReturns\n-------\nfloat\n")
     assert section == [(["low", "high"], "float, default=0"), (["args"], "int")]
+
+
+def _meets_the_rules(key) -> bool:
+    obj = PUBLIC[key][1]
+    doc = inspect.getdoc(obj) or ""
+    has_example = re.search(r"^Examples\n-{8}\n(.*\n)*>>> ", doc, re.M) is not None
+    return has_example and not _default_problems(obj, _signature_of(obj), every_parameter=True)
+
+
+def test_not_yet_covered_modules_still_need_work():
+    """The list only names modules that do not meet the rules yet: one that does leaves it."""
+    modules = set(_library_modules())
+    done = []
+    for module in sorted(NOT_YET_COVERED & modules):
+        keys = [key for key, (owner, _) in PUBLIC.items() if owner == module]
+        if keys and all(_meets_the_rules(key) for key in keys):
+            done.append(module)
+    assert not done, f"remove {done} from NOT_YET_COVERED: their public names meet the rules"
