@@ -101,10 +101,18 @@ class ReleaseWarning(UserWarning):
 
     Examples
     --------
+    A pipeline that must never publish a useless release can turn the
+    warning into an error:
+
     >>> import warnings
     >>> from dpcp_tutorial import ReleaseWarning
-    >>> issubclass(ReleaseWarning, UserWarning)
-    True
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", ReleaseWarning)
+    ...     try:
+    ...         warnings.warn("threshold at its public bound", ReleaseWarning)
+    ...     except ReleaseWarning as refused:
+    ...         print("refused:", refused)
+    refused: threshold at its public bound
     """
 
 
