@@ -98,6 +98,21 @@ class ReleaseWarning(UserWarning):
     label), or when a private median lies in its prior's far tail. The
     condition is a function of the release and of public inputs only, so the
     warning is post-processing of the release and costs no privacy.
+
+    Examples
+    --------
+    A pipeline that must never publish a useless release can turn the
+    warning into an error:
+
+    >>> import warnings
+    >>> from dpcp_tutorial import ReleaseWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", ReleaseWarning)
+    ...     try:
+    ...         warnings.warn("threshold at its public bound", ReleaseWarning)
+    ...     except ReleaseWarning as refused:
+    ...         print("refused:", refused)
+    refused: threshold at its public bound
     """
 
 
@@ -148,6 +163,25 @@ def group_privacy(epsilon: float, delta: float = 0.0) -> tuple[float, float]:
     A replacement is a removal followed by an addition; composing the two
     add/remove steps gives :math:`P(D) \\le e^{\\varepsilon}(e^{\\varepsilon}P(D'') + \\delta) + \\delta`.
     The delta is capped at 1 (a vacuous guarantee).
+
+    Parameters
+    ----------
+    epsilon : float
+        The add/remove :math:`\\varepsilon`.
+    delta : float, default=0.0
+        The add/remove :math:`\\delta`.
+
+    Returns
+    -------
+    (float, float)
+        The replace-one :math:`(\\varepsilon, \\delta)`.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial.accounting import group_privacy
+    >>> eps, delta = group_privacy(1.0, 1e-6)
+    >>> round(eps, 4), round(delta, 10)
+    (2.0, 3.7183e-06)
     """
     eps, delta = _check_pair((epsilon, delta), "the add/remove guarantee", allow_none=False)
     if delta == 0.0:
@@ -171,14 +205,21 @@ class Spend:
     ----------
     label : str
         What was released, e.g. ``"model training"``.
-    add_remove, replace_one : (epsilon, delta) or None
+    add_remove, replace_one : (epsilon, delta) or None, default=None
         The spend's guarantee under each relation (``delta < 1``); ``None``
         (the default) when the proof does not cover that relation (a spend
         with neither, e.g. DP-SGD without noise, makes every total it enters
         "not covered").
-    part : str
+    part : str, default="all"
         The part of the data set that the spend reads: ``"all"`` (every record)
         or the name of one of disjoint parts (``"training"``, ``"calibration"``, ...).
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import Spend
+    >>> spend = Spend("private quantile", add_remove=(1.0, 0.0), part="calibration")
+    >>> spend.under("add/remove")
+    (1.0, 0.0)
     """
 
     label: str
@@ -284,22 +325,31 @@ class PrivacyAccount:
         primary relation).
     relation : {"add/remove", "replace-one"}
         The primary relation: the one the estimator is designed for.
-    add_remove, replace_one : (epsilon, delta) or None
+    add_remove, replace_one : (epsilon, delta) or None, default=None
         The guarantee under each relation (``delta < 1``); ``None`` when the
         proof does not cover it (the reason is in ``notes``). The pair of the
         primary relation must be ``(epsilon, delta)``; left at ``None`` it is
         set to it (unless ``(epsilon, delta) = (inf, 1)``: not covered).
-    parts : tuple of Spend
+    parts : tuple of Spend, default=()
         The labelled spends, with the part of the data each reads.
-    composition : str
+    composition : str, default=""
         How the parts compose (sequential on shared records, parallel over
         disjoint parts, and the partition rule that makes that valid).
-    public : tuple of str
+    public : tuple of str, default=()
         What the statement treats as public (bounds, sizes, label sets, ...).
-    chapter : str
+    chapter : str, default=""
         Where the guarantee is proved.
-    notes : tuple of str
+    notes : tuple of str, default=()
         Reasons for uncovered relations and further remarks.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import PrivacyBudget
+    >>> budget = PrivacyBudget(epsilon=1.0)
+    >>> budget.spend(1.0, 0.0, "private quantile", other=(2.0, 0.0))
+    >>> account = budget.account()
+    >>> account.add_remove, account.replace_one
+    ((1.0, 0.0), (2.0, 0.0))
     """
 
     epsilon: float
@@ -427,12 +477,12 @@ class PrivacyBudget:
     ----------
     epsilon : float
         Total :math:`\\varepsilon` available under the primary relation (positive).
-    delta : float
+    delta : float, default=0.0
         Total :math:`\\delta` available, in [0, 1).
-    relation : {"add/remove", "replace-one"}
+    relation : {"add/remove", "replace-one"}, default="add/remove"
         The primary relation: spends are stated, and the budget is enforced,
         under it.
-    partition : {"per-record", "positional"}
+    partition : {"per-record", "positional"}, default="per-record"
         How disjoint parts were formed (module docstring): by a per-record rule
         (default; parallel composition under both relations) or by fixed row
         ranges of public sizes (replace-one only).
@@ -506,13 +556,16 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        epsilon, delta : float
-            The spend's guarantee under the budget's primary relation.
-        label : str
-        part : str
+        epsilon : float
+            The spend's :math:`\\varepsilon` under the budget's primary relation.
+        delta : float, default=0.0
+            The spend's :math:`\\delta` under the budget's primary relation.
+        label : str, default=""
+            What the spend pays for (shown in the account).
+        part : str, default="all"
             ``"all"`` (the spend reads every record) or the name of a disjoint
             part (``"training"``, ``"calibration"``, ...).
-        other : (epsilon, delta) or None
+        other : (epsilon, delta) or None, default=None
             The guarantee under the other relation. ``None``: group privacy
             :math:`(2\\varepsilon, (1+e^{\\varepsilon})\\delta)` when the primary
             relation is add/remove; not covered when it is replace-one.
@@ -548,7 +601,17 @@ class PrivacyBudget:
         self._ledger.append(entry)
 
     def account(self, *, public=(), chapter: str = "", notes=()) -> PrivacyAccount:
-        """The :class:`PrivacyAccount` of the spends so far (both relations)."""
+        """The :class:`PrivacyAccount` of the spends so far (both relations).
+
+        Parameters
+        ----------
+        public : tuple of str, default=()
+            What the release treats as public (e.g. ``"n"``, the bounds).
+        chapter : str, default=""
+            The chapter that proves the guarantee.
+        notes : tuple of str, default=()
+            Further remarks shown with the account.
+        """
         return make_account(self._ledger, relation=self.relation, partition=self.partition, public=public,
                             chapter=chapter, notes=notes)
 

@@ -56,14 +56,12 @@ def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, flo
         Total budget; each coordinate gets ``epsilon / d``.
     bounds : (float, float)
         Public range :math:`[a, b]` of every coordinate; values outside are clipped.
-    bins : int
+    bins : int, default=1000
         Number of bins :math:`M` per coordinate (resolution :math:`(b - a)/M`).
-    rng : None, int or numpy.random.Generator
-        Source of the noise with ``sampler="numpy"``: ``None`` (fresh entropy)
-        for a real release; a seed makes the release reproducible by anyone, so
-        not private (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real
-        releases*). Must be ``None`` with ``sampler="opendp"``.
-    sampler : {"numpy", "opendp"}
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise with ``sampler="numpy"``; ``None`` for a real
+        release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}, default="numpy"
         Passed to :func:`~dpcp_tutorial.private_quantile`: ``"opendp"`` draws
         each coordinate with OpenDP's exact report-noisy-max (level on the grid
         :math:`A/2^{32}`, see there).
@@ -71,6 +69,15 @@ def coordinatewise_private_median(data, epsilon: float, bounds: tuple[float, flo
     Returns
     -------
     ndarray of shape (d,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.baselines import coordinatewise_private_median
+    >>> data = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> m = coordinatewise_private_median(data, epsilon=1.0, bounds=(-5, 5), rng=1)
+    >>> np.round(m, 2)
+    array([-0.02, -0.03])
     """
     data = check_2d(data, "data", min_rows=2)
     epsilon = check_epsilon(epsilon)
@@ -191,26 +198,24 @@ def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4,
         conversion (:func:`pure_dp_to_zcdp`).
     radius : float
         Public radius :math:`r` of the initial ball (the authors use :math:`10\\sqrt d`).
-    center : float or array-like of shape (d,)
+    center : float or array-like of shape (d,), default=0.0
         Public centre of the initial ball.
-    n_iter : int
+    n_iter : int, default=4
         Number of steps :math:`t`.
-    split : array-like of shape (n_iter,), optional
+    split : array-like of shape (n_iter,), default=None
         Fractions of :math:`\\rho` per step (positive, summing to 1). Default:
         the first :math:`t-1` steps share 1/4 and the last gets 3/4 (for
         :math:`t = 4`: [1/12, 1/12, 1/12, 3/4], the authors' choice).
-    failure_prob : float
+    failure_prob : float, default=0.01
         :math:`b` in :math:`\\gamma` (accuracy only; privacy does not depend on it).
-    variant : {"specified", "in_place"}
+    variant : {"specified", "in_place"}, default="specified"
         ``"specified"`` projects the original data at every step;
         ``"in_place"`` reproduces the reference code, which projects the
         points projected by the previous steps.
-    rng : None, int or numpy.random.Generator
-        Source of the Gaussian noise with ``sampler="numpy"``: ``None`` (fresh
-        entropy) for a real release; a seed makes the release reproducible by
-        anyone, so not private (:mod:`dpcp_tutorial.mechanisms`, *Randomness
-        and real releases*). Must be ``None`` with ``sampler="opendp"``.
-    sampler : {"numpy", "opendp"}
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the Gaussian noise with ``sampler="numpy"``; ``None`` for a
+        real release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"`` (default): NumPy's floating-point Gaussian (not hardened).
         ``"opendp"``: each step's clipped mean goes through OpenDP's
         ``make_gaussian`` (L2 sensitivity :math:`2R/n`; exact noise on the
@@ -220,6 +225,15 @@ def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4,
     Returns
     -------
     ndarray of shape (d,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.baselines import coinpress_mean
+    >>> data = np.random.default_rng(0).normal(loc=1.0, size=(5000, 2))
+    >>> m = coinpress_mean(data, rho=0.5, radius=10.0, rng=1)
+    >>> bool(np.linalg.norm(m - 1.0) < 0.2)
+    True
     """
     variant = check_choice(variant, "variant", COINPRESS_VARIANTS,
                            "'specified' is the algorithm as published, 'in_place' the reference code, which "
@@ -300,7 +314,7 @@ def pure_dp_to_zcdp(epsilon: float, conversion: str = "tight") -> float:
     ----------
     epsilon : float
         Pure-DP budget, positive and finite.
-    conversion : {"tight", "bun-steinke"}
+    conversion : {"tight", "bun-steinke"}, default="tight"
         ``"tight"``: :math:`\\varepsilon\\tanh(\\varepsilon/2)`; ``"bun-steinke"``:
         :math:`\\varepsilon^2/2`.
 
@@ -308,6 +322,12 @@ def pure_dp_to_zcdp(epsilon: float, conversion: str = "tight") -> float:
     -------
     float
         :math:`\\rho`.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial.baselines import pure_dp_to_zcdp
+    >>> round(pure_dp_to_zcdp(1.0), 4), round(pure_dp_to_zcdp(1.0, "bun-steinke"), 4)
+    (0.4621, 0.5)
     """
     epsilon = check_epsilon(epsilon)
     conversion = check_choice(conversion, "conversion", ZCDP_CONVERSIONS,
@@ -319,7 +339,28 @@ def pure_dp_to_zcdp(epsilon: float, conversion: str = "tight") -> float:
 
 
 def zcdp_to_approx_dp(rho: float, delta: float) -> float:
-    """:math:`\\rho`-zCDP implies :math:`(\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}, \\delta)`-DP (Bun & Steinke, 2016)."""
+    """:math:`\\rho`-zCDP implies :math:`(\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}, \\delta)`-DP.
+
+    Bun & Steinke (2016), Proposition 1.3.
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter :math:`\\rho \\ge 0`.
+    delta : float
+        The target :math:`\\delta \\in (0, 1]`.
+
+    Returns
+    -------
+    float
+        The :math:`\\varepsilon` of the implied :math:`(\\varepsilon, \\delta)`-DP.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial.baselines import zcdp_to_approx_dp
+    >>> round(float(zcdp_to_approx_dp(0.5, 1e-6)), 4)
+    5.7565
+    """
     rho = check_scalar(rho, "rho", low=0.0)
     delta = check_scalar(delta, "delta", low=0.0, high=1.0)
     return rho + 2.0 * np.sqrt(rho * np.log(1.0 / delta))

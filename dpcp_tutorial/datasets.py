@@ -39,15 +39,23 @@ def make_heteroscedastic_regression(n: int, rng: RandomLike = None, noise: float
     ----------
     n : int
         Number of samples.
-    rng : None, int or numpy.random.Generator
-        Source of randomness (a simulation: a seed is fine).
-    noise : float
+    rng : None, int or numpy.random.Generator, default=None
+        Source of randomness (a simulation, so a seed is fine: :term:`Seed`).
+    noise : float, default=0.5
         Noise scale :math:`\\sigma`.
 
     Returns
     -------
     X : ndarray of shape (n, 1)
     y : ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import make_heteroscedastic_regression
+    >>> X, y = make_heteroscedastic_regression(5, rng=0)
+    >>> X.shape, y.shape
+    ((5, 1), (5,))
     """
     n, _ = _check_shape(n)
     noise = check_scalar(noise, "noise", low=0.0, low_inclusive=True)
@@ -70,16 +78,22 @@ def make_contaminated_gaussian(n: int, d: int, fraction: float = 0.25, shift: fl
     ----------
     n, d : int
         Sample size and dimension.
-    fraction : float
+    fraction : float, default=0.25
         Contaminated fraction :math:`\\eta` in [0, 1).
-    shift : float
+    shift : float, default=5.0
         Shift :math:`s` of every coordinate of the contaminated rows.
-    rng : None, int or numpy.random.Generator
-        Source of randomness (a simulation: a seed is fine).
+    rng : None, int or numpy.random.Generator, default=None
+        Source of randomness (a simulation, so a seed is fine: :term:`Seed`).
 
     Returns
     -------
     ndarray of shape (n, d)
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import make_contaminated_gaussian
+    >>> make_contaminated_gaussian(100, 3, fraction=0.1, rng=0).shape
+    (100, 3)
     """
     n, d = _check_shape(n, d)
     fraction = check_scalar(fraction, "fraction", low=0.0, high=1.0, low_inclusive=True)
@@ -94,7 +108,28 @@ def make_cauchy(n: int, d: int, rng: RandomLike = None) -> np.ndarray:
     """Independent standard Cauchy marginals centred at 0 (chapter 11).
 
     No moments exist, so the sample mean does not converge; every depth median
-    targets the centre 0. ``rng``: a simulation, so a seed is fine.
+    targets the centre 0.
+
+    Parameters
+    ----------
+    n : int
+        Number of points.
+    d : int
+        Dimension.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of randomness (a simulation, so a seed is fine: :term:`Seed`).
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import make_cauchy
+    >>> x = make_cauchy(10001, 2, rng=0)
+    >>> x.shape, bool(np.all(np.abs(np.median(x, axis=0)) < 0.1))
+    ((10001, 2), True)
     """
     n, d = _check_shape(n, d)
     rng = check_random_state(rng)
@@ -125,7 +160,7 @@ def load_rand_hie(task: str = "regression"):
 
     Parameters
     ----------
-    task : {"regression", "classification"}
+    task : {"regression", "classification"}, default="regression"
         ``"regression"``: ``y = mdvis`` (float), ``X`` = the nine other
         columns. ``"classification"``: ``y`` = self-rated health, 0 = excellent
         (about 55%), 1 = good (36%), 2 = fair (7.7%), 3 = poor (1.5%), an
@@ -156,6 +191,13 @@ def load_rand_hie(task: str = "regression"):
     ------
     ImportError
         If statsmodels is not installed: ``pip install "dpcp_tutorial[data]"``.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import load_rand_hie
+    >>> X, y, info = load_rand_hie("regression")
+    >>> X.shape, info["feature_names"][:2], info["y_bound"]
+    ((20190, 9), ['lncoins', 'idp'], 365.0)
     """
     task = check_choice(task, "task", ("regression", "classification"))
     try:

@@ -71,6 +71,12 @@ def depth_sensitivity(depth: str, n: int) -> float:
     -------
     float
         ``1/n`` for halfspace and (smoothed) integrated dual depth, ``2/n`` for spatial depth.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial.depth import depth_sensitivity
+    >>> depth_sensitivity("halfspace", 100), depth_sensitivity("spatial", 100)
+    (0.01, 0.02)
     """
     return _SENSITIVITY[check_depth_name(depth)] / check_positive_int(n, "n")
 
@@ -90,14 +96,20 @@ def random_directions(n_directions: int, d: int, rng: RandomLike = None) -> np.n
     ----------
     n_directions, d : int
         Number of directions and dimension.
-    rng : None, int or numpy.random.Generator
-        Public randomness: a seed is fine (the output releases nothing about
-        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
-        real releases*).
+    rng : None, int or numpy.random.Generator, default=None
+        Public randomness, so a seed is fine (:term:`Seed`).
 
     Returns
     -------
     ndarray of shape (n_directions, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.depth import random_directions
+    >>> u = random_directions(4, 3, rng=0)
+    >>> u.shape, np.round(np.linalg.norm(u, axis=1), 4)
+    ((4, 3), array([1., 1., 1., 1.]))
     """
     m = check_positive_int(n_directions, "n_directions", maximum=_MAX_DIRECTIONS)
     d = check_positive_int(d, "d", maximum=10 ** 6)
@@ -266,24 +278,22 @@ def halfspace_depth(points, data, method: str = "exact", directions=None, n_dire
         Where to evaluate the depth.
     data : array-like of shape (n, d)
         The sample, ``n >= 2``.
-    method : {"exact", "directions"}
+    method : {"exact", "directions"}, default="exact"
         ``"exact"`` (``d <= 2``): the angular sweep of Rousseeuw & Ruts (1996),
         :math:`O(n \\log n)` per point, vectorised over points. ``"directions"``
         (any ``d``): the minimum over the public directions :math:`\\pm u_k`,
         :math:`HD_K(x) = \\min_k \\min(n - \\#\\{u_k^\\top X_i < u_k^\\top x\\},\\,
         n - \\#\\{u_k^\\top X_i > u_k^\\top x\\})/n`, an **upper bound** on
         :math:`HD` with the same sensitivity :math:`1/n`.
-    directions : array-like of shape (K, d), optional
+    directions : array-like of shape (K, d), default=None
         Public directions for ``method="directions"`` (rows are normalised);
         by default ``n_directions`` are drawn from ``rng``.
-    n_directions : int
+    n_directions : int, default=1000
         Number of random directions when ``directions`` is not given.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the random directions (``method="directions"`` without
         ``directions``; checked in every mode).
-        Public randomness: a seed is fine (the output releases nothing about
-        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
-        real releases*).
+        Public randomness, so a seed is fine (:term:`Seed`).
 
     Returns
     -------
@@ -297,6 +307,14 @@ def halfspace_depth(points, data, method: str = "exact", directions=None, n_dire
     near-collinear points) are classified by the exact :func:`orientation`
     predicate, so no tolerance merges distinct directions and the sensitivity
     :math:`1/n` holds for the computed depth itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.depth import halfspace_depth
+    >>> data = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(halfspace_depth(np.array([[0.5, 0.5], [3.0, 3.0]]), data), 4)
+    array([0.5, 0. ])
     """
     points, data = _check_points_data(points, data)
     d = data.shape[1]
@@ -478,6 +496,14 @@ def spatial_depth(points, data) -> np.ndarray:
     -------
     ndarray of shape (q,)
         Depths in [0, 1]; the maximiser is the spatial (geometric) median.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.depth import spatial_depth
+    >>> data = np.array([[-1.0, 0.0], [1.0, 0.0], [0.0, -1.0], [0.0, 1.0]])
+    >>> np.round(spatial_depth(np.array([[0.0, 0.0], [10.0, 0.0]]), data), 4)
+    array([1.    , 0.0025])
     """
     points, data = _check_points_data(points, data)
     n = data.shape[0]
@@ -585,24 +611,31 @@ def integrated_dual_depth(points, data, directions=None, n_directions: int = 500
     ----------
     points : array-like of shape (q, d)
     data : array-like of shape (n, d), ``n >= 2``
-    directions : array-like of shape (m, d), optional
+    directions : array-like of shape (m, d), default=None
         Public directions (rows are normalised). Pass the same directions to
         compare depths across calls; by default ``n_directions`` are drawn from ``rng``.
-    n_directions : int
+    n_directions : int, default=500
         Number of random directions when ``directions`` is not given.
-    smoothing : float or None
+    smoothing : float or None, default=None
         Logistic slope :math:`s`; ``None`` for the exact empirical CDF.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the random directions when ``directions`` is not given
         (checked in every mode).
-        Public randomness: a seed is fine (the output releases nothing about
-        private data; see :mod:`dpcp_tutorial.mechanisms`, *Randomness and
-        real releases*).
+        Public randomness, so a seed is fine (:term:`Seed`).
 
     Returns
     -------
     ndarray of shape (q,)
         Depths in [0, 1/4].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.depth import integrated_dual_depth
+    >>> data = np.random.default_rng(0).normal(size=(500, 2))
+    >>> d = integrated_dual_depth(np.array([[0.0, 0.0], [4.0, 4.0]]), data, rng=1)
+    >>> bool(d[0] > d[1])
+    True
     """
     points, data = _check_points_data(points, data)
     u = _resolve_directions(directions, n_directions, data.shape[1], rng)
@@ -627,14 +660,29 @@ def integrated_dual_depth_gradient(points, data, directions=None, n_directions: 
 
     Parameters
     ----------
-    points, data, directions, n_directions, rng
+    points, data
         As in :func:`integrated_dual_depth`.
-    smoothing : float
+    directions : array-like of shape (m, d), default=None
+        As in :func:`integrated_dual_depth`.
+    n_directions : int, default=500
+        As in :func:`integrated_dual_depth`.
+    rng : None, int or numpy.random.Generator, default=None
+        As in :func:`integrated_dual_depth` (public randomness, :term:`Seed`).
+    smoothing : float, default=10.0
         Logistic slope :math:`s > 0`.
 
     Returns
     -------
     ndarray of shape (q, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.depth import integrated_dual_depth_gradient
+    >>> data = np.random.default_rng(0).normal(size=(500, 2))
+    >>> g = integrated_dual_depth_gradient(np.array([[2.0, 0.0]]), data, rng=1)
+    >>> g.shape, bool(g[0, 0] < 0)
+    ((1, 2), True)
     """
     points, data = _check_points_data(points, data)
     u = _resolve_directions(directions, n_directions, data.shape[1], rng)

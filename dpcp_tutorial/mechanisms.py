@@ -13,16 +13,8 @@ Randomness and real releases
 ----------------------------
 Every random function of the package takes ``rng``:
 
-* ``rng=None`` draws fresh entropy from the operating system: **the choice for
-  a real release**;
-* an int seed (or a seeded ``numpy.random.Generator``) makes the output
-  reproducible -- by anyone who knows or guesses the seed. A seeded release is
-  therefore *not private*: the noise can be recomputed and subtracted. Seeds are
-  for teaching, tests and simulations (the book's chapters are seeded so that
-  their numbers can be checked);
-* functions whose randomness is public by construction (random directions,
-  candidates, simulated data) may be seeded freely: they release nothing
-  about private data.
+``None`` for a real release, a seed for teaching, tests and simulations
+(:term:`Seed`: a seeded release is not private).
 
 NumPy's samplers work in floating point and are **not a hardened DP
 implementation**: Mironov (2012, "On significance of the least significant
@@ -203,6 +195,12 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
         :math:`\\Delta_1`, the largest :math:`\\ell_1` change of the query between neighbouring data sets.
     epsilon : float
         Privacy parameter (positive).
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import laplace_scale
+    >>> laplace_scale(sensitivity=1.0, epsilon=0.5)
+    2.0
     """
     return _check_sensitivity(sensitivity) / check_epsilon(epsilon)
 
@@ -223,12 +221,10 @@ def laplace_mechanism(value, sensitivity: float, epsilon: float, rng: RandomLike
         :math:`\\Delta_1` under the neighbouring relation you want to protect.
     epsilon : float
         Privacy parameter (positive).
-    rng : None, int or numpy.random.Generator
-        Source of the noise with ``sampler="numpy"``: ``None`` (fresh entropy)
-        for a real release; a seed makes the release reproducible by anyone, so
-        not private (module docstring, *Randomness and real releases*). Must be
-        ``None`` with ``sampler="opendp"``.
-    sampler : {"numpy", "opendp"}
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise with ``sampler="numpy"``; ``None`` for a real
+        release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"`` (default): ``numpy.random.Generator.laplace``, a
         floating-point sampler (not hardened: Mironov 2012). ``"opendp"``:
         OpenDP's ``make_laplace``, which adds exact Laplace noise to the value
@@ -239,6 +235,12 @@ def laplace_mechanism(value, sensitivity: float, epsilon: float, rng: RandomLike
     -------
     float or ndarray
         The noisy answer, of the same shape as ``value``.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import laplace_mechanism
+    >>> round(float(laplace_mechanism(10.0, sensitivity=1.0, epsilon=1.0, rng=0)), 4)
+    10.3201
     """
     b = laplace_scale(sensitivity, epsilon)
     sampler, gen = check_sampler(sampler, rng)
@@ -325,13 +327,21 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, analytic: b
         Privacy parameter (positive; below 1 for the classical calibration).
     delta : float
         Privacy parameter in (0, 1).
-    analytic : bool
+    analytic : bool, default=True
         Use the exact analytic calibration (default) or the classical formula.
 
     Raises
     ------
     ValueError
         If ``delta`` is 0 (no Gaussian noise is pure DP), or if ``analytic=False`` with ``epsilon >= 1``.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import gaussian_sigma
+    >>> round(gaussian_sigma(1.0, epsilon=1.0, delta=1e-5), 4)
+    3.7306
+    >>> round(gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, analytic=False), 4)
+    9.6896
     """
     sensitivity = _check_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
@@ -364,11 +374,9 @@ def gaussian_mechanism(value, sensitivity: float, epsilon: float, delta: float, 
         :math:`\\Delta_2` under the neighbouring relation you want to protect.
     epsilon, delta : float
         Privacy parameters.
-    rng : None, int or numpy.random.Generator
-        Source of the noise: ``None`` (fresh entropy) for a real release; a seed
-        makes the release reproducible by anyone, so not private (module
-        docstring, *Randomness and real releases*).
-    analytic : bool
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise; ``None`` for a real release (:term:`Seed`).
+    analytic : bool, default=True
         Calibrate :math:`\\sigma` exactly (default) or with the classical formula.
 
     Returns
@@ -386,6 +394,14 @@ def gaussian_mechanism(value, sensitivity: float, epsilon: float, delta: float, 
     :math:`(\\varepsilon, \\delta)` calibration computed here is proven for the
     continuous Gaussian only. For a hardened Gaussian release use OpenDP
     directly with its zCDP accounting.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import gaussian_mechanism
+    >>> noisy = gaussian_mechanism(np.zeros(3), 1.0, epsilon=1.0, delta=1e-5, rng=0)
+    >>> np.round(noisy, 4)
+    array([ 0.4691, -0.4928,  2.3892])
     """
     sigma = gaussian_sigma(sensitivity, epsilon, delta, analytic=analytic)
     gen = check_random_state(rng)
@@ -411,11 +427,29 @@ def gumbel_max_sample(logits: np.ndarray, rng: RandomLike = None) -> int:
     .. math:: J = \\arg\\max_j \\,(\\ell_j + G_j), \\qquad G_j \\overset{iid}{\\sim} \\mathrm{Gumbel}(0, 1).
 
     Exact for any finite logits (no exponentials are formed). Entries equal to
-    ``-inf`` are never chosen. ``rng``: ``None`` (fresh entropy) for a real
-    release; a seed makes the draw reproducible by anyone, so not private. The
-    Gumbel variates are NumPy's floating-point ones (module docstring); for a
-    release drawn by OpenDP's exact sampler use
+    ``-inf`` are never chosen. The Gumbel variates are NumPy's floating-point
+    ones (module docstring); for a release drawn by OpenDP's exact sampler use
     :func:`exponential_mechanism` with ``sampler="opendp"``.
+
+    Parameters
+    ----------
+    logits : array-like of shape (m,)
+        The log-weights :math:`\\ell_j`, finite or ``-inf``.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the Gumbel variates; ``None`` for a real release
+        (:term:`Seed`).
+
+    Returns
+    -------
+    int
+        The drawn index :math:`J`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import gumbel_max_sample
+    >>> gumbel_max_sample(np.array([0.0, -np.inf, 5.0]), rng=0)
+    2
     """
     logits = _real_array(logits, "logits")
     if logits.ndim != 1 or logits.size == 0:
@@ -445,13 +479,21 @@ def exponential_mechanism_probabilities(utilities, sensitivity: float, epsilon: 
         :math:`\\Delta`, the largest change of any utility between neighbours.
     epsilon : float
         Privacy parameter.
-    log : bool
+    log : bool, default=False
         Return log-probabilities instead (exact even where probabilities
         underflow to 0; used by the privacy audits).
 
     Returns
     -------
     ndarray of shape (K,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import exponential_mechanism_probabilities
+    >>> p = exponential_mechanism_probabilities([0.0, 1.0], sensitivity=1.0, epsilon=2.0)
+    >>> np.round(p, 4)
+    array([0.2689, 0.7311])
     """
     return _normalise(_exponential_logits(utilities, sensitivity, epsilon), log)
 
@@ -472,12 +514,10 @@ def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: Ra
         :math:`\\Delta`, the largest change of any utility between neighbours.
     epsilon : float
         Privacy parameter.
-    rng : None, int or numpy.random.Generator
-        Source of the Gumbel variates with ``sampler="numpy"``: ``None`` (fresh
-        entropy) for a real release; a seed makes the release reproducible by
-        anyone, so not private (module docstring). Must be ``None`` with
-        ``sampler="opendp"``.
-    sampler : {"numpy", "opendp"}
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the Gumbel variates with ``sampler="numpy"``; ``None`` for a
+        real release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"`` (default): NumPy's floating-point Gumbel variates.
         ``"opendp"``: OpenDP's ``make_noisy_max`` with Gumbel noise
         (``zero_concentrated_divergence``), which compares
@@ -490,6 +530,12 @@ def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: Ra
     -------
     int
         The index of the chosen candidate.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import exponential_mechanism
+    >>> exponential_mechanism([0.0, 0.0, 10.0], sensitivity=1.0, epsilon=2.0, rng=0)
+    2
     """
     sampler, _ = check_sampler(sampler, rng)
     if sampler == "opendp":

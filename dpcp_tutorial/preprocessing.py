@@ -106,7 +106,20 @@ class PublicScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return math.sqrt(int(n_features))
 
     def fit(self, X, y=None):
-        """Check the public ranges against the number of columns of ``X``; learns nothing from its values."""
+        """Check the public ranges against the number of columns of ``X``; learns nothing from its values.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+            Only its number of columns :math:`d` is read.
+        y : None, default=None
+            Ignored (scikit-learn's signature).
+
+        Returns
+        -------
+        PublicScaler
+            ``self``.
+        """
         d = check_2d(X, "X").shape[1]
         self.low_, self.high_ = self._ranges(d)
         self.n_features_in_ = d

@@ -95,6 +95,12 @@ def quantile_edges(bins) -> np.ndarray:
     -------
     ndarray of shape (M,)
         The edges; the last one is exactly 1.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import quantile_edges
+    >>> quantile_edges(4)
+    array([0.25, 0.5 , 0.75, 1.  ])
     """
     if np.ndim(bins) == 0:
         m = check_positive_int(bins, "bins", maximum=_MAX_BINS)
@@ -114,10 +120,30 @@ def quantile_edges(bins) -> np.ndarray:
 def algorithm1_level(beta: float, n: int, epsilon: float) -> float:
     """The shifted level :math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)` of Algorithm 1.
 
+    Parameters
+    ----------
+    beta : float
+        Miscoverage level of the quantile, in (0, 1).
+    n : int
+        Public number of calibration scores :math:`N`.
+    epsilon : float
+        Privacy budget of the release, > 0.
+
+    Returns
+    -------
+    float
+        The level :math:`\\alpha_0`.
+
     Raises
     ------
     ValueError
         If :math:`\\alpha_0 \\le 0`, with the smallest ``n`` (or ``epsilon``) that works.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import algorithm1_level
+    >>> round(algorithm1_level(0.1, n=1000, epsilon=1.0), 4)
+    0.098
     """
     beta = check_alpha(beta, "beta")
     n = check_positive_int(n, "n")
@@ -159,10 +185,30 @@ def algorithm1_add_remove_loss(beta: float, n: int, epsilon: float) -> float:
     :math:`N`, both ``algorithm1_add_remove_loss(beta, N - 1, epsilon)`` (remove
     one) and ``algorithm1_add_remove_loss(beta, N, epsilon)`` (add one) apply.
 
+    Parameters
+    ----------
+    beta : float
+        Miscoverage level of the quantile, in (0, 1).
+    n : int
+        Public number of calibration scores :math:`N`.
+    epsilon : float
+        Privacy budget of the release, > 0.
+
+    Returns
+    -------
+    float
+        The bound on the log-probability ratio.
+
     Raises
     ------
     ValueError
         If Algorithm 1 is infeasible at size ``n``.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import algorithm1_add_remove_loss
+    >>> round(algorithm1_add_remove_loss(0.1, n=1000, epsilon=1.0), 4)
+    0.5
     """
     alpha = algorithm1_level(beta, n, epsilon)
     n = check_positive_int(n, "n")          # a Python int: n * (n + 1) must not wrap around in a NumPy integer
@@ -215,8 +261,14 @@ def private_quantile_miscoverage_bound(alpha0: float, n: int, epsilon: float, bi
         Public number of calibration scores :math:`N`.
     epsilon : float
         Privacy budget.
-    bins : int or array-like
+    bins : int or array-like, default=1000
         The edges (only their number :math:`M` matters).
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import private_quantile_miscoverage_bound
+    >>> round(private_quantile_miscoverage_bound(0.08, n=1000, epsilon=1.0, bins=100), 4)
+    0.0866
     """
     alpha0 = check_scalar(alpha0, "alpha0", low=0.0, high=1.0, low_inclusive=True)
     n = check_positive_int(n, "n")
@@ -272,11 +324,35 @@ def private_quantile_level(beta: float, n: int, epsilon: float, bins=1000, varia
     :math:`\\le \\beta`, found by bisection; it depends on :math:`N`,
     :math:`\\varepsilon`, :math:`\\beta` and the number of edges :math:`M`, all public.
 
+    Parameters
+    ----------
+    beta : float
+        Miscoverage level of the quantile, in (0, 1).
+    n : int
+        Public number of calibration scores :math:`N`.
+    epsilon : float
+        Privacy budget of the release, > 0.
+    bins : int or array-like, default=1000
+        The edges (:func:`quantile_edges`; only their number :math:`M` matters).
+    variant : {"tight", "original"}, default="tight"
+        The mechanism (:func:`private_quantile`).
+
+    Returns
+    -------
+    float
+        The level :math:`\\alpha_0`.
+
     Raises
     ------
     ValueError
         If no positive level works; the message names the smallest ``n`` (and
         what else to change). It depends only on the public inputs.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import private_quantile_level
+    >>> round(private_quantile_level(0.1, n=1000, epsilon=1.0, bins=100), 4)
+    0.0935
     """
     variant = _check_variant(variant)
     if variant == "original":
@@ -329,10 +405,43 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
     :math:`\\varepsilon[\\max(\\alpha' + d, 1-\\alpha') + d]` if :math:`\\alpha' \\ge \\alpha`
     and :math:`\\varepsilon[\\max(\\alpha', 1-\\alpha' + d) + d]` otherwise.
 
+    Parameters
+    ----------
+    beta : float
+        Miscoverage level of the quantile, in (0, 1).
+    n : int
+        Public number of calibration scores :math:`N`.
+    epsilon : float
+        Privacy budget of the release, > 0.
+    bins : int or array-like, default=1000
+        The edges (:func:`quantile_edges`; only their number :math:`M` matters).
+    variant : {"tight", "original"}, default="tight"
+        The mechanism (:func:`private_quantile`).
+    relation : {"replace-one", "add/remove"}, default="replace-one"
+        The neighbour relation of the loss.
+    public_n : bool, default=True
+        Under add/remove: whether the level is fixed by a public ``n``
+        (``True``) or recomputed from each data set's own size (``False``).
+
+    Returns
+    -------
+    float
+        The privacy loss :math:`\\varepsilon'` of one release.
+
     Raises
     ------
     ValueError
         If the variant is infeasible at size ``n`` (or ``n + 1``).
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import private_quantile_privacy_loss
+    >>> round(private_quantile_privacy_loss(0.1, 1000, 1.0, bins=100), 4)
+    1.0
+    >>> loss = private_quantile_privacy_loss(
+    ...     0.1, 1000, 1.0, bins=100, relation="add/remove", public_n=False)
+    >>> round(loss, 4)
+    0.909
     """
     variant = _check_variant(variant)
     relation = check_choice(relation, "relation", ("replace-one", "add/remove"))
@@ -430,12 +539,18 @@ def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=100
 
     Parameters
     ----------
-    scores, beta, epsilon, bins, n, variant
+    scores, beta, epsilon
         As in :func:`private_quantile`.
-    log : bool
+    bins : int or array-like, default=1000
+        As in :func:`private_quantile`.
+    n : int, default=None
+        As in :func:`private_quantile`.
+    variant : {"tight", "original"}, default="tight"
+        As in :func:`private_quantile`.
+    log : bool, default=False
         Return log-probabilities (exact where probabilities underflow to 0;
         used by the privacy audits).
-    sampler : {"numpy", "opendp"}
+    sampler : {"numpy", "opendp"}, default="numpy"
         The law of :func:`private_quantile` with that sampler: ``"opendp"``
         uses the level rounded down to the grid :math:`A/2^{32}` (see there).
 
@@ -445,6 +560,15 @@ def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=100
         The candidate outputs.
     probabilities : ndarray of shape (M,)
         :math:`P(\\hat q = e_j)` (or its logarithm).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import private_quantile_probabilities
+    >>> scores = np.linspace(0.0, 1.0, 200)
+    >>> edges, p = private_quantile_probabilities(scores, beta=0.1, epsilon=1.0, bins=10)
+    >>> float(edges[np.argmax(p)]), round(float(p.sum()), 4)
+    (1.0, 1.0)
     """
     log = check_bool(log, "log")
     sampler = check_sampler(sampler, None)[0]
@@ -493,16 +617,14 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
         level 0 to be at most :math:`\\beta` (:func:`private_quantile_level`).
     epsilon : float
         Privacy budget spent on this release.
-    bins : int or array-like
+    bins : int or array-like, default=1000
         ``M`` equal bins (edges :math:`j/M`, :math:`j = 1..M`) or explicit
         strictly increasing right edges in [0, 1] ending at 1.
-    rng : None, int or numpy.random.Generator
-        Source of the Gumbel variates with ``sampler="numpy"``. ``None``
-        (fresh entropy) is the choice for a real release; a seed makes the
-        release reproducible by anyone who knows it, hence not private (the
-        book's chapters are seeded for teaching). Must be ``None`` with
-        ``sampler="opendp"``, whose sampler cannot be seeded.
-    n : int, optional
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the Gumbel variates with ``sampler="numpy"``; ``None`` for a
+        real release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``,
+        whose sampler cannot be seeded.
+    n : int, default=None
         Public record count used for :math:`\\alpha_0` (and hence
         :math:`\\Delta`); defaults to ``len(scores)``. Given, the release runs
         on exactly ``n`` scores: a uniform ``n``-subset when there are more
@@ -521,9 +643,9 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
         ``epsilon``, ``bins``, ``n``) or on scores outside the domain
         ``[0, 1]`` (one fixed message for every such data set, see
         :mod:`dpcp_tutorial._validation`).
-    variant : {"tight", "original"}
+    variant : {"tight", "original"}, default="tight"
         The mechanism (see above).
-    sampler : {"numpy", "opendp"}
+    sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"`` (default): NumPy's floating-point Gumbel variates, not a
         hardened DP implementation (:mod:`dpcp_tutorial.mechanisms`,
         *Randomness and real releases*). ``"opendp"``: OpenDP's exact

@@ -155,6 +155,12 @@ def polygon_area(vertices) -> float:
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> from dpcp_tutorial.tukey_exact import polygon_area
+    >>> polygon_area([[0.0, 0.0], [2.0, 0.0], [2.0, 1.0], [0.0, 1.0]])
+    2.0
     """
     v = _check_vertices(vertices)
     if v.shape[0] < 3:
@@ -654,8 +660,17 @@ class TukeyDepthRegions:
         median restricted to the box.
     complete : bool
         Whether every level from 0 to the deepest one with area was computed.
-    data : ndarray of shape (n, 2)
+    data : ndarray of shape (n, 2), default=None
         The records on the public grid, the input of every computation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.tukey_exact import tukey_depth_regions
+    >>> data = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])
+    >>> regions = tukey_depth_regions(data, box=[[-1.0, -1.0], [2.0, 2.0]])
+    >>> regions.n, regions.levels.tolist(), np.round(regions.areas, 4).tolist()
+    (5, [0, 1], [9.0, 1.0])
     """
 
     box: np.ndarray
@@ -890,12 +905,12 @@ def tukey_depth_regions(data, box, epsilon: float | None = None, *, tail_mass: f
         outside the box are fine).
     box : ((x_min, y_min), (x_max, y_max))
         The public box carrying the uniform prior.
-    epsilon : float, optional
+    epsilon : float, default=None
         Needed only with ``tail_mass > 0``: then only the deepest levels are
         computed, until the levels below carry at most ``tail_mass`` of the
         mass of the private median's law (a bound, see
         :func:`private_tukey_median_2d`).
-    tail_mass : float
+    tail_mass : float, default=0.0
         0 (default) computes every level.
 
     Returns
@@ -915,6 +930,15 @@ def tukey_depth_regions(data, box, epsilon: float | None = None, *, tail_mass: f
     rounded. Public inputs: the box corners within 1e50 of the origin, sides of
     at least 1e-50; the data domain is coordinates of magnitude at most 1e200
     (points outside the box are fine and keep counting).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.tukey_exact import tukey_depth_regions
+    >>> data = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])
+    >>> regions = tukey_depth_regions(data, box=[[-1.0, -1.0], [2.0, 2.0]])
+    >>> regions.max_depth, np.round(regions.deepest_point, 4)
+    (3, array([0.5, 0.5]))
     """
     x = _check_data_2d(data)
     b = _check_box(box)
@@ -935,6 +959,24 @@ def tukey_median_2d(data, box) -> np.ndarray:
     The centroid of :math:`R_{k^*} \\cap B` when it has area, otherwise the
     mean of its vertices (the region is then a point or a segment), for the
     records rounded to the public grid of the box (:func:`tukey_depth_regions`).
+
+    Parameters
+    ----------
+    data, box
+        As in :func:`tukey_depth_regions`.
+
+    Returns
+    -------
+    ndarray of shape (2,)
+        The median.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.tukey_exact import tukey_median_2d
+    >>> data = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])
+    >>> np.round(tukey_median_2d(data, box=[[-1.0, -1.0], [2.0, 2.0]]), 4)
+    array([0.5, 0.5])
     """
     return tukey_depth_regions(data, box).deepest_point
 
@@ -1046,14 +1088,12 @@ def private_tukey_median_2d(data, epsilon: float, box, size: int | None = None, 
     epsilon : float
     box : ((x_min, y_min), (x_max, y_max))
         Public box; the prior is uniform on it.
-    size : int, optional
+    size : int, default=None
         Number of independent draws (for studying the law); ``None`` for one point.
-    tail_mass : float
+    tail_mass : float, default=1e-12
         Bound on the probability of the slow path, in [0, 1); 0 computes every level.
-    rng : None, int or numpy.random.Generator
-        Source of randomness: ``None`` (fresh entropy) for a real release; a
-        seed makes the release reproducible by anyone, so not private
-        (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real releases*).
+    rng : None, int or numpy.random.Generator, default=None
+        Source of randomness; ``None`` for a real release (:term:`Seed`).
         NumPy's floating-point uniforms draw the level and the point; no
         OpenDP sampler is offered, as OpenDP has no sampler for a continuous
         law on polygons (its exact samplers cover additive noise and selection
@@ -1062,6 +1102,15 @@ def private_tukey_median_2d(data, epsilon: float, box, size: int | None = None, 
     Returns
     -------
     ndarray of shape (2,) or (size, 2)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.tukey_exact import private_tukey_median_2d
+    >>> data = np.random.default_rng(0).normal(size=(200, 2))
+    >>> m = private_tukey_median_2d(data, epsilon=1.0, box=[[-4.0, -4.0], [4.0, 4.0]], rng=1)
+    >>> m.shape, bool(np.all(np.abs(m) < 1.0))
+    ((2,), True)
     """
     x = _check_data_2d(data)
     epsilon = check_epsilon(epsilon)
@@ -1151,6 +1200,17 @@ def exact_cell_probabilities(regions: TukeyDepthRegions, epsilon: float, x_edges
     Returns
     -------
     ndarray of shape (len(x_edges) - 1, len(y_edges) - 1)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.tukey_exact import exact_cell_probabilities, tukey_depth_regions
+    >>> data = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])
+    >>> regions = tukey_depth_regions(data, box=[[-1.0, -1.0], [2.0, 2.0]], epsilon=1.0)
+    >>> p = exact_cell_probabilities(regions, 1.0, [-1.0, 0.5, 2.0], [-1.0, 0.5, 2.0])
+    >>> np.round(p, 4)
+    array([[0.25, 0.25],
+           [0.25, 0.25]])
     """
     dens, areas = _cell_level_areas(regions, epsilon, x_edges, y_edges)
     return np.einsum("k,kij->ij", dens, areas)
@@ -1180,6 +1240,20 @@ def total_variation_on_cells(regions: TukeyDepthRegions, epsilon: float, x_edges
         between the exact law and the continuous law that spreads each
         :math:`p_c` uniformly over its cell,
         :math:`\\tfrac12\\sum_c\\sum_k |p_c/|c| - d_k|\\,|c \\cap (R_k\\setminus R_{k+1})|`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial.tukey_exact import (exact_cell_probabilities,
+    ...                                        total_variation_on_cells,
+    ...                                        tukey_depth_regions)
+    >>> data = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])
+    >>> regions = tukey_depth_regions(data, box=[[-1.0, -1.0], [2.0, 2.0]], epsilon=1.0)
+    >>> edges = [-1.0, 0.5, 2.0]
+    >>> p = exact_cell_probabilities(regions, 1.0, edges, edges)
+    >>> tv = total_variation_on_cells(regions, 1.0, edges, edges, p)
+    >>> [round(float(x), 4) for x in tv]
+    [0.0, 0.0598]
     """
     dens, areas = _cell_level_areas(regions, epsilon, x_edges, y_edges)
     p = _real_array(probabilities, "probabilities")
