@@ -81,11 +81,6 @@ SECRET_ENVIRONMENT_VARIABLE = "DPCP_GRADING_SECRET"
 
 _PUBLIC_KEY = b"dpcp_tutorial public exercise cases"
 
-# backwards-compatible private names used by older code and tests
-_describe = describe
-_describe_exception = describe_exception
-_short = short
-
 
 # --------------------------------------------------------------------------------------------------------------
 # Cases and results
