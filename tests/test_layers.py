@@ -9,6 +9,7 @@ So ``from ._source import units_of`` and ``_isolation.probe()`` are fine, while
 The scan reads the source (it imports nothing): ``from X import _name`` where ``X._name`` is not a module,
 and ``module._name`` where ``module`` is bound to a module of the package, through ``import`` or
 ``from ... import`` anywhere in the file (dunder names such as ``__file__`` are not private).
+``python tests/test_layers.py`` lists the uses in the whole package.
 """
 
 from __future__ import annotations
@@ -118,3 +119,9 @@ def test_the_scan_finds_every_form_of_reaching_in_and_spares_internal_modules(tm
     assert sorted(use.split(": ", 1)[1] for use in uses) == sorted(
         ["from pkg.a import _hidden", "pkg.a._own", "pkg._inner._hidden", "pkg.a._hidden", "pkg.a._hidden"])
     assert all(use.startswith(str(Path("pkg") / "sub" / "b.py") + ":") for use in uses)
+
+
+if __name__ == "__main__":      # the whole package's uses: python tests/test_layers.py
+    found = scan(ROOT, [PACKAGE])
+    print("\n".join(found))
+    print(f"{len(found)} uses of another module's private name in {PACKAGE}")
