@@ -81,11 +81,6 @@ SECRET_ENVIRONMENT_VARIABLE = "DPCP_GRADING_SECRET"
 
 _PUBLIC_KEY = b"dpcp_tutorial public exercise cases"
 
-# backwards-compatible private names used by older code and tests
-_describe = describe
-_describe_exception = describe_exception
-_short = short
-
 
 # --------------------------------------------------------------------------------------------------------------
 # Cases and results
@@ -613,7 +608,7 @@ class CheckerSpec:
         return result
 
 
-def _package_origin(fn: Any) -> str | None:
+def package_origin(fn: Any) -> str | None:
     """The qualified name of ``fn`` when it is one of this package's own functions (not the reader's)."""
     module = getattr(fn, "__module__", None) or ""
     target = getattr(fn, "func", fn)            # functools.partial
@@ -671,8 +666,8 @@ def checker(*, exercise: str, function: str | None = None, functions: Sequence[s
                 if not callable(given):
                     problems.append(f"pass your function itself (e.g. {name}({', '.join(names)})), not "
                                     f"{describe(given)}")
-                elif _package_origin(given):
-                    problems.append(f"{wanted}: you passed the package's own {_package_origin(given)}; the "
+                elif package_origin(given):
+                    problems.append(f"{wanted}: you passed the package's own {package_origin(given)}; the "
                                     "exercise asks for your implementation")
             if problems:
                 result.graded = secret_value is not None

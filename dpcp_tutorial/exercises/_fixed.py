@@ -116,13 +116,13 @@ def grade_fixed_cases(check: Callable, *functions: Callable, cases: str,
     if len(functions) != len(spec.functions):
         raise TypeError(f"{spec.name} takes {len(spec.functions)} function(s), got {len(functions)}")
     fixed = decode_cases(cases)
-    from ._common import _package_origin
+    from ._common import package_origin
 
     result = ExerciseResult(spec.name, graded=True, cases_total=len(fixed))
     for given, wanted in zip(functions, spec.functions):
         if not callable(given):
             result.fail(f"{wanted}: pass your function itself")
-        elif _package_origin(given):
+        elif package_origin(given):
             result.fail(f"{wanted}: you passed the package's own implementation; the exercise asks for yours")
             result.not_graded = "uses the package's implementation"
     if result.feedback:

@@ -373,98 +373,159 @@ def check_dpcp_assembly(ctx, case) -> None:
     simulation's coverage cannot tell alpha from alpha1, so this case and the law of the threshold are what
     catch that mistake), and determinism under a seed. No call may change numpy's global random state.
     """
-    fn = case.function
-    if fn == _DPCP[0]:
-        got = ctx.call(*case.budget, function=fn,
-                       returns=sequence(number(), number(), number(), names="a tuple (epsilon1, epsilon2, alpha1)"))
-        expected = _budget(*case.budget)
-        if not all(math.isclose(g, e, rel_tol=1e-9, abs_tol=1e-15) for g, e in zip(got, expected)):
-            ctx.fail(_diagnose_budget(case.budget, got), f"expected {expected}, got {got}")
-        return
-    if fn == _DPCP[1]:
-        got = ctx.call(case.y, case.y_pred, case.bound, function=fn, inputs=True,
-                       returns=array(case.y.shape, what="one score per point"))
-        expected = np.minimum(np.abs(case.y - case.y_pred) / case.bound, 1.0)
-        if not np.allclose(got, expected, rtol=1e-12, atol=1e-12):
-            ctx.fail(_diagnose_scores(case.y, case.y_pred, case.bound, got))
-        return
+    checks = {_DPCP[0]: _check_budget, _DPCP[1]: _check_scores}
+    checks.get(case.function, _check_interval)(ctx, case)
+
+
+def _check_budget(ctx, case) -> None:
+    """``my_dpcp_budget``: the split of epsilon and the level alpha1, exactly."""
+    got = ctx.call(*case.budget, function=case.function,
+                   returns=sequence(number(), number(), number(), names="a tuple (epsilon1, epsilon2, alpha1)"))
+    expected = _budget(*case.budget)
+    if not all(math.isclose(g, e, rel_tol=1e-9, abs_tol=1e-15) for g, e in zip(got, expected)):
+        ctx.fail(_diagnose_budget(case.budget, got), f"expected {expected}, got {got}")
+
+
+def _check_scores(ctx, case) -> None:
+    """``my_dpcp_scores``: the clipped normalised scores min(|y - mu(x)| / B, 1), exactly."""
+    got = ctx.call(case.y, case.y_pred, case.bound, function=case.function, inputs=True,
+                   returns=array(case.y.shape, what="one score per point"))
+    expected = np.minimum(np.abs(case.y - case.y_pred) / case.bound, 1.0)
+    if not np.allclose(got, expected, rtol=1e-12, atol=1e-12):
+        ctx.fail(_diagnose_scores(case.y, case.y_pred, case.bound, got))
+
+
+def _check_interval(ctx, case) -> None:
+    """``my_dpcp_interval``: the case's kind says which property of the release is checked."""
+    kind = case.kind
+    if kind.startswith("a budget where"):
+        _check_refusal(ctx, case)
+    elif kind.startswith("coverage"):
+        _check_coverage(ctx, case)
+    elif kind.startswith("the law"):
+        _check_law(ctx, case)
+    elif kind.startswith("the same seed"):
+        _check_seeds(ctx, case)
+    else:
+        _check_one_release(ctx, case)
+
+
+def _release_spec(case):
+    """The form of one release on the case's test points: (lower, upper) rows, infinite for the whole line."""
+    return array((len(case.test), 2), allow_inf=True, what="(lower, upper) per test point")
+
+
+def _check_refusal(ctx, case) -> None:
+    """Where alpha1 = e^-epsilon1 (alpha - delta) is too small for n the tight quantile refuses, and so must
+    the reader's function (one that calibrates at alpha releases)."""
     params = case.setup
-    if case.kind.startswith("a budget where"):
-        X, y = case.xy
-        ctx.call_raises(ValueError, X, y, case.test, function=fn, kwargs=_kwargs(params, params["seed"]),
-                        message="alpha1 = e^-epsilon1 (alpha - delta) is too small for this n, so the tight quantile "
-                                "refuses (ValueError), but your function released an interval: is the level passed "
-                                "to private_quantile alpha1 (not alpha)?")
-        return
-    if case.kind.startswith("coverage"):
-        data = np.random.default_rng(case.seed)
-        sets = [_dpcp_data(data, case.n + 200, case.d) for _ in range(case.reps)]
-        arg_tuples = [(X[:case.n], y[:case.n], X[case.n:]) for X, y in sets]
-        keywords = [_kwargs(params, case.seed + 1 + r) for r in range(case.reps)]
-        spec = array(None, allow_inf=True, what="(lower, upper) per test point")
-        released = ctx.map(arg_tuples, kwargs_list=keywords, function=fn, returns=spec, rng_state=True, inputs=True)
-        misses = []
-        for intervals, (X, y) in zip(released, sets):
-            if intervals.shape != (200, 2):
-                ctx.stop("return an array of shape (len(X_test), 2): one (lower, upper) row per test point")
-            _interval_structure(ctx, intervals, params["bound"], params["bins"])
-            y_test = y[case.n:]
-            misses.append(np.mean((y_test < intervals[:, 0]) | (y_test > intervals[:, 1])))
-        misses = np.array(misses)
-        miscoverage = float(misses.mean())
-        se = float(misses.std(ddof=1) / math.sqrt(misses.size))
-        if miscoverage > params["alpha"] + _stats.Z * max(se, 1e-3):
-            ctx.fail("your intervals miss more often than alpha: check the level alpha1, the scores on the same n "
-                     "points and the half-width B q_hat", f"miscoverage {miscoverage:.4f} +/- {se:.4f}, alpha = "
-                                                        f"{params['alpha']}")
-        return
     X, y = case.xy
-    spec = array((len(case.test), 2), allow_inf=True, what="(lower, upper) per test point")
-    if case.kind.startswith("the law"):
-        seeds = [case.seed + r for r in range(case.releases)]
-        released = ctx.map([(X, y, case.test)] * case.releases, kwargs_list=[_kwargs(params, s) for s in seeds],
-                           function=fn, returns=spec, rng_state=True, inputs=True)
-        qhats, centres = [], []
-        for intervals in released:
-            qhats.append(_interval_structure(ctx, intervals, params["bound"], params["bins"]))
-            centres.append(float(intervals[0].mean()) if np.isfinite(intervals).all() else np.nan)
-        reference = [_reference_interval(X, y, case.test, params["alpha"], params["epsilon"], params["share"],
-                                         params["delta"], params["bound"], params["bins"],
-                                         np.random.default_rng([case.seed, r])) for r in range(case.releases)]
-        ref_q = [1.0 if np.isinf(r).any() else float((r[0, 1] - r[0, 0]) / 2 / params["bound"]) for r in reference]
-        ref_c = [float(r[0].mean()) for r in reference if np.isfinite(r).all()]
-        codes = lambda qs: np.rint(np.asarray(qs) * params["bins"]).astype(int)   # noqa: E731
-        p_q = _stats.two_sample_discrete(codes(qhats), codes(ref_q))
-        got_c = np.array([c for c in centres if np.isfinite(c)])
-        p_c = stats.ks_2samp(got_c, ref_c).pvalue if got_c.size > 20 and len(ref_c) > 20 else 1.0
-        if p_c < _stats.P_MIN:
-            spread, ref_spread = float(np.std(got_c)), float(np.std(ref_c))
-            more = "more" if spread > ref_spread else "less"
-            ctx.fail(f"your model's predictions vary {more} from release to release than those of DPRidgeRegression "
-                     "trained with epsilon1 = share * epsilon and delta on all n points (a two-sample test rejects "
-                     "them): check the model's budget, bounds and training data",
-                     f"spread {spread:.4g} against {ref_spread:.4g}")
-        if p_q < _stats.P_MIN:
-            mean, ref_mean = float(np.mean(qhats)), float(np.mean(ref_q))
-            direction = "smaller" if mean < ref_mean else "larger"
-            ctx.fail(f"your thresholds q_hat are {direction} than DPCP's (a two-sample test rejects them): the "
-                     "private quantile runs at level alpha1 with budget epsilon2 on the scores of the same n "
-                     "points", f"mean q_hat {mean:.4f} against {ref_mean:.4f}")
-        return
-    kwargs = _kwargs(params, params["seed"])
-    first = ctx.call(X, y, case.test, function=fn, kwargs=kwargs, returns=spec, rng_state=True, inputs=True)
-    if case.kind.startswith("the same seed"):
-        second = ctx.call(X, y, case.test, function=fn, kwargs=kwargs, returns=spec, rng_state=True, inputs=True)
-        others = ctx.map([(X, y, case.test)] * 3, kwargs_list=[_kwargs(params, params["seed"] + k) for k in (1, 2, 3)],
-                         function=fn, returns=spec, rng_state=True, inputs=True)
-        if not np.array_equal(first, second):
-            ctx.fail("two calls with the same seed gave different releases: pass the rng argument to the model and "
-                     "to the private quantile, and draw nothing else")
-        finite = [r for r in [first] + others if np.isfinite(r).all()]   # the whole line hides the model
-        if len(finite) >= 2 and all(np.array_equal(finite[0], r) for r in finite[1:]):
-            ctx.fail("different seeds gave the same release: the model's noise and the quantile's draw must come "
-                     "from the rng argument")
-        return
+    ctx.call_raises(ValueError, X, y, case.test, function=case.function, kwargs=_kwargs(params, params["seed"]),
+                    message="alpha1 = e^-epsilon1 (alpha - delta) is too small for this n, so the tight quantile "
+                            "refuses (ValueError), but your function released an interval: is the level passed "
+                            "to private_quantile alpha1 (not alpha)?")
+
+
+def _check_coverage(ctx, case) -> None:
+    """The simulated miscoverage over ``case.reps`` data sets is at most alpha (within the Monte Carlo error);
+    every release has the structure of DPCP's interval."""
+    params = case.setup
+    data = np.random.default_rng(case.seed)
+    sets = [_dpcp_data(data, case.n + 200, case.d) for _ in range(case.reps)]
+    arg_tuples = [(X[:case.n], y[:case.n], X[case.n:]) for X, y in sets]
+    keywords = [_kwargs(params, case.seed + 1 + r) for r in range(case.reps)]
+    spec = array(None, allow_inf=True, what="(lower, upper) per test point")
+    released = ctx.map(arg_tuples, kwargs_list=keywords, function=case.function, returns=spec, rng_state=True,
+                       inputs=True)
+    misses = []
+    for intervals, (X, y) in zip(released, sets):
+        if intervals.shape != (200, 2):
+            ctx.stop("return an array of shape (len(X_test), 2): one (lower, upper) row per test point")
+        _interval_structure(ctx, intervals, params["bound"], params["bins"])
+        y_test = y[case.n:]
+        misses.append(np.mean((y_test < intervals[:, 0]) | (y_test > intervals[:, 1])))
+    misses = np.array(misses)
+    miscoverage = float(misses.mean())
+    se = float(misses.std(ddof=1) / math.sqrt(misses.size))
+    if miscoverage > params["alpha"] + _stats.Z * max(se, 1e-3):
+        ctx.fail("your intervals miss more often than alpha: check the level alpha1, the scores on the same n "
+                 "points and the half-width B q_hat", f"miscoverage {miscoverage:.4f} +/- {se:.4f}, alpha = "
+                                                    f"{params['alpha']}")
+
+
+def _reference_law(case) -> tuple[list[float], list[float]]:
+    """The thresholds q_hat and the finite centres at the probe point of ``case.releases`` releases of DPCP
+    built from the package's pieces, on the case's data."""
+    params = case.setup
+    X, y = case.xy
+    reference = [_reference_interval(X, y, case.test, params["alpha"], params["epsilon"], params["share"],
+                                     params["delta"], params["bound"], params["bins"],
+                                     np.random.default_rng([case.seed, r])) for r in range(case.releases)]
+    ref_q = [1.0 if np.isinf(r).any() else float((r[0, 1] - r[0, 0]) / 2 / params["bound"]) for r in reference]
+    ref_c = [float(r[0].mean()) for r in reference if np.isfinite(r).all()]
+    return ref_q, ref_c
+
+
+def _check_law(ctx, case) -> None:
+    """The law of ``case.releases`` releases against as many of DPCP built from the package's pieces: the
+    model's prediction at the probe point (two-sample Kolmogorov-Smirnov) and the threshold q_hat (two-sample
+    chi-square on the edges)."""
+    params = case.setup
+    X, y = case.xy
+    seeds = [case.seed + r for r in range(case.releases)]
+    released = ctx.map([(X, y, case.test)] * case.releases, kwargs_list=[_kwargs(params, s) for s in seeds],
+                       function=case.function, returns=_release_spec(case), rng_state=True, inputs=True)
+    qhats, centres = [], []
+    for intervals in released:
+        qhats.append(_interval_structure(ctx, intervals, params["bound"], params["bins"]))
+        centres.append(float(intervals[0].mean()) if np.isfinite(intervals).all() else np.nan)
+    ref_q, ref_c = _reference_law(case)
+    codes = lambda qs: np.rint(np.asarray(qs) * params["bins"]).astype(int)   # noqa: E731
+    p_q = _stats.two_sample_discrete(codes(qhats), codes(ref_q))
+    got_c = np.array([c for c in centres if np.isfinite(c)])
+    p_c = stats.ks_2samp(got_c, ref_c).pvalue if got_c.size > 20 and len(ref_c) > 20 else 1.0
+    if p_c < _stats.P_MIN:
+        spread, ref_spread = float(np.std(got_c)), float(np.std(ref_c))
+        more = "more" if spread > ref_spread else "less"
+        ctx.fail(f"your model's predictions vary {more} from release to release than those of DPRidgeRegression "
+                 "trained with epsilon1 = share * epsilon and delta on all n points (a two-sample test rejects "
+                 "them): check the model's budget, bounds and training data",
+                 f"spread {spread:.4g} against {ref_spread:.4g}")
+    if p_q < _stats.P_MIN:
+        mean, ref_mean = float(np.mean(qhats)), float(np.mean(ref_q))
+        direction = "smaller" if mean < ref_mean else "larger"
+        ctx.fail(f"your thresholds q_hat are {direction} than DPCP's (a two-sample test rejects them): the "
+                 "private quantile runs at level alpha1 with budget epsilon2 on the scores of the same n "
+                 "points", f"mean q_hat {mean:.4f} against {ref_mean:.4f}")
+
+
+def _check_seeds(ctx, case) -> None:
+    """The same seed gives the same release; different seeds give different ones (unless the release is the
+    whole line, which hides the model)."""
+    params = case.setup
+    X, y = case.xy
+    spec, kwargs = _release_spec(case), _kwargs(params, params["seed"])
+    first = ctx.call(X, y, case.test, function=case.function, kwargs=kwargs, returns=spec, rng_state=True,
+                     inputs=True)
+    second = ctx.call(X, y, case.test, function=case.function, kwargs=kwargs, returns=spec, rng_state=True,
+                      inputs=True)
+    others = ctx.map([(X, y, case.test)] * 3, kwargs_list=[_kwargs(params, params["seed"] + k) for k in (1, 2, 3)],
+                     function=case.function, returns=spec, rng_state=True, inputs=True)
+    if not np.array_equal(first, second):
+        ctx.fail("two calls with the same seed gave different releases: pass the rng argument to the model and "
+                 "to the private quantile, and draw nothing else")
+    finite = [r for r in [first] + others if np.isfinite(r).all()]   # the whole line hides the model
+    if len(finite) >= 2 and all(np.array_equal(finite[0], r) for r in finite[1:]):
+        ctx.fail("different seeds gave the same release: the model's noise and the quantile's draw must come "
+                 "from the rng argument")
+
+
+def _check_one_release(ctx, case) -> None:
+    """One release has the structure of DPCP's interval; where every score is clipped it is the whole line."""
+    params = case.setup
+    X, y = case.xy
+    first = ctx.call(X, y, case.test, function=case.function, kwargs=_kwargs(params, params["seed"]),
+                     returns=_release_spec(case), rng_state=True, inputs=True)
     qhat = _interval_structure(ctx, first, params["bound"], params["bins"])
     if case.kind.startswith("every score clipped") and qhat != 1.0:
         ctx.fail("with every score at 1 the tight quantile releases q_hat = 1 with overwhelming probability, and "

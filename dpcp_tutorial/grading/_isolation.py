@@ -255,7 +255,8 @@ def become_subreaper() -> bool:
     return _subreaper_set
 
 
-def _children(pid: int) -> list[int]:
+def children(pid: int) -> list[int]:
+    """The PIDs of the processes whose parent is ``pid`` (read from ``/proc``)."""
     out = []
     try:
         entries = os.listdir("/proc")
@@ -280,7 +281,7 @@ def reap_orphans(keep: set[int]) -> int:
         return 0
     killed = 0
     for _ in range(50):
-        victims = [p for p in _children(os.getpid()) if p not in keep]
+        victims = [p for p in children(os.getpid()) if p not in keep]
         if not victims:
             break
         for pid in victims:

@@ -26,16 +26,17 @@ import sys
 import traceback
 
 SUBMISSION_PREFIX = "<submission "
-_HEADER = struct.Struct(">Q")
+HEADER = struct.Struct(">Q")
+"""The length prefix of every message between the grader and the sandbox (8 bytes, big-endian)."""
 _MAX_REQUEST = 512 * 2**20
 
 
 def read_message(fd: int, limit: int = _MAX_REQUEST) -> bytes | None:
     """One length-prefixed message from ``fd`` (``None`` at end of file)."""
-    head = _read_exact(fd, _HEADER.size)
+    head = _read_exact(fd, HEADER.size)
     if head is None:
         return None
-    (size,) = _HEADER.unpack(head)
+    (size,) = HEADER.unpack(head)
     if size > limit:
         raise ValueError("message too large")
     body = _read_exact(fd, size)
@@ -56,7 +57,7 @@ def _read_exact(fd: int, size: int) -> bytes | None:
 
 
 def write_message(fd: int, payload: bytes) -> None:
-    data = _HEADER.pack(len(payload)) + payload
+    data = HEADER.pack(len(payload)) + payload
     view = memoryview(data)
     while view:
         written = os.write(fd, view)
