@@ -790,7 +790,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     """The exact candidate mechanism of chapter 10 on a distributed data set (chapter 14).
 
     Same as ``dpcp_tutorial.private_depth_median(data, epsilon, depth,
-    sampler="candidates", ...)``, with the same ``rng`` consumption (directions,
+    method="candidates", ...)``, with the same ``rng`` consumption (directions,
     then candidates, then the Gumbel draws) and hence the same release: the
     depth of every public candidate is computed from statistics that add across
     partitions (counts per candidate and direction for ``"halfspace"`` and

@@ -418,7 +418,7 @@ MODES = {
     "robust_aggregate[tukey]": ("robust_aggregate", dict(updates=DATA2, method="tukey_median")),
     "byzantine_updates[noise]": ("byzantine_updates", dict(honest=DATA2, n_byzantine=3, attack="noise", rng=0)),
     "private_depth_median[langevin]": ("private_depth_median", dict(data=DATA2, epsilon=1.0, depth="smoothed_idd",
-                                                                    sampler="langevin",
+                                                                    method="langevin",
                                                                     prior=dp.GaussianPrior(0.0, 3.0), n_directions=10,
                                                                     n_steps=20, rng=0)),
     "private_depth_median[box]": ("private_depth_median", dict(data=DATA2, epsilon=1.0, box=BOX,

@@ -219,7 +219,7 @@ def test_private_spatial_median():
         else:
             centre, scale = 0.0, 5.0 * math.sqrt(d)
         prior = dt.GaussianPrior(scale=scale, mean=centre if np.ndim(centre) == 0 else tuple(centre))
-        expected = dt.private_depth_median(data, 1.0, depth="spatial", sampler="candidates", prior=prior,
+        expected = dt.private_depth_median(data, 1.0, depth="spatial", method="candidates", prior=prior,
                                            n_candidates=500, rng=seed)
         np.testing.assert_array_equal(ref(data, 1.0, centre, scale, n_candidates=500, rng=seed), expected)
 
