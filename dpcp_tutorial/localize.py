@@ -13,12 +13,16 @@ rank utility of sensitivity 1:
    :math:`\\nu_k \\sim \\mathrm{Lap}(4/\\varepsilon_R)` and release the first
    :math:`r_k` with :math:`N_k - q_R n + \\nu_k \\ge \\rho`, :math:`q_R = 0.9`
    (the last grid point if none passes: it bounds every accepted record).
-2. **Centre.** For each coordinate :math:`j`, :math:`\\tilde c_j` from the
-   :math:`B = 2^{12}` bin centres :math:`t_k = -\\tilde R + (k + \\tfrac12)\\,2\\tilde R/B`
-   of :math:`[-\\tilde R, \\tilde R]`, utility :math:`-|\\#\\{i : x_{ij} \\le t_k\\} - n/2|`
-   (the coordinate-wise median).
-   (the coordinate-wise median), by the exponential mechanism with
-   :math:`\\varepsilon_c = \\varepsilon_C/d`.
+2. **Centre.** For each coordinate :math:`j`, :math:`\\tilde c_j` is the
+   centre of one of the :math:`B = 2^{16}` bins
+   :math:`(e_k, e_{k+1}]`, :math:`e_k = -\\tilde R + 2\\tilde R k/B`, of
+   :math:`[-\\tilde R, \\tilde R]`, chosen by the exponential mechanism with
+   :math:`\\varepsilon_c = \\varepsilon_C/d` and the utility
+   :math:`u_k = -\\max(L_k - n/2,\\ n/2 - L_{k+1},\\ 0)`, where
+   :math:`L_k = \\#\\{i : \\mathrm{clip}(x_{ij}) \\le e_k\\}` for
+   :math:`0 < k < B`, :math:`L_0 = 0` and :math:`L_B = n`: the distance in
+   ranks from the bin to the median, 0 for the bin that holds it (the
+   coordinate-wise median), however concentrated the data are.
 3. **Scale** (AboveThreshold again). :math:`\\tilde s` is the first point of
    the increasing geometric grid :math:`2\\tilde R \\cdot 2^{-k/4}`,
    :math:`k = 64, 63, \\dots, 0`, at which the noisy count
@@ -70,7 +74,7 @@ RADIUS_EXPONENTS = np.arange(-100, 334)
 #: level of the radius: the grid point below which about 90 % of the rows lie (in sup norm)
 RADIUS_LEVEL = 0.9
 #: bins of the centre grid on [-R, R] per coordinate
-CENTRE_BINS = 2 ** 12
+CENTRE_BINS = 2 ** 16
 #: the scale grid 2R * 2**(-k / SCALE_STEPS_PER_OCTAVE), k = SCALE_OCTAVES * SCALE_STEPS_PER_OCTAVE .. 0
 SCALE_STEPS_PER_OCTAVE = 4
 SCALE_OCTAVES = 16
@@ -87,10 +91,15 @@ class Localization:
     radius: float
 
 
-def _rank_mechanism(counts: np.ndarray, target: float, epsilon: float, rng: np.random.Generator) -> int:
-    """Index ``k`` with probability proportional to ``exp(-epsilon |counts_k - target| / 2)`` (Gumbel-max)."""
-    logits = -0.5 * epsilon * np.abs(counts - target)
-    return int(np.argmax(logits + rng.gumbel(size=counts.size)))
+def _bin_utility(edge_counts: np.ndarray, target: float) -> np.ndarray:
+    """``-max(L_k - target, target - L_{k+1}, 0)`` for the bins between consecutive edges (``L_0 = 0``, ``L_B = n``)."""
+    return -np.maximum(np.maximum(edge_counts[:-1] - target, target - edge_counts[1:]), 0.0)
+
+
+def _bin_mechanism(edge_counts: np.ndarray, target: float, epsilon: float, rng: np.random.Generator) -> int:
+    """Bin ``k`` with probability proportional to ``exp(epsilon u_k / 2)`` (:func:`_bin_utility`; Gumbel-max)."""
+    logits = 0.5 * epsilon * _bin_utility(edge_counts, target)
+    return int(np.argmax(logits + rng.gumbel(size=logits.size)))
 
 
 def _above_threshold(counts: np.ndarray, target: float, epsilon: float, rng: np.random.Generator) -> int:
@@ -116,11 +125,24 @@ def radius_counts(block: np.ndarray) -> np.ndarray:
     return np.searchsorted(np.sort(np.max(np.abs(block), axis=1)), radius_grid(), side="right")
 
 
+def centre_edges(radius: float) -> np.ndarray:
+    """The ``CENTRE_BINS + 1`` public bin edges of ``[-radius, radius]``."""
+    return -radius + (2.0 * radius / CENTRE_BINS) * np.arange(CENTRE_BINS + 1)
+
+
 def centre_counts(block: np.ndarray, radius: float) -> np.ndarray:
-    """Shape (d, CENTRE_BINS): :math:`\\#\\{i : \\mathrm{clip}(x_{ij}) \\le t_k\\}` (they add across partitions)."""
-    grid = localization_grids(radius, block.shape[1])[0]
+    """Shape (d, CENTRE_BINS + 1): :math:`L_k`, the clipped values at most each inner edge (they add across parts).
+
+    :math:`L_0 = 0` and :math:`L_B` is the number of rows: every clipped value
+    lies in :math:`[-R, R]`, and one at :math:`-R` belongs to the first bin.
+    """
+    edges = centre_edges(radius)
     clipped = np.clip(block, -radius, radius)
-    return np.stack([np.searchsorted(np.sort(clipped[:, j]), grid, side="right") for j in range(block.shape[1])])
+    out = np.empty((block.shape[1], CENTRE_BINS + 1), dtype=np.int64)
+    for j in range(block.shape[1]):
+        out[j, 1:-1] = np.searchsorted(np.sort(clipped[:, j]), edges[1:-1], side="right")
+    out[:, 0], out[:, -1] = 0, block.shape[0]
+    return out
 
 
 def scale_counts(block: np.ndarray, radius: float, centre: np.ndarray) -> np.ndarray:
@@ -133,7 +155,8 @@ def scale_counts(block: np.ndarray, radius: float, centre: np.ndarray) -> np.nda
 def localization_grids(radius: float, d: int) -> tuple[np.ndarray, np.ndarray]:
     """The public grids of the centre and scale steps given the released radius: (centre grid, scale grid).
 
-    Centre: the ``CENTRE_BINS`` bin centres of ``[-radius, radius]``; scale:
+    Centre: the ``CENTRE_BINS`` bin centres of ``[-radius, radius]`` (the
+    edges are ``-radius + 2 radius k / CENTRE_BINS``); scale:
     ``2 radius 2**(-k/4)``, ``k = 64, ..., 0``, increasing.
     """
     width = 2.0 * radius / CENTRE_BINS
@@ -148,7 +171,7 @@ def private_localization(data, epsilon: float, rng: RandomLike = None) -> Locali
 
     Three releases in sequence (module docstring): a radius
     :math:`\\tilde R` on the grid :math:`2^k` from the rows' sup norms
-    (AboveThreshold), the coordinate-wise median on a grid of :math:`2^{12}`
+    (AboveThreshold), the coordinate-wise median on a grid of :math:`2^{16}`
     points in :math:`[-\\tilde R, \\tilde R]` (exponential mechanism), and the
     median distance to that centre, divided by :math:`\\sqrt d`, on a
     geometric grid with ratio :math:`2^{1/4}` (AboveThreshold).
@@ -187,7 +210,7 @@ def _localize_from_counts(radius_counts_fn, centre_counts_fn, scale_counts_fn, s
     radius = float(radius_grid()[_above_threshold(radius_counts_fn(), RADIUS_LEVEL * n, e_radius, rng)])
     centre_grid, scale_grid = localization_grids(radius, d)
     counts = centre_counts_fn(radius)
-    centre = np.array([centre_grid[_rank_mechanism(counts[j], 0.5 * n, e_centre / d, rng)] for j in range(d)])
+    centre = np.array([centre_grid[_bin_mechanism(counts[j], 0.5 * n, e_centre / d, rng)] for j in range(d)])
     scale = float(scale_grid[_above_threshold(scale_counts_fn(radius, centre), 0.5 * n, e_scale, rng)])
     return Localization(centre, scale, radius)
 
@@ -251,7 +274,7 @@ def localization_log_probabilities(data, epsilon: float, step: str, *, radius: f
         raise ValueError(f"step={step!r} needs the released radius")
     if step == "centre":
         counts = centre_counts(data, radius)[coordinate]
-        return log_softmax(-0.5 * (e_centre / d) * np.abs(counts - 0.5 * n))
+        return log_softmax(0.5 * (e_centre / d) * _bin_utility(counts, 0.5 * n))
     if step == "scale":
         if centre is None:
             raise ValueError("step='scale' needs the released centre")
