@@ -383,6 +383,26 @@ def _check_candidates(candidates, data: np.ndarray) -> np.ndarray:
     return cand
 
 
+def _draw_candidates(prior: GaussianPrior | None, box: np.ndarray | None, n_candidates: int, d: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """The public candidates: prior draws, uniform draws in the box, or prior draws restricted to the box."""
+    if box is None:
+        return prior.sample(n_candidates, d, rng)
+    if prior is None:
+        if n_candidates * d > 10 ** 8:
+            raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
+                             "fewer (at most 1e8)")
+        cand = box[0] + (box[1] - box[0]) * rng.random((n_candidates, d))   # uniform on the box
+        return np.minimum(cand, box[1])          # rounding never leaves the box
+    return prior.sample_in_box(n_candidates, box, rng)
+
+
+def _check_candidates_in_box(cand: np.ndarray, box: np.ndarray | None) -> None:
+    if box is not None and not np.all((cand >= box[0]) & (cand <= box[1])):
+        raise ValueError("some candidates lie outside the public box; pass candidates inside it (e.g. "
+                         "public_grid over the box) or drop box= (candidates and box are public inputs)")
+
+
 def _check_data(data) -> np.ndarray:
     return check_2d(data, "data", min_rows=2)
 
@@ -790,21 +810,10 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
             raise ValueError("start, step_size and n_steps are Langevin options; "
                              "they are not used with method='candidates'")
         if candidates is None:
-            if box is None:
-                cand = prior.sample(n_candidates, d, rng)
-            elif prior is None:
-                if n_candidates * d > 10 ** 8:
-                    raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
-                                     "fewer (at most 1e8)")
-                cand = box[0] + (box[1] - box[0]) * rng.random((n_candidates, d))   # uniform on the box
-                cand = np.minimum(cand, box[1])          # rounding never leaves the box
-            else:
-                cand = prior.sample_in_box(n_candidates, box, rng)
+            cand = _draw_candidates(prior, box, n_candidates, d, rng)
         else:
             cand = _check_candidates(candidates, data)
-            if box is not None and not np.all((cand >= box[0]) & (cand <= box[1])):
-                raise ValueError("some candidates lie outside the public box; pass candidates inside it (e.g. "
-                                 "public_grid over the box) or drop box= (candidates and box are public inputs)")
+            _check_candidates_in_box(cand, box)
         values = _depth_at(cand, data, depth, u, smoothing, progress)
         release = cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
         if prior is not None:
