@@ -254,8 +254,20 @@ class GaussianPrior:
         rng = check_random_state(rng)
         mean = self.mean_vector(d)
         low, high = (box[0] - mean) / self.scale, (box[1] - mean) / self.scale
+        # a side much narrower than the scale can collapse to one standardised value: the prior's density is
+        # then constant on it to double precision, so that coordinate is uniform on its side, drawn exactly as
+        # the probability integral transform of a standard normal truncated to [0, 1]
+        flat = ~(high > low)
+        if flat.any():
+            low, high = np.where(flat, 0.0, low), np.where(flat, 1.0, high)
         z = truncnorm.rvs(low, high, size=(size, d), random_state=rng)
-        return np.clip(mean + self.scale * z, box[0], box[1])      # rounding never leaves the box
+        out = mean + self.scale * z
+        if flat.any():
+            from scipy.special import ndtr
+
+            u = (ndtr(z[:, flat]) - 0.5) / (ndtr(1.0) - 0.5)
+            out[:, flat] = box[0][flat] + (box[1] - box[0])[flat] * u
+        return np.clip(out, box[0], box[1])      # rounding never leaves the box
 
     def far_tail_radius(self, d: int, tail: float = FAR_TAIL) -> float:
         """The prior's Mahalanobis radius beyond which a point is in its far tail (chapter 10).
@@ -516,6 +528,7 @@ def _resolve_method(method, sampler) -> str:
 
         if method is not None:
             raise TypeError("pass method= only: sampler= is its deprecated alias")
+        check_choice(sampler, "sampler", ("candidates", "langevin"), "it is the deprecated alias of method=")
         warnings.warn("private_depth_median's sampler= is renamed method= (sampler= means the noise sampler "
                       "elsewhere in the package, e.g. sampler='opendp'); pass method=", FutureWarning, stacklevel=3)
         method = sampler

@@ -934,6 +934,8 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     if depth == "halfspace" and d <= 2 and directions is None:
         raise ValueError("in d <= 2 the in-memory default is the exact halfspace depth, which does not decompose "
                          "into per-partition counts; pass public `directions` (e.g. random_directions(1000, d))")
+    if d == 0:
+        raise ValueError("data has no columns")
     private = isinstance(prior, str)
     if private and prior != "private":
         raise ValueError(f"prior must be a GaussianPrior or 'private', got {prior!r}")
