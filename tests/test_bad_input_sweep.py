@@ -88,7 +88,8 @@ def _load_reference(name):
 
 
 REF = {name: _load_reference(name) for name in
-       ("conformal_quantile", "private_quantile", "private_split_conformal", "dpcp", "private_median")}
+       ("conformal_quantile", "private_quantile", "private_split_conformal", "dpcp", "private_median",
+        "private_localization")}
 
 
 # --------------------------------------------------------------------------- valid calls
@@ -319,6 +320,8 @@ BASE = {
     "reference.private_spatial_median": (REF["private_median"].private_spatial_median,
                                          dict(data=DATA2, epsilon=1.0, prior_mean=0.0, prior_scale=3.0,
                                               n_candidates=50, rng=0)),
+    "reference.private_localization": (REF["private_localization"].private_localization,
+                                       dict(data=DATA2, epsilon=1.0, rng=0)),
 }
 
 # The methods of the estimators: each stage of the valid pipeline (fit, calibrate, ...) with its X and y
