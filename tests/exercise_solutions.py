@@ -333,3 +333,15 @@ def my_dpcp_interval(X, y, X_test, *, alpha, epsilon, share, delta, x_bound, y_b
     centre = model.predict(X_test)
     half = np.inf if qhat >= 1 else bound * qhat
     return np.column_stack([centre - half, centre + half])
+
+
+# chapter 19
+def private_prior_epsilon(epsilon, share):
+    localisation = share * epsilon                  # both relations
+    depth = (1 - share) * epsilon                   # replace-one; half under add/remove
+    return localisation + depth / 2, localisation + depth
+
+
+def centre_rank_error(epsilon_loc, d, bins, eta):
+    eps_c = 0.6 * epsilon_loc / d                   # the centre step's share, per coordinate
+    return 2 * math.log(bins / eta) / eps_c         # bins * exp(-eps_c t / 2) <= eta

@@ -44,6 +44,7 @@ _EXPORTS = {
     "check_annulus_area": "ch15", "check_tukey_level_probabilities": "ch15",
     "check_pcoqs_noise_sd": "ch16", "check_pool_coverage": "ch16",
     "check_bounded_normalized_score": "ch17", "check_mondrian_thresholds": "ch17", "check_pipeline_privacy": "ch17",
+    "check_centre_rank_error": "ch19", "check_private_prior_epsilon": "ch19",
 }
 
 __all__ = sorted(_EXPORTS)
