@@ -29,5 +29,6 @@ POINTS: dict[str, float] = {
     "ex-15-annulus": 6, "ex-15-law": 6,
     "ex-16-noise": 6, "ex-16-pool": 6,
     "ex-17-thresholds": 6, "ex-17-score": 6, "ex-17-account": 6,
+    "ex-19-account": 6, "ex-19-rank": 6,
 }
 """Exercise label -> automatic points (``tests/test_grading.py`` checks that every checked exercise has one)."""
