@@ -12,11 +12,13 @@ __all__ = ["check_private_prior_epsilon", "check_centre_rank_error"]
 
 
 def _account_cases(rng: np.random.Generator) -> list[Case]:
-    share = float(rng.choice([0.15, 0.3, 0.45]))
-    eps = float(rng.choice([0.7, 2.5, 4.0]))
+    def pick(low, high):
+        return round(float(rng.uniform(low, high)), 3)
+
     return [Case(kind, f"epsilon={e}, share={a}", epsilon=e, share=a) for kind, e, a in [
-        ("the default share", 1.0, 0.2), ("another share", eps, share), ("a small share", 3.0, 0.05),
-        ("a large share", 0.5, 0.9), ("a large budget", 10.0, 0.2)]]
+        ("the default share", pick(0.5, 2.0), 0.2), ("another share", pick(0.5, 5.0), pick(0.1, 0.5)),
+        ("a small share", pick(1.0, 4.0), pick(0.01, 0.08)), ("a large share", pick(0.2, 1.0), pick(0.8, 0.95)),
+        ("a large budget", pick(8.0, 12.0), pick(0.15, 0.3))]]
 
 
 @checker(function="private_prior_epsilon", exercise="ex-19-account", cases=_account_cases,
@@ -55,12 +57,17 @@ def check_private_prior_epsilon(ctx, case) -> None:
 
 
 def _rank_cases(rng: np.random.Generator) -> list[Case]:
+    def pick(low, high):
+        return round(float(rng.uniform(low, high)), 3)
+
     d = int(rng.integers(3, 9))
     return [Case(kind, f"epsilon={e}, d={dd}, bins={b}, eta={h}", epsilon=e, d=dd, bins=b, eta=h)
             for kind, e, dd, b, h in [
-                ("the chapter's grid", 1.0, 2, 2 ** 16, 0.05), ("more dimensions", 0.5, d, 2 ** 16, 0.01),
-                ("twenty dimensions", 1.0, 20, 2 ** 16, 0.05), ("a coarse grid", 2.0, 1, 16, 0.1),
-                ("a tiny failure probability", 1.0, 5, 4096, 1e-9)]]
+                ("the chapter's grid", pick(0.5, 2.0), 2, 2 ** 16, pick(0.01, 0.1)),
+                ("more dimensions", pick(0.2, 1.0), d, 2 ** 16, pick(0.005, 0.05)),
+                ("twenty dimensions", pick(0.5, 2.0), 20, 2 ** 16, 0.05),
+                ("a coarse grid", pick(1.0, 3.0), 1, 16, pick(0.05, 0.2)),
+                ("a tiny failure probability", pick(0.5, 2.0), 5, 4096, 1e-9)]]
 
 
 @checker(function="centre_rank_error", exercise="ex-19-rank", cases=_rank_cases)
