@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--contamination", type=float, nargs="+", default=[0.0, 0.25],
                         help="contaminated fractions (default: %(default)s)")
     parser.add_argument("--epsilon", type=float, default=1.0, help="total budget (default: %(default)s)")
-    parser.add_argument("--runs", type=int, default=20, help="data sets per setting (default: %(default)s)")
+    parser.add_argument("--runs", type=int, default=10, help="data sets per setting (default: %(default)s)")
     parser.add_argument("--candidates", type=int, default=1000, help="candidates (default: %(default)s)")
     parser.add_argument("--rand-runs", type=int, default=20, help="releases on RAND HIE (default: %(default)s)")
     parser.add_argument("--dask-runs", type=int, default=2,
