@@ -10,7 +10,7 @@ rank utility of sensitivity 1:
    magnitude the package accepts, :math:`|x| \\le 10^{100} < 2^{333}`), with
    :math:`N_k = \\#\\{i : \\|X_i\\|_\\infty \\le r_k\\}`, draw
    :math:`\\rho \\sim \\mathrm{Lap}(2/\\varepsilon_R)` and
-   :math:`\\nu_k \\sim \\mathrm{Lap}(4/\\varepsilon_R)` and release the first
+   :math:`\\nu_k \\sim \\mathrm{Lap}(2/\\varepsilon_R)` and release the first
    :math:`r_k` with :math:`N_k - q_R n + \\nu_k \\ge \\rho`, :math:`q_R = 0.9`
    (the last grid point if none passes: it bounds every accepted record).
 2. **Centre.** For each coordinate :math:`j`, :math:`\\tilde c_j` is the
@@ -44,9 +44,16 @@ most 1 between neighbours under **both** relations: replacing one record
 changes every count by at most 1 (``n`` fixed); adding one record raises a
 count by 0 or 1 and the target :math:`qn` by :math:`q`, so their difference
 moves by :math:`-q` or :math:`1 - q`, at most 1 in absolute value, and ``n``
-need not be public. AboveThreshold with queries of sensitivity 1 and the
-noise above is :math:`\\varepsilon_R`-DP (Dwork & Roth 2014, theorem 3.23),
-for any number of queries. The clip box and the grids of steps 2 and 3 are functions
+need not be public. Moreover all the differences :math:`g_k(X') - g_k(X)` of
+one pair of neighbours lie in one interval :math:`[c, c + 1]`: :math:`\\{0, -1\\}`
+or :math:`\\{0, 1\\}` under replace-one (a replaced value moves every count in
+the same direction), :math:`\\{-q, 1 - q\\}` or :math:`\\{q - 1, q\\}` under
+add/remove. AboveThreshold with threshold noise :math:`\\mathrm{Lap}(1/\\varepsilon_1)`
+and query noise :math:`\\mathrm{Lap}(1/\\varepsilon_2)` then loses at most
+:math:`\\varepsilon_2 + \\varepsilon_1\\max(|c|, |c + 1|) \\le \\varepsilon_1 + \\varepsilon_2`
+for any number of queries (a shift argument as in Durfee 2023;
+chapter 19, ``lem-above-threshold``); here :math:`\\varepsilon_1 = \\varepsilon_2 = \\varepsilon_R/2`.
+The clip box and the grids of steps 2 and 3 are functions
 of the earlier releases only. By the exponential mechanism and sequential
 (adaptive) composition the release :math:`(\\tilde R, \\tilde c, \\tilde s)` is
 :math:`\\varepsilon_{\\rm loc}`-DP under add/remove and under replace-one.
@@ -105,12 +112,12 @@ def _bin_mechanism(edge_counts: np.ndarray, target: float, epsilon: float, rng: 
 def _above_threshold(counts: np.ndarray, target: float, epsilon: float, rng: np.random.Generator) -> int:
     """First ``k`` with ``counts_k - target + nu_k >= rho`` (AboveThreshold); the last index if none.
 
-    ``rho ~ Lap(2/epsilon)``, then ``nu ~ Lap(4/epsilon)`` for every grid point,
+    ``rho ~ Lap(2/epsilon)``, then ``nu ~ Lap(2/epsilon)`` for every grid point,
     all drawn at once after the counts (the same law as drawing ``nu_k`` one
     query at a time: the queries do not depend on earlier noise).
     """
     rho = rng.laplace(scale=2.0 / epsilon)
-    nu = rng.laplace(scale=4.0 / epsilon, size=counts.size)
+    nu = rng.laplace(scale=2.0 / epsilon, size=counts.size)
     passed = np.flatnonzero(counts - target + nu >= rho)
     return int(passed[0]) if passed.size else counts.size - 1
 
@@ -226,7 +233,7 @@ def _laplace_log_sf(x: np.ndarray, b: float) -> np.ndarray:
     return _laplace_log_cdf(-np.asarray(x, float), b)
 
 
-def above_threshold_log_probabilities(queries, epsilon: float, nodes: int = 64) -> np.ndarray:
+def above_threshold_log_probabilities(queries, epsilon: float, nodes: int = 128) -> np.ndarray:
     """Log-probabilities of the index released by :func:`_above_threshold` for query values ``queries`` (chapter 19).
 
     With :math:`a_k` the query values (count minus target),
@@ -240,7 +247,7 @@ def above_threshold_log_probabilities(queries, epsilon: float, nodes: int = 64) 
     from scipy.special import logsumexp
 
     a = np.asarray(queries, float)
-    b_rho, b_nu = 2.0 / epsilon, 4.0 / epsilon
+    b_rho, b_nu = 2.0 / epsilon, 2.0 / epsilon
     kinks = np.unique(np.concatenate([[0.0], a]))
     edges = np.concatenate([[kinks[0] - 60 * b_nu], kinks, [kinks[-1] + 60 * b_nu]])
     x, w = np.polynomial.legendre.leggauss(nodes)

@@ -70,7 +70,7 @@ def _check_epsilon(epsilon):
 def _above_threshold(counts, target, epsilon, rng):
     """First k with counts[k] - target + nu_k >= rho; the last k if none."""
     rho = rng.laplace(scale=2.0 / epsilon)
-    nu = rng.laplace(scale=4.0 / epsilon, size=counts.size)
+    nu = rng.laplace(scale=2.0 / epsilon, size=counts.size)
     passed = np.flatnonzero(counts - target + nu >= rho)
     return int(passed[0]) if passed.size else counts.size - 1
 
@@ -81,7 +81,7 @@ def private_localization(data, epsilon, rng=None):
     With eps_R, eps_C, eps_S = 0.2, 0.6, 0.2 times ``epsilon``:
 
     1. Radius. N_k = #{i : max_j |x_ij| <= 2**k}, k = -100..333.
-       AboveThreshold: rho ~ Lap(2/eps_R), nu_k ~ Lap(4/eps_R); R is the
+       AboveThreshold: rho ~ Lap(2/eps_R), nu_k ~ Lap(2/eps_R); R is the
        first 2**k with N_k - 0.9 n + nu_k >= rho (the last if none).
     2. Centre, for each coordinate j, with eps_c = eps_C / d: the edges
        e_k = -R + 2 R k / B, B = 2**16, and L_k = #{i : clip(x_ij) <= e_k}
@@ -97,9 +97,14 @@ def private_localization(data, epsilon, rng=None):
     neighbours: replace-one neighbours (one row replaced, n public)
     change each count by at most 1; add/remove neighbours (one row added
     or removed; n need not be public) change a count by 0 or 1 and the
-    target q n by q in [0, 1]. So AboveThreshold with the noise above is
-    eps_R- (eps_S-) DP, the bin mechanism eps_c-DP per coordinate (the
-    utility is a maximum of such differences), and by sequential
+    target q n by q in [0, 1]. For one pair of neighbours all these
+    differences lie in one interval [c, c + 1] (a replaced value moves
+    every count the same way; an added row moves each by -q or 1 - q),
+    and then AboveThreshold with threshold noise Lap(1/e1) and query
+    noise Lap(1/e2) loses at most e2 + e1 max(|c|, |c + 1|) <= e1 + e2;
+    here e1 = e2 = eps_R / 2 (eps_S / 2). The bin mechanism is eps_c-DP
+    per coordinate (its utility is a maximum of such differences, so it
+    moves by at most 1), and by sequential
     composition the release is epsilon-DP under replace-one neighbours
     and under add/remove neighbours. Every grid is public given the
     earlier releases.
