@@ -10,6 +10,7 @@ module                        topic                                        chapt
 ``mechanisms``                Laplace, Gaussian, exponential mechanisms    2, 3
 ``accounting``                privacy budget ledger                        2
 ``quantile``                  private quantile (Algorithm 1)               3
+``unbounded``                 private quantile without a score bound       18
 ``private_split``             private split conformal (Angelopoulos)       4
 ``calibrators``               peers' calibrators (P-COQS, Lap., OpenDP)    --
 ``mondrian``                  class-conditional private CP                 17
@@ -76,6 +77,15 @@ _EXPORTS = {
     "gumbel_max_sample": "mechanisms",
     "laplace_mechanism": "mechanisms",
     "laplace_scale": "mechanisms",
+    # unbounded
+    "GridHistogram": "unbounded",
+    "unbounded_grid": "unbounded",
+    "unbounded_histogram": "unbounded",
+    "unbounded_private_quantile": "unbounded",
+    "unbounded_quantile_miscoverage_bound": "unbounded",
+    "unbounded_quantile_privacy_loss": "unbounded",
+    "unbounded_quantile_probabilities": "unbounded",
+    "unbounded_quantile_target": "unbounded",
     # quantile
     "algorithm1_add_remove_loss": "quantile",
     "algorithm1_level": "quantile",

@@ -73,7 +73,9 @@ from .private_split import (
     _BOUND_ADVICE,
     _model_columns,
     _check_bound,
+    _is_unbounded,
     _public_size,
+    _residual_scores,
     _warn_trivial,
     bounded_interval,
     normalised_residual_score,
@@ -480,14 +482,20 @@ class _DPCPBase(BaseEstimator):
             self.alpha1_, self.alpha0_ = self._levels(n, epsilon, epsilon1, delta1)
         epsilon2 = epsilon - epsilon1
         scores = self._scores(self.estimator_, X, y)
-        self.qhat_ = private_quantile(scores, self.alpha1_, epsilon2, bins=self.bins,
-                                      rng=None if sampler == "opendp" else rng, n=None if self.n is None else n,
-                                      variant=self.variant, sampler=sampler)
+        self.qhat_ = self._release_quantile(scores, epsilon2, rng, sampler, n)
         self.epsilon1_, self.epsilon2_ = epsilon1, epsilon2
         self.n_ = n       # the public n (with n=None the row count, then declared public)
         self.privacy_ = self._account(n, epsilon, share, epsilon2, edges.size)
-        _warn_trivial(self.qhat_, self._trivial_message)
+        self._warn_trivial()
         return self
+
+    def _release_quantile(self, scores, epsilon2, rng, sampler, n):
+        return private_quantile(scores, self.alpha1_, epsilon2, bins=self.bins,
+                                rng=None if sampler == "opendp" else rng, n=None if self.n is None else n,
+                                variant=self.variant, sampler=sampler)
+
+    def _warn_trivial(self):
+        _warn_trivial(self.qhat_, self._trivial_message)
 
     def _levels(self, n: int, epsilon: float, epsilon1: float, delta: float):
         """:func:`dpcp_levels` of the split, with an infeasible split refused under the estimator's ``epsilon``."""
@@ -633,18 +641,28 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
     trainer : scikit-learn regressor
         DP under add/remove (see :func:`check_dp_trainer`); cloned, its
         ``epsilon``/``delta`` set from ``training_share`` and its ``rng`` (if
-        any) seeded from ``rng``.""" + _DPCP_PARAMS + """    bound : float
+        any) seeded from ``rng``.""" + _DPCP_PARAMS + """    bound : float or "unbounded"
         **Required** public bound :math:`B` on the absolute residuals, in the
         response's units, from domain knowledge (never the data's maximum).
+        ``"unbounded"`` (an explicit choice, chapter 18): no bound is assumed;
+        the threshold is :func:`~dpcp_tutorial.unbounded_private_quantile` of the
+        raw residuals (non-finite model outputs count as :math:`+\\infty`) at
+        level :math:`\\alpha_1`, whose proven miscoverage bound :math:`\\alpha_1`
+        takes the place of the tight quantile's in chapter 6's coverage
+        theorem; ``qhat_`` is then in the response's units, the intervals are
+        :math:`\\mu_n(x) \\pm \\hat q`, ``bins`` and ``variant`` play no role, and
+        ``privacy_`` says that no bound was assumed.
 
     Attributes
     ----------
     estimator_ : fitted trainer
     qhat_ : float
-        Released threshold on the normalised scale.
+        Released threshold on the normalised scale (in the response's units
+        with ``bound="unbounded"``).
     alpha1_, alpha0_ : float
         :math:`\\alpha_1` and the private quantile's level :math:`\\alpha_0` (:func:`dpcp_levels`;
-        :math:`\\alpha_1 - 2/(n\\varepsilon_2)` for ``variant="original"``).
+        :math:`\\alpha_1 - 2/(n\\varepsilon_2)` for ``variant="original"``; the target count
+        :math:`m` of :func:`~dpcp_tutorial.unbounded_quantile_target` with ``bound="unbounded"``).
     epsilon1_, epsilon2_ : float
         The split actually used.
     n_ : int
@@ -690,14 +708,79 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
     def _scores(self, model, X, y):
         with silenced_model():       # the trained model on the private records: none of its warnings escapes
             pred = model.predict(X)
+        if _is_unbounded(self.bound):
+            return _residual_scores(y, pred)
         return normalised_residual_score(y, pred, self.bound)
 
     def _public(self):
+        if _is_unbounded(self.bound):
+            return ("no bound on the residuals was assumed (bound='unbounded'; only the lower end 0 of "
+                    "|y - prediction| is public)",)
         return (f"bound B = {float(self.bound):g}",)
+
+    # bound="unbounded" (chapter 18): the unbounded private quantile of the raw residuals at level alpha1; the
+    # coverage proof of chapter 6 needs only its miscoverage bound alpha1 for exchangeable scores
+    def _levels(self, n: int, epsilon: float, epsilon1: float, delta: float):
+        if not _is_unbounded(self.bound):
+            return super()._levels(n, epsilon, epsilon1, delta)
+        from .unbounded import unbounded_quantile_target
+
+        try:
+            alpha1 = _shifted_level(self.alpha, epsilon1, delta, "epsilon1")
+            return alpha1, unbounded_quantile_target(alpha1, n, epsilon - epsilon1)
+        except ValueError as error:
+            raise ValueError(f"epsilon={epsilon:g} with training_share={self.training_share} (epsilon1 = "
+                             f"{epsilon1:.4g} for the trainer): {error}") from None
+
+    def _release_quantile(self, scores, epsilon2, rng, sampler, n):
+        if not _is_unbounded(self.bound):
+            return super()._release_quantile(scores, epsilon2, rng, sampler, n)
+        from .unbounded import unbounded_private_quantile
+
+        return unbounded_private_quantile(scores, self.alpha1_, epsilon2, n=None if self.n is None else n,
+                                          rng=None if sampler == "opendp" else rng, sampler=sampler)
+
+    def _warn_trivial(self):
+        if not _is_unbounded(self.bound):
+            return super()._warn_trivial()
+        if not math.isfinite(self.qhat_):
+            _warn_trivial(1.0, self._trivial_message)     # the release is +inf: the whole line
+
+    def _account(self, n, epsilon, share, epsilon2, n_edges):
+        if not _is_unbounded(self.bound):
+            return super()._account(n, epsilon, share, epsilon2, n_edges)
+        from .unbounded import unbounded_quantile_privacy_loss
+
+        trainer = trainer_account(self.estimator_)
+        notes = []
+        if self.n is not None:
+            add_remove = (epsilon2, 0.0)
+            size = f"n = {n} (the residuals are subsampled or padded with +inf to exactly n; the target uses it)"
+        else:
+            size = f"n = {n}: the number of rows (n=None, declared public)"
+            try:
+                add_remove = (max(unbounded_quantile_privacy_loss(self.alpha1_, k, epsilon2, relation="add/remove",
+                                                                  public_n=False) for k in (n - 1, n)), 0.0)
+                notes.append("n=None: add/remove is the bound for a target recomputed from each neighbour's own "
+                             "size; pass a public n= for epsilon2")
+            except ValueError:
+                add_remove = None
+                notes.append("add/remove: not covered: with n=None the target is recomputed from the data's size "
+                             "and a neighbour with one record fewer is infeasible; pass a public n=")
+        budget = (f"training_share {share:g}: epsilon1 = {self.epsilon1_:.4g} set on a clone of the trainer"
+                  if share is not None else f"training_share=None: the trainer's own epsilon1 = {self.epsilon1_:.4g}")
+        parts = [Spend(f"model training ({budget})", trainer.add_remove, trainer.replace_one),
+                 Spend(f"unbounded private quantile at level alpha1 (AboveThreshold, epsilon2 = {epsilon2:.4g})",
+                       add_remove, (epsilon2, 0.0))]
+        primary = "add/remove" if add_remove is not None else "replace-one"
+        public = [size, f"total epsilon = {epsilon:g}", *self._public(), *(f"trainer: {p}" for p in trainer.public)]
+        notes += [f"trainer: {note}" for note in trainer.notes]
+        return make_account(parts, relation=primary, public=public, chapter="chapter 18", notes=notes)
 
     def fit(self, X, y):
         """Train on all the data and release the private threshold (and ``privacy_``)."""
-        _check_bound(self.bound)
+        if not _is_unbounded(self.bound):
+            _check_bound(self.bound)
         X, y = _check_regression_data(X, y)
         return self._fit(X, y)
 
@@ -708,6 +791,9 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
 
     def predict_interval(self, X) -> np.ndarray:
         """Intervals of shape (n, 2); rows are ``(-inf, inf)`` when ``qhat_ == 1``."""
+        if _is_unbounded(self.bound):
+            pred = self.predict(X)
+            return np.column_stack([pred - self.qhat_, pred + self.qhat_])
         return bounded_interval(self.predict(X), self.qhat_, self.bound)
 
 

@@ -530,7 +530,8 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
 
 _BOUND_ADVICE = ("bound is the public bound B on the absolute residuals |y - prediction|, in the response's "
                  "units: take it from domain knowledge (a physical, clinical or codebook range of y, e.g. its "
-                 "documented maximum minus minimum); residuals above it are clipped.")
+                 "documented maximum minus minimum); residuals above it are clipped. Without a trustworthy B, "
+                 "pass bound='unbounded' (chapter 18: no bound is assumed).")
 
 
 def _check_bound(bound) -> float:
@@ -836,6 +837,74 @@ def _hashable(value) -> bool:
     return True
 
 
+def _is_unbounded(bound) -> bool:
+    return isinstance(bound, str) and bound == "unbounded"
+
+
+def _residual_scores(y_true: np.ndarray, y_pred) -> np.ndarray:
+    """:math:`|y - \\hat\\mu(x)|` for validated responses and *any* model outputs (non-finite ones become inf)."""
+    pred = np.asarray(y_pred, dtype=float).reshape(-1) if np.size(y_pred) else np.empty(0)
+    with np.errstate(all="ignore"):
+        scores = np.abs(y_true - pred)
+    return np.where(np.isfinite(scores), scores, np.inf)
+
+
+def _release_unbounded(owner, scores: np.ndarray):
+    """The regressor's threshold without a bound: the unbounded private quantile of the raw residuals (chapter 18)."""
+    import warnings
+
+    from .accounting import ReleaseWarning, Spend
+    from .unbounded import (GROWTH, MAX_STEPS, unbounded_private_quantile, unbounded_quantile_privacy_loss,
+                            unbounded_quantile_target)
+
+    from .quantile import quantile_edges
+
+    alpha, epsilon, calibrator, n = owner._settings()
+    quantile_edges(owner.bins)                  # the bounded calibrators' settings are validated in every mode
+    _check_m_setting(owner.m)
+    _check_gamma_setting(owner.gamma)
+    _check_variant(owner.variant)
+    if calibrator != "quantile":
+        raise ValueError("bound='unbounded' releases the threshold with the unbounded private quantile; "
+                         "calibrator='pps' needs a public bound (pass calibrator='quantile')")
+    sampler = _check_release_sampler(owner.sampler, owner.rng, calibrator)
+    rng = check_random_state(owner.rng)
+    size = n if n is not None else scores.size
+    try:                                         # public inputs only (n public, or the size declared public)
+        unbounded_quantile_target(alpha, size, epsilon)
+    except ValueError as exc:
+        raise ValueError(f"alpha={alpha:g} is infeasible for this calibration: {exc}") from None
+    qhat = unbounded_private_quantile(scores, alpha, epsilon, n=n, rng=None if sampler == "opendp" else rng,
+                                      sampler=sampler)
+    if n is not None:
+        ar, notes = (epsilon, 0.0), ()
+    else:
+        try:
+            losses = [unbounded_quantile_privacy_loss(alpha, k, epsilon, relation="add/remove", public_n=False)
+                      for k in (size - 1, size)]
+            ar, notes = (max(losses), 0.0), (
+                f"n=None: the calibration size {size} is treated as public; add/remove is the bound for a target "
+                "recomputed from each neighbour's own size (unbounded_quantile_privacy_loss(..., public_n=False))",)
+        except ValueError:
+            ar, notes = None, ("add/remove: not covered: with n=None the target is recomputed from the calibration "
+                               "size, and a neighbour with one record fewer is infeasible; pass a public n=",)
+    spend = Spend(f"unbounded private quantile (AboveThreshold, growth {GROWTH:g}, {MAX_STEPS} steps"
+                  + (", OpenDP sampler)" if sampler == "opendp" else ")"), ar, (epsilon, 0.0), part="calibration")
+    owner.n_ = size
+    owner.qhat_ = qhat
+    described = f"calibration size n = {n} (subsample-or-pad)" if n is not None else \
+        f"calibration size N = {size} (n=None)"
+    owner.privacy_ = _split_account(owner._fitted_estimator(), spend, notes,
+                                    ("no bound on the residuals was assumed (bound='unbounded'; only the lower "
+                                     "end 0 of |y - prediction| is public)", described, *_SPLIT_PUBLIC),
+                                    "chapter 18")
+    if not math.isfinite(qhat):
+        warnings.warn("the released threshold is +inf: every interval is (-inf, inf). This is a valid private "
+                      "release but carries no information; use more calibration data or a larger epsilon (the "
+                      "warning depends only on the release, so it costs no privacy)", ReleaseWarning, stacklevel=3)
+    return owner
+
+
 class _PrivateSplitBase(_SplitConformalBase):
     """Shared calibrate step: a private threshold from the calibration scores (chapter 4)."""
 
@@ -984,11 +1053,18 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
         Miscoverage level.
     epsilon : float
         Budget of the calibration release (see Notes).
-    bound : float
+    bound : float or "unbounded"
         **Required** public bound :math:`B` on the absolute residuals, in the
         response's units: the width of a plausible prediction error from
         domain knowledge (e.g. the documented range of the response); scores
-        above it are clipped to 1.
+        above it are clipped to 1. ``"unbounded"`` (an explicit choice, chapter
+        18): no bound is assumed; the threshold is
+        :func:`~dpcp_tutorial.unbounded_private_quantile` of the raw residuals
+        :math:`|y - \\hat\\mu(x)|` (non-finite model outputs count as
+        :math:`+\\infty`), ``qhat_`` is in the response's units and the
+        intervals are :math:`\\hat\\mu(x) \\pm \\hat q`; ``calibrator="quantile"``
+        only (``bins``, ``m``, ``gamma`` and ``variant`` play no role), and
+        ``privacy_`` says that no bound was assumed.
 """ + _COMMON_PARAMS + """
     Attributes
     ----------""" + _COMMON_ATTRIBUTES + """
@@ -1014,11 +1090,14 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
 
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
-        bound = _check_bound(self.bound)
+        unbounded = _is_unbounded(self.bound)
+        bound = None if unbounded else _check_bound(self.bound)
         X, y = self._calibration_arrays(X, y, lambda v, empty: check_1d(v, "y", allow_empty=empty))
         model = self._fitted_estimator()
         with silenced_model():
             pred = model.predict(X) if X.shape[0] else np.empty(0)
+        if unbounded:
+            return _release_unbounded(self, _residual_scores(y, pred))
         scores = _clipped_residual_scores(y, pred, bound)
         return self._release(scores, (f"bound B = {bound:g}",), "every interval is (-inf, inf)")
 
@@ -1029,6 +1108,9 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
     def predict_interval(self, X) -> np.ndarray:
         """Intervals of shape (n, 2); rows are ``(-inf, inf)`` when ``qhat_ == 1``."""
         self._check_calibrated()
+        if _is_unbounded(self.bound):
+            pred = self.predict(X)
+            return np.column_stack([pred - self.qhat_, pred + self.qhat_])
         return bounded_interval(self.predict(X), self.qhat_, self.bound)
 
 

@@ -80,6 +80,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
                       "(dask[array,dataframe], distributed, pyarrow)") from exc
 
 from . import _counts
+from . import unbounded as _unbounded
 from ._validation import (
     MAX_MAGNITUDE,
     RandomLike,
@@ -123,6 +124,7 @@ __all__ = [
     "private_quantile",
     "pps_private_quantile",
     "dpcp_quantile",
+    "unbounded_private_quantile",
     "private_depth_median",
 ]
 
@@ -533,6 +535,46 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
     """The DPCP threshold (:func:`dpcp_tutorial.dpcp_quantile`) on distributed scores (chapter 14)."""
     hist = score_histogram(scores, quantile_edges(bins), client, progress)
     return _dpcp_quantile(hist, alpha, epsilon1, epsilon2, delta, bins=bins, rng=rng, **kwargs)
+
+
+def _block_grid_counts(block, grid: np.ndarray, lower: float, unit: float, growth: float) -> np.ndarray:
+    """Map step of the unbounded quantile: one partition's grid counts, plus a last entry flagging bad scores."""
+    block = np.asarray(block, dtype=float).ravel()
+    out = np.zeros(grid.size + 2, dtype=np.int64)
+    counts = _unbounded._grid_counts(block, grid, lower, unit, growth) if block.size else None
+    if counts is None:
+        out[-1] = int(block.size > 0)
+    else:
+        out[:-1] = counts
+    return out
+
+
+def unbounded_private_quantile(scores, beta: float, epsilon: float, *, lower: float = 0.0, unit: float = 1.0,
+                               growth: float = _unbounded.GROWTH, max_steps: int = _unbounded.MAX_STEPS,
+                               rng: RandomLike = None, client=None, progress: bool = False, **kwargs) -> float:
+    """The unbounded private quantile (:func:`dpcp_tutorial.unbounded_private_quantile`) on distributed scores.
+
+    Each partition is counted on the public geometric grid, the counts are
+    summed on the workers (counts of disjoint parts add up), and the in-memory
+    function runs once on the total: same arguments (further keywords such as
+    the public ``n`` or ``threshold_share`` are forwarded), same privacy, and
+    the same release for the same ``rng`` (chapters 14 and 18). A NaN or a score
+    below ``lower`` in any partition raises the in-memory function's one fixed
+    message, naming no value and no partition.
+    """
+    grid = _unbounded.unbounded_grid(lower, unit, growth, max_steps)
+    progress = check_bool(progress, "progress")
+    _check_client(client)
+    blocks = _blocks(scores, 1, "scores")
+    shared = dask.delayed(grid, pure=True)
+    parts = [dask.delayed(_block_grid_counts, pure=True)(b, shared, float(lower), float(unit), float(growth))
+             for b in blocks]
+    total = np.ravel(_compute(_tree_sum(parts, 8 * (grid.size + 2)), client, progress))
+    if total[-1]:
+        raise ValueError(_unbounded._BAD_SCORES)
+    hist = _unbounded.GridHistogram(grid, total[:-1])
+    return _unbounded.unbounded_private_quantile(hist, beta, epsilon, lower=lower, unit=unit, growth=growth,
+                                                 max_steps=max_steps, rng=rng, **kwargs)
 
 
 # --------------------------------------------------------------------------- scores where the data live

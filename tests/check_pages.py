@@ -2,8 +2,9 @@
 
 For every chapter page under ``<html>/book/``:
 
-* load it with Chromium (offline flags, fresh profile, 15 s virtual-time budget)
-  and dump the rendered DOM;
+* load it with Chromium (offline flags, fresh profile, virtual time) at 500 px, wait until
+  MathJax has typeset, and dump the rendered DOM (one run serves the math check and the
+  500 px check below; a second run takes the screenshot);
 * if the page source contains math, require at least one typeset
   ``<mjx-container>`` element (MathJax is served locally; with the CDN default
   the count is 0 offline);
@@ -19,12 +20,12 @@ For every chapter page under ``<html>/book/``:
   rendered page by a script run on a temporary copy of it, after MathJax has typeset;
 * require every interactive figure (``dpcp_tutorial.experiments.interactive``) to draw its
   first frame and to draw another when its slider is moved (in the same script);
-* save screenshots under ``<html>/../screenshots/``: ``PAGE.png`` (1280 px wide, the top
-  of the page) and, with ``--narrow``, for chapters ``PAGE-narrow.png`` (500 px wide, the
-  whole page up to ``NARROW_HEIGHT`` px), to be looked at. The narrow screenshots are the
-  expensive part (a chapter is tens of thousands of pixels tall at 500 px), and they are
-  for a person to look at, not a check, so ``make test`` leaves them out and
-  ``make screenshots`` takes them.
+* with ``--narrow``, save screenshots under ``<html>/../screenshots/``: ``PAGE.png``
+  (1280 px wide, the top of the page) and, for chapters, ``PAGE-narrow.png`` (500 px
+  wide, the whole page up to ``NARROW_HEIGHT`` px), to be looked at. Screenshots are for a
+  person to look at, not a check, and each costs one more Chromium run per page (the
+  narrow ones are the expensive part: a chapter is tens of thousands of pixels tall at
+  500 px), so ``make test`` leaves them out and ``make screenshots`` takes them.
 
 Usage: ``python tests/check_pages.py _build/html [--narrow] [PAGE ...]`` (part of ``make test``;
 PAGE names such as ``06_dpcp`` restrict it to those pages). Exits non-zero and lists every
@@ -180,8 +181,9 @@ window.addEventListener('load', function () {
 </script>"""
 
 
-def _cut_at_500px(browser: str, page: pathlib.Path) -> list[str]:
-    """What a 500 px window cannot show on ``page`` (empty when everything wraps or scrolls)."""
+def _cut_at_500px(browser: str, page: pathlib.Path) -> tuple[list[str], str]:
+    """What a 500 px window cannot show on ``page`` (empty when everything wraps or scrolls), and the rendered
+    DOM (dumped after MathJax has typeset every formula, or after 20 s)."""
     source = page.read_text(encoding="utf-8")
     with tempfile.NamedTemporaryFile("w", suffix=".html", prefix=".narrow-", dir=page.parent,
                                      encoding="utf-8", delete=False) as copy:
@@ -193,7 +195,7 @@ def _cut_at_500px(browser: str, page: pathlib.Path) -> list[str]:
         pathlib.Path(copy.name).unlink()
     found = re.search(r'<pre id="narrow-check-result"[^>]*>(.*?)</pre>', dom, re.S)
     if not found:
-        return ["the 500 px check did not run (no result in the rendered page)"]
+        return ["the 500 px check did not run (no result in the rendered page)"], dom
     result = json.loads(html.unescape(found.group(1)))
     problems = ["the page scrolls sideways at 500 px"] if result["sideways"] else []
     problems += [f"cut at 500 px (wrap it, or let its box scroll): {text!r}" for text in result["cut"]]
@@ -205,7 +207,7 @@ def _cut_at_500px(browser: str, page: pathlib.Path) -> list[str]:
             problems.append(f"interactive figure {figure['id']!r} draws nothing")
         elif not figure["changed"]:
             problems.append(f"interactive figure {figure['id']!r} does not change when its slider moves")
-    return problems
+    return problems, dom
 
 
 def _is_notebook(page: pathlib.Path) -> bool:
@@ -221,14 +223,13 @@ def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path, narrow: bo
     computed = _is_notebook(page)
     if computed:  # chapters and other computed pages: figures must be legible at 500 px
         problems += [f"figure too wide for a 500 px window, {w}" for w in wide]
+    cut, dom = _cut_at_500px(browser, page)        # one Chromium run for the 500 px check and the math
     body = source.split('<main', 1)[-1]
-    if any(marker in body for marker in MATH_MARKERS):
-        dom = _run_chromium(browser, page, "--dump-dom")
-        typeset = dom.count("<mjx-container")
-        if typeset == 0:
-            problems.append("page has math but Chromium rendered no <mjx-container> (MathJax not typeset)")
-    problems += _cut_at_500px(browser, page)
-    _run_chromium(browser, page, f"--window-size={WIDE}", f"--screenshot={shots / (page.stem + '.png')}")
+    if any(marker in body for marker in MATH_MARKERS) and "<mjx-container" not in dom:
+        problems.append("page has math but Chromium rendered no <mjx-container> (MathJax not typeset)")
+    problems += cut
+    if narrow:
+        _run_chromium(browser, page, f"--window-size={WIDE}", f"--screenshot={shots / (page.stem + '.png')}")
     if narrow and computed:  # computed pages: the whole page at 500 px, to look at the figures
         shot = shots / (page.stem + "-narrow.png")
         _run_chromium(browser, page, f"--window-size={NARROW},{NARROW_HEIGHT}", f"--screenshot={shot}")
@@ -258,7 +259,8 @@ def main(argv: list[str]) -> int:
         print(f"check_pages: no pages under {html_dir / 'book'}; build the book first (make book)")
         return 1
     shots = html_dir.parent / "screenshots"
-    shots.mkdir(exist_ok=True)
+    if narrow:
+        shots.mkdir(exist_ok=True)
     browser = _chromium()
     failures = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
@@ -269,8 +271,8 @@ def main(argv: list[str]) -> int:
             for problem in problems:
                 print(f"     - {problem}")
             failures += bool(problems)
-    print(f"screenshots of every page (PAGE.png at 1280 px{', PAGE-narrow.png at 500 px' if narrow else ''}): "
-          f"{shots}" + ("" if narrow else " (500 px ones: make screenshots)"))
+    print(f"screenshots of every page (PAGE.png at 1280 px, PAGE-narrow.png at 500 px): {shots}" if narrow
+          else "no screenshots (make screenshots takes them)")
     print(f"check_pages: {len(pages) - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -13,7 +13,8 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import logsumexp
 
-from dpcp_tutorial import DPRidgeRegression, private_quantile, private_quantile_level
+from dpcp_tutorial import (DPRidgeRegression, private_quantile, private_quantile_level,
+                           private_quantile_miscoverage_bound)
 
 
 # chapter 1
@@ -49,6 +50,20 @@ def probabilities(losses, epsilon, sensitivity):
     logits = -epsilon * (np.asarray(losses) - np.min(losses)) / (2 * sensitivity)
     weights = np.exp(logits)
     return weights / weights.sum()
+
+
+def miscoverage_bound(alpha0, n, epsilon, m):
+    k = np.arange(1, n + 1)
+    tau = (m - 1) * np.exp(-epsilon * (1 - alpha0) * (k - alpha0 * n))
+    return (1 + np.minimum(1, tau).sum()) / (n + 1)
+
+
+def release_log_probabilities(scores, edges, alpha0, epsilon):
+    rounded = edges[np.searchsorted(edges, scores)]
+    a = np.searchsorted(np.sort(rounded), edges, side="left")
+    b = rounded.size - np.searchsorted(np.sort(rounded), edges, side="right")
+    logits = -epsilon * np.maximum(alpha0 * a, (1 - alpha0) * b)
+    return logits - np.logaddexp.reduce(logits)
 
 
 # chapter 4
@@ -128,8 +143,8 @@ def worst_case(n, d):
     return data, other, np.zeros(d)
 
 
-def langevin_step(theta, depth_gradient, beta, prior_mean, prior_scale, step_size, noise):
-    drift = beta * depth_gradient - (theta - prior_mean) / prior_scale ** 2
+def langevin_step(theta, depth_gradient, eta, prior_mean, prior_scale, step_size, noise):
+    drift = eta * depth_gradient - (theta - prior_mean) / prior_scale ** 2
     return theta + step_size * drift + np.sqrt(2 * step_size) * noise
 
 
@@ -285,6 +300,19 @@ def randomized_response(bits, epsilon, rng):
     return np.where(keep, bits, 1 - np.asarray(bits))
 
 
+# chapter 4: a coin per record (ex-04-coin)
+def my_coin_split(n_records, share, rng):
+    return (rng.random(n_records) < share).astype(int)
+
+
+# chapter 4: the public calibration size (ex-04-pad)
+def my_subsample_or_pad(scores, n, rng):
+    scores = np.asarray(scores, dtype=float)
+    if scores.size > n:
+        return rng.choice(scores, size=n, replace=False)
+    return np.concatenate([scores, np.ones(n - scores.size)])
+
+
 # chapter 4: private split conformal prediction assembled (ex-04-assemble)
 def my_round_up_to_edges(scores, M):
     edges = np.arange(1, M + 1) / M
@@ -316,6 +344,18 @@ def my_private_threshold(scores, beta, epsilon, M, rng):
     return (j + 1) / M
 
 
+# chapter 6: DPCP's level (ex-06-level)
+def my_dpcp_level(alpha, epsilon1, delta):
+    if alpha <= delta:
+        raise ValueError("delta must be below alpha")
+    return math.exp(-epsilon1) * (alpha - delta)
+
+
+# chapter 6: the coverage theorem's bound (ex-06-bound)
+def my_dpcp_miss_bound(alpha0, n, epsilon1, epsilon2, delta, bins):
+    return math.exp(epsilon1) * private_quantile_miscoverage_bound(alpha0, n, epsilon2, bins) + delta
+
+
 # chapter 6: DPCP assembled end to end (ex-06-assemble)
 def my_dpcp_budget(alpha, epsilon, share, delta):
     epsilon1 = share * epsilon
@@ -333,6 +373,32 @@ def my_dpcp_interval(X, y, X_test, *, alpha, epsilon, share, delta, x_bound, y_b
     centre = model.predict(X_test)
     half = np.inf if qhat >= 1 else bound * qhat
     return np.column_stack([centre - half, centre + half])
+
+
+# chapter 18
+def first_passing(counts_above, target, rho, nu):
+    passed = np.asarray(counts_above) + np.asarray(nu) <= target + rho
+    return int(np.argmax(passed)) if passed.any() else len(counts_above)
+
+
+def add_remove_loss(epsilon, threshold_share, m_n, m_n1):
+    d = m_n1 - m_n
+    return (1 - threshold_share) * epsilon + threshold_share * epsilon * max(abs(d), abs(1 - d))
+
+
+def stop_probability(x, eps1, eps2, steps):
+    from scipy import integrate
+
+    b1, b2 = 1 / eps1, 1 / eps2
+
+    def integrand(r):
+        y = r + x
+        log_survival = math.log1p(-0.5 * math.exp(y / b2)) if y < 0 else math.log(0.5) - y / b2
+        return math.exp(-abs(r) / b1) / (2 * b1) * -math.expm1(steps * log_survival)
+
+    edges = [-math.inf, *sorted({0.0, -x}), math.inf]
+    return sum(integrate.quad(integrand, lo, hi, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
+               for lo, hi in zip(edges[:-1], edges[1:]))
 
 
 # chapter 19

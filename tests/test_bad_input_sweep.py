@@ -89,6 +89,7 @@ def _load_reference(name):
 
 REF = {name: _load_reference(name) for name in
        ("conformal_quantile", "private_quantile", "private_split_conformal", "dpcp", "private_median",
+        "unbounded_quantile",
         "private_localization")}
 
 
@@ -207,6 +208,15 @@ BASE = {
     "private_median_aggregate": (None, dict(updates=DATA2, epsilon=1.0, candidates=GRID, rng=0)),
     "private_quantile": (None, dict(scores=SCORES, beta=0.1, epsilon=1.0, bins=50, rng=0)),
     "private_quantile_probabilities": (None, dict(scores=SCORES, beta=0.1, epsilon=1.0, bins=50)),
+    "unbounded_grid": (None, dict(max_steps=100)),
+    "unbounded_histogram": (None, dict(scores=SCORES * 10, max_steps=500)),
+    "unbounded_quantile_target": (None, dict(beta=0.1, n=500, epsilon=1.0, max_steps=500)),
+    "unbounded_quantile_miscoverage_bound": (None, dict(m=20.0, n=500, epsilon=1.0, max_steps=500)),
+    "unbounded_quantile_privacy_loss": (None, dict(beta=0.1, n=500, epsilon=1.0, max_steps=500)),
+    "unbounded_private_quantile": (None, dict(scores=np.tile(SCORES, 4), beta=0.1, epsilon=1.0, max_steps=500,
+                                              rng=0)),
+    "unbounded_quantile_probabilities": (None, dict(scores=np.tile(SCORES, 4), beta=0.1, epsilon=1.0,
+                                                    growth=2.0, max_steps=12)),
     "private_sufficient_statistics": (None, dict(X=X, y=Y, x_bound=1.0, y_bound=1.0, rng=0)),
     "public_grid": (None, dict(lower=-1.0, upper=1.0, num=3, d=2)),
     "pure_dp_to_zcdp": (None, dict(epsilon=1.0)),
@@ -305,6 +315,8 @@ BASE = {
     "scale.dpcp_quantile": (None, dict(scores=SCORES, alpha=0.1, epsilon1=0.3, epsilon2=0.7, delta=1e-6, bins=50,
                                        rng=0)),
     "scale.private_depth_median": (None, dict(data=DATA2, epsilon=1.0, candidates=GRID, directions=DIRS, rng=0)),
+    "scale.unbounded_private_quantile": (None, dict(scores=np.tile(SCORES, 4), beta=0.1, epsilon=1.0,
+                                                    max_steps=500, rng=0)),
     "scale.model_scores": (None, dict(frame=None, model=_ridge().fit(X, Y), features=["a", "b"], target="y",
                                       bound=3.0)),
     # the copy-ready reference files (book/reference/*.py)
@@ -317,6 +329,9 @@ BASE = {
                                  dict(y=Y, pred_train=Y * 0.9, pred_test=Y[:5], bound=3.0, alpha=0.1, delta=1e-6,
                                       epsilon1=0.3, epsilon2=4.0, bins=50, rng=0, n=2000)),
     "reference.spatial_depth": (REF["private_median"].spatial_depth, dict(points=DATA2[:5], data=DATA2)),
+    "reference.unbounded_private_quantile": (REF["unbounded_quantile"].unbounded_private_quantile,
+                                             dict(scores=np.tile(SCORES, 4), beta=0.1, epsilon=1.0, max_steps=500,
+                                                  rng=0)),
     "reference.private_spatial_median": (REF["private_median"].private_spatial_median,
                                          dict(data=DATA2, epsilon=1.0, prior_mean=0.0, prior_scale=3.0,
                                               n_candidates=50, rng=0)),
@@ -438,6 +453,16 @@ MODES = {
                                                                rng=0)),
     "private_quantile[opendp]": ("private_quantile", dict(scores=SCORES, beta=0.1, epsilon=1.0, bins=50,
                                                           sampler="opendp")),
+    "DPCPRegressor[unbounded]": ("DPCPRegressor", dict(trainer=_ridge(), alpha=0.2, epsilon=8.0, bound="unbounded",
+                                                       rng=0)),
+    "PrivateSplitConformalRegressor[unbounded]": ("PrivateSplitConformalRegressor", dict(
+        estimator=_ridge(), alpha=0.2, epsilon=5.0, bound="unbounded", rng=0)),
+    "unbounded_private_quantile[two_stage]": ("unbounded_private_quantile", dict(
+        scores=np.tile(SCORES, 10), beta=0.1, epsilon=2.0, max_steps=500, method="two_stage", bins=50, rng=0)),
+    "unbounded_private_quantile[opendp]": ("unbounded_private_quantile", dict(
+        scores=np.tile(SCORES, 4), beta=0.1, epsilon=1.0, max_steps=200, sampler="opendp")),
+    "unbounded_private_quantile[n]": ("unbounded_private_quantile", dict(
+        scores=SCORES, beta=0.1, epsilon=1.0, max_steps=500, n=600, rng=0)),
     "laplace_mechanism[opendp]": ("laplace_mechanism", dict(value=1.0, sensitivity=1.0, epsilon=1.0,
                                                             sampler="opendp")),
     "exponential_mechanism[opendp]": ("exponential_mechanism", dict(utilities=np.arange(5.0), sensitivity=1.0,
@@ -454,6 +479,7 @@ MODES = {
 NOT_SWEPT = {
     "ReleaseWarning": "a warning category (no parameters), raised by the releases and checked in their tests",
     "TukeyDepthRegions": "the result container of tukey_depth_regions (swept); never built from user input",
+    "GridHistogram": "the result container of unbounded_histogram (swept); never built from user input",
     "scale.local_cluster": "starts worker processes (seconds per call); its n_workers goes through "
                            "check_positive_int, and tests/test_scale.py starts it",
 }
@@ -468,6 +494,10 @@ _KINDS = {
                      "calibration_epsilon", "target_epsilon", "step_size", "sigma_min", "expected_batch_size",
                      "scale", "prior_scale"], _POS),
     **dict.fromkeys(["noise_multiplier", "l2", "noise", "qhat"], "nonneg"),
+    **dict.fromkeys(["unit", "growth"], _POS),
+    **dict.fromkeys(["threshold_share", "bound_share"], "level"),
+    "max_steps": "int",
+    "allow_empty": "bool",
     **dict.fromkeys(["shift", "lower", "upper", "low", "high"], "real"),
     **dict.fromkeys(["alpha", "beta", "failure", "failure_prob", "count_share", "count_failure", "quantile",
                      "calibration_level", "sampling_rate"], "level"),
@@ -532,6 +562,7 @@ _KIND_OVERRIDES = {
     ("depth_sensitivity", "depth"): "choice",
     ("mechanism_beta", "depth"): "choice",
     ("pcoqs_quantile", "rho"): _POS,
+    ("unbounded_quantile_miscoverage_bound", "m"): "real",    # a real target count, not a grid size
     ("PublicScaler", "low"): "real_or_array",            # one range for all features, or one per feature
     ("PublicScaler", "high"): "real_or_array",
 }
@@ -718,6 +749,14 @@ LEGAL = {
     ("*", "noise_multiplier", "zero"): "sigma = 0 is DP-SGD without noise (epsilon = inf), allowed for baselines",
     ("*", "sampling_rate", "one"): "full-batch steps",
     ("*", "qhat", "inf"): "an infinite threshold is the whole label set (split CP with k > n)",
+    ("unbounded_private_quantile[n]", "scores", "empty"): "with a public n an empty calibration part is padded "
+                                                          "(documented)",
+    **{(row, "scores", "inf entry"): "an unbounded score: +inf lies above every candidate (documented; a model's "
+                                     "missing output is mapped to it)"
+       for row in ("unbounded_private_quantile", "unbounded_histogram", "unbounded_quantile_probabilities",
+                   "scale.unbounded_private_quantile", "reference.unbounded_private_quantile",
+                   "unbounded_private_quantile[two_stage]", "unbounded_private_quantile[opendp]",
+                   "unbounded_private_quantile[n]")},
     ("*", "value", "list"): "a vector query",
     ("GaussianPrior", "mean", "list"): "a mean vector",
     ("PrivacyAccount", "epsilon", "zero"): "a release that reads no private data costs nothing",

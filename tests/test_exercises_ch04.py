@@ -226,3 +226,108 @@ def test_partial_submission_counts_cases():
     result = check_private_split_assembly(S.my_round_up_to_edges, missing, missing, missing, missing, quiet=True)
     assert result.cases_passed == 2 and result.cases_total == 14
     assert "NotImplementedError" in text(result)
+
+
+# ---------------------------------------------------------------------------------- ex-04-coin, ex-04-pad
+
+from dpcp_tutorial.exercises import check_coin_split, check_subsample_or_pad  # noqa: E402
+
+
+def coin(n_records, share, rng):
+    return (rng.random(n_records) < share).astype(int)
+
+
+def coin_training_marked(n_records, share, rng):
+    return (rng.random(n_records) >= share).astype(int)
+
+
+def row_position(n_records, share, rng):
+    return (np.arange(n_records) >= (1 - share) * n_records).astype(int)
+
+
+def shuffle_and_cut(n_records, share, rng):
+    out = np.zeros(n_records, dtype=int)
+    out[rng.permutation(n_records)[:round(share * n_records)]] = 1
+    return out
+
+
+def global_state(n_records, share, rng):
+    return (np.random.random(n_records) < share).astype(int)
+
+
+def one_coin_for_all(n_records, share, rng):
+    return np.full(n_records, int(rng.random() < share))
+
+
+def fair_coin(n_records, share, rng):
+    return rng.integers(0, 2, size=n_records)
+
+
+@pytest.mark.parametrize("secret", [None, "a course secret"])
+def test_coin_split_checker(secret):
+    assert run(check_coin_split, coin, secret=secret).passed
+    for wrong, phrase in [(row_position, "row position"), (shuffle_and_cut, "fixed size"),
+                          (global_state, "global random state"), (one_coin_for_all, "independent"),
+                          (coin_training_marked, "training records"), (fair_coin, "probability share"),
+                          (lambda n, s, rng: None, "None")]:
+        result = run(check_coin_split, wrong, secret=secret)
+        assert not result.passed, wrong
+        assert phrase in text(result), (wrong, text(result))
+
+
+def pad(scores, n, rng):
+    scores = np.asarray(scores, dtype=float)
+    if scores.size > n:
+        return rng.choice(scores, size=n, replace=False)
+    return np.concatenate([scores, np.ones(n - scores.size)])
+
+
+def pad_with_max(scores, n, rng):
+    scores = np.asarray(scores, dtype=float)
+    if scores.size > n:
+        return rng.choice(scores, size=n, replace=False)
+    return np.concatenate([scores, np.full(n - scores.size, scores.max() if scores.size else 1.0)])
+
+
+def pad_with_zero(scores, n, rng):
+    scores = np.asarray(scores, dtype=float)
+    if scores.size > n:
+        return rng.choice(scores, size=n, replace=False)
+    return np.concatenate([scores, np.zeros(n - scores.size)])
+
+
+def first_n(scores, n, rng):
+    return pad(scores, n, rng) if len(scores) <= n else np.asarray(scores, dtype=float)[:n]
+
+
+def with_replacement(scores, n, rng):
+    return pad(scores, n, rng) if len(scores) <= n else rng.choice(np.asarray(scores, dtype=float), size=n)
+
+
+def resample_up(scores, n, rng):
+    scores = np.asarray(scores, dtype=float)
+    if scores.size == 0:
+        return np.ones(n)
+    return rng.choice(scores, size=n, replace=scores.size < n)
+
+
+@pytest.mark.parametrize("secret", [None, "a course secret"])
+def test_subsample_or_pad_checker(secret):
+    assert run(check_subsample_or_pad, pad, secret=secret).passed
+    for wrong, phrase in [(pad_with_max, "private"), (pad_with_zero, "largest possible score"),
+                          (first_n, "same subset"), (with_replacement, "twice"),
+                          (resample_up, "keep every score")]:
+        result = run(check_subsample_or_pad, wrong, secret=secret)
+        assert not result.passed, wrong
+        assert phrase in text(result), (wrong, text(result))
+
+
+def test_new_chapter4_graded_cases_differ_from_public():
+    from dpcp_tutorial.exercises._common import resolve_secret  # noqa: F401
+    for check in (check_coin_split, check_subsample_or_pad):
+        public = check.spec.cases(None)
+        graded = check.spec.cases(resolve_secret("a course secret"))
+        for a, b in zip(public, graded):
+            assert a.kind == b.kind
+            assert any(not np.array_equal(np.asarray(a._values[k]), np.asarray(b._values[k]))
+                       for k in a._values if k not in ("draws", "share") or a.kind != "an even split")

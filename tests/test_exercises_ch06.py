@@ -133,3 +133,89 @@ def test_fitting_on_half_the_data_is_caught():
     result = run(check_dpcp_assembly, S.my_dpcp_budget, S.my_dpcp_scores, interval(fit="half"),
                  kinds=["the law", "the released"])
     assert not result
+
+
+# ---------------------------------------------------------------------------------- ex-06-level, ex-06-bound
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from dpcp_tutorial import private_quantile_miscoverage_bound  # noqa: E402
+from dpcp_tutorial.exercises import check_dpcp_level, check_dpcp_miss_bound  # noqa: E402
+from dpcp_tutorial.exercises._common import resolve_secret  # noqa: E402
+
+from _checking import run, text  # noqa: E402
+
+
+def level(alpha, epsilon1, delta):
+    if alpha <= delta:
+        raise ValueError("delta must be below alpha")
+    return math.exp(-epsilon1) * (alpha - delta)
+
+
+def level_no_refusal(alpha, epsilon1, delta):
+    return math.exp(-epsilon1) * (alpha - delta)
+
+
+def level_plus(alpha, epsilon1, delta):
+    return level(alpha, epsilon1, 0.0) * math.exp(2 * epsilon1) if alpha > delta else level(alpha, epsilon1, delta)
+
+
+def level_delta_outside(alpha, epsilon1, delta):
+    if alpha <= delta:
+        raise ValueError("delta must be below alpha")
+    return math.exp(-epsilon1) * alpha - delta
+
+
+def level_linear(alpha, epsilon1, delta):
+    if alpha <= delta:
+        raise ValueError("delta must be below alpha")
+    return (1 - epsilon1) * (alpha - delta)
+
+
+@pytest.mark.parametrize("secret", [None, "a course secret"])
+def test_dpcp_level_checker(secret):
+    assert run(check_dpcp_level, level, secret=secret).passed
+    for wrong, phrase in [(level_no_refusal, "raise ValueError"), (level_delta_outside, "subtracted inside"),
+                          (level_linear, "exponential"), (lambda a, e, d: None, "None")]:
+        result = run(check_dpcp_level, wrong, secret=secret)
+        assert not result.passed, wrong
+        assert phrase in text(result), (wrong, text(result))
+
+
+def miss_bound(alpha0, n, epsilon1, epsilon2, delta, bins):
+    return math.exp(epsilon1) * private_quantile_miscoverage_bound(alpha0, n, epsilon2, bins) + delta
+
+
+def no_factor(alpha0, n, epsilon1, epsilon2, delta, bins):
+    return private_quantile_miscoverage_bound(alpha0, n, epsilon2, bins) + delta
+
+
+def total_budget(alpha0, n, epsilon1, epsilon2, delta, bins):
+    return math.exp(epsilon1) * private_quantile_miscoverage_bound(alpha0, n, epsilon1 + epsilon2, bins) + delta
+
+
+def level_not_bound(alpha0, n, epsilon1, epsilon2, delta, bins):
+    return math.exp(epsilon1) * alpha0 + delta
+
+
+def delta_inside(alpha0, n, epsilon1, epsilon2, delta, bins):
+    return math.exp(epsilon1) * (private_quantile_miscoverage_bound(alpha0, n, epsilon2, bins) + delta)
+
+
+@pytest.mark.parametrize("secret", [None, "a course secret"])
+def test_dpcp_miss_bound_checker(secret):
+    assert run(check_dpcp_miss_bound, miss_bound, secret=secret).passed
+    for wrong, phrase in [(no_factor, "e^eps1 is missing"), (total_budget, "not epsilon1 + epsilon2"),
+                          (level_not_bound, "is not its miss bound"), (delta_inside, "added once")]:
+        result = run(check_dpcp_miss_bound, wrong, secret=secret)
+        assert not result.passed, wrong
+        assert phrase in text(result), (wrong, text(result))
+
+
+def test_new_chapter6_graded_cases_differ_from_public():
+    for check in (check_dpcp_level, check_dpcp_miss_bound):
+        public = check.spec.cases(None)
+        graded = check.spec.cases(resolve_secret("a course secret"))
+        for a, b in zip(public, graded):
+            assert a.args != b.args

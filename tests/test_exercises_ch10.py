@@ -40,8 +40,8 @@ def test_worst_case_checker(capsys):
     assert "tuple" in capsys.readouterr().out
 
 
-def ula(theta, grad, beta, mu, tau, h, xi):
-    return theta + h * (beta * grad - (theta - mu) / tau ** 2) + np.sqrt(2 * h) * xi
+def ula(theta, grad, eta, mu, tau, h, xi):
+    return theta + h * (eta * grad - (theta - mu) / tau ** 2) + np.sqrt(2 * h) * xi
 
 
 def test_langevin_step_checker(capsys):
@@ -51,7 +51,7 @@ def test_langevin_step_checker(capsys):
         "wrong scale (sqrt(h) * xi)": lambda t, g, b, m, s, h, x: t + h * (b * g - (t - m) / s ** 2) + np.sqrt(h) * x,
         "misses the prior's gradient": lambda t, g, b, m, s, h, x: t + h * b * g + np.sqrt(2 * h) * x,
         "wrong sign": lambda t, g, b, m, s, h, x: t + h * (b * g + (t - m) / s ** 2) + np.sqrt(2 * h) * x,
-        "not multiplied by beta": lambda t, g, b, m, s, h, x: t + h * (g - (t - m) / s ** 2)
+        "not multiplied by eta": lambda t, g, b, m, s, h, x: t + h * (g - (t - m) / s ** 2)
         + np.sqrt(2 * h) * x,
     }
     for phrase, fn in wrong.items():

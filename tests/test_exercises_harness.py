@@ -395,11 +395,15 @@ EXERCISE_BLOCK = re.compile(r"^(`{3,}|:{3,})\{exercise\}[^\n]*\n:label: *([\w-]+
 
 
 def _chapter_markdown(chapter: str) -> tuple[str, str]:
-    """(file name, markdown text) of the chapter notebook ``book/<chapter>_*.ipynb``."""
+    """(file name, markdown text) of the chapter notebook ``book/<chapter>_*.ipynb``, followed by the reference
+    pages (``book/[a-z]*.ipynb``), which hold the exercises on the source variants a chapter links to."""
     notebooks = sorted(BOOK.glob(f"{chapter}_*.ipynb"))
     assert len(notebooks) == 1, f"no chapter notebook book/{chapter}_*.ipynb"
-    cells = json.loads(notebooks[0].read_text(encoding="utf-8"))["cells"]
-    return notebooks[0].name, "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    texts = []
+    for path in notebooks + sorted(BOOK.glob("[a-z]*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        texts.append("\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown"))
+    return notebooks[0].name, "\n".join(texts)
 
 
 def _normalise_arguments(text: str) -> str:

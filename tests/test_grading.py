@@ -22,6 +22,9 @@ from dpcp_tutorial.grading import (COLUMNS, exercise_table, find_submissions, gr
 from dpcp_tutorial.grading import _isolation, _source
 from dpcp_tutorial.grading.points import POINTS
 
+pytestmark = pytest.mark.skipif(_isolation.probe() is not None,
+                                reason=f"the grader needs a bubblewrap sandbox: {_isolation.probe()}")
+
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = Path(__file__).with_name("exercise_solutions.py")
 SECRET = "test secret of the course"
@@ -330,7 +333,7 @@ def graded(tmp_path_factory):
     (folder / "prints.py").write_text(PRINTS, encoding="utf-8")
     (folder / "notes.txt").write_text("not a submission")
     assert main([str(folder), "--out", str(out), "--exercises", EXERCISES, "--secret", SECRET, "--time-limit", "3",
-                 "--exercise-timeout", "10", "--memory-limit", "1200", "--jobs", "2", "--quiet",
+                 "--exercise-timeout", "20", "--memory-limit", "1200", "--jobs", "2", "--quiet",
                  "--no-copy-check"]) == 0
     time.sleep(3.5)   # give a daemon that escaped the time to write
     with open(out, newline="", encoding="utf-8") as handle:
@@ -385,11 +388,22 @@ def test_totals_file_for_the_lms(graded):
     assert float(totals["good_py"]["points"]) == float(totals["good_py"]["max_points"]) == 24
 
 
-def test_feedback_file_per_student_keeps_the_first_lines_printed(graded):
+def test_feedback_never_shows_what_graded_calls_printed(graded):
     text = (graded["feedback"] / "prints.txt").read_text(encoding="utf-8")
-    assert "private data: 0.1" in text, "the rubric's 'never prints private data' needs the output"
+    assert "private data" not in text, "printed graded inputs would reveal the instructor's cases"
+    assert "not kept" in text
     assert "ex-08-code-n" in text and "Graded with the instructor's cases" in text
     assert (graded["feedback"] / "good_py.txt").is_file()
+
+
+def test_a_practice_run_with_the_public_cases_keeps_the_first_lines_printed(tmp_path, monkeypatch):
+    monkeypatch.delenv("DPCP_GRADING_SECRET", raising=False)
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "prints.py").write_text(PRINTS, encoding="utf-8")
+    grade_folder(tmp_path / "subs", tmp_path / "out.csv", exercises="smallest_n", progress=False, book=None)
+    text = (tmp_path / "out_feedback" / "prints.txt").read_text(encoding="utf-8")
+    assert "private data: 0.1" in text, "the rubric's 'never prints private data' needs the output"
+    assert "Graded with the public cases" in text
 
 
 def test_partial_credit_counts_cases(graded):
@@ -501,11 +515,18 @@ def test_forged_pipe_messages_do_not_pass(graded):
 
 @pytest.mark.parametrize("student,function", [("imports_alias", "my_quantile"), ("imports_wrapper", "my_quantile"),
                                               ("imports_wrapper", "my_aps_sets"), ("imports_wrapper", "my_interval"),
-                                              ("imports_dynamic", "my_quantile"), ("imports_helper", "smallest_n")])
+                                              ("imports_helper", "smallest_n")])
 def test_using_the_package_implementation_is_not_graded(graded, student, function):
     row = graded["table"][(student, function)]
     assert row["status"] == "not graded", row
     assert "uses the package's" in row["feedback"]
+
+
+def test_a_dynamic_import_of_the_package_finds_nothing_in_the_sandbox(graded):
+    """The static check cannot see a computed module name; the sandbox has no such module."""
+    row = graded["table"][("imports_dynamic", "my_quantile")]
+    assert row["status"] == "failed" and float(row["points"]) == 0, row
+    assert "raised ModuleNotFoundError" in row["feedback"]
 
 
 def test_rewriting_other_submissions_and_the_output_has_no_effect(graded):
@@ -549,53 +570,17 @@ def test_graded_cases_come_from_the_secret(tmp_path):
 
 
 @pytest.mark.slow
-def test_fallback_without_namespaces_ends_a_daemon(tmp_path, monkeypatch):
-    monkeypatch.setenv("DPCP_GRADING_NO_NAMESPACES", "1")
-    _isolation.namespace_prefix.cache_clear()
-    try:
-        marker = tmp_path / "marker"
-        (tmp_path / "subs").mkdir()
-        (tmp_path / "subs" / "daemon.py").write_text(_daemon(marker, tmp_path / "out.csv"), encoding="utf-8")
-        rows = grade_folder(tmp_path / "subs", tmp_path / "out.csv", exercises="smallest_n", progress=False,
-                            book=None, secret=SECRET)
-        assert rows[0].status == "failed"
-        time.sleep(3.5)
-        assert not marker.exists(), "the subreaper did not end the daemon"
-        assert "daemon,1000" not in (tmp_path / "out.csv").read_text(encoding="utf-8")
-    finally:
-        monkeypatch.delenv("DPCP_GRADING_NO_NAMESPACES")
-        _isolation.namespace_prefix.cache_clear()
-
-
-@pytest.mark.slow
-def test_the_secret_never_reaches_the_submission(tmp_path, monkeypatch):
-    monkeypatch.setenv("DPCP_GRADING_SECRET", "environment secret")
+def test_practice_run_without_a_sandbox_ends_a_daemon(tmp_path, monkeypatch):
+    monkeypatch.delenv("DPCP_GRADING_SECRET", raising=False)
+    marker = tmp_path / "marker"
     (tmp_path / "subs").mkdir()
-    secret_file = tmp_path / "secret.txt"
-    secret_file.write_text("file secret", encoding="utf-8")
-    (tmp_path / "subs" / "spy.py").write_text(textwrap.dedent(f'''
-        import os
-        def smallest_n(alpha, epsilon1, epsilon2, delta):
-            seen = [k for k, v in os.environ.items() if "secret" in v]
-            try:
-                seen.append(open({str(secret_file)!r}).read())
-            except OSError:
-                pass
-            for pid in os.listdir("/proc"):
-                try:
-                    seen.append(open(f"/proc/{{pid}}/cmdline").read())
-                except OSError:
-                    pass
-            print("SPY", [s for s in seen if "secret" in s])
-            return 0
-    '''), encoding="utf-8")
-    grade_folder(tmp_path / "subs", tmp_path / "out.csv", exercises="smallest_n", progress=False, book=None,
-                 secret_file=secret_file)
-    printed = (tmp_path / "out_feedback" / "spy.txt").read_text(encoding="utf-8")
-    assert "SPY" in printed
-    assert "environment secret" not in printed
-    if _isolation.namespace_prefix() is not None:   # the secret file is hidden only in a mount namespace
-        assert "file secret" not in printed
+    (tmp_path / "subs" / "daemon.py").write_text(_daemon(marker, tmp_path / "out.csv"), encoding="utf-8")
+    rows = grade_folder(tmp_path / "subs", tmp_path / "out.csv", exercises="smallest_n", progress=False,
+                        book=None, unsafe_no_sandbox=True)
+    assert rows[0].status == "failed" and rows[0].isolation.startswith("none")
+    time.sleep(3.5)
+    assert not marker.exists(), "the subreaper did not end the daemon"
+    assert "daemon,1000" not in (tmp_path / "out.csv").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow

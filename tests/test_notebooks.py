@@ -14,7 +14,8 @@
   corrections of the write-ups (links to the appendix appear only there or in a section
   "Reproducing the sources"); no sentence about the book's own history or about how a run
   was made, on any page; figure code collapsible (``hide-input``), never removed; the main line
-  of a core chapter (1–6, 9, 10) is at most about 3,000 words of prose.
+  of a core chapter (1–6, 9, 10) is at most about 3,000 words of prose, and no proof in it is longer than 250
+  words (a longer one is split into lemmas or moved to a proof appendix with a sketch in place).
 * Pages a reader can read: visible code lines fit the page (<= 79 characters, also
   in the files included on the reference-implementations page); ``## Summary`` then
   ``## Exercises`` close every chapter, and only hidden solution cells follow; the source
@@ -240,7 +241,7 @@ def test_source_errors_page_is_complete():
 def test_instructor_assignments_link_existing_exercises():
     texts = _all_text()
     exercise_labels = set()
-    for p in NOTEBOOKS:
+    for p in ALL_NOTEBOOKS:   # chapters, and reference pages with the exercises on source variants
         exercise_labels |= set(re.findall(r"`{3,}\{exercise\}[^\n]*\n:label: *([\w-]+)", texts[p.name]))
     page = texts["for_instructors.md"]
     linked = [t for t in _targets("ref", page) if t.startswith("ex-")]
@@ -252,7 +253,7 @@ def test_answer_key_covers_every_exercise():
     """book/answer_key.md (instructor edition only) has an entry linking to every exercise."""
     texts = _all_text()
     exercise_labels = set()
-    for p in NOTEBOOKS:
+    for p in ALL_NOTEBOOKS:
         exercise_labels |= set(re.findall(r"`{3,}\{exercise\}[^\n]*\n:label: *([\w-]+)", texts[p.name]))
     keyed = set(_targets("ref", texts["answer_key.md"]))
     assert exercise_labels <= keyed, f"exercises without an answer-key entry: {sorted(exercise_labels - keyed)}"
@@ -280,7 +281,7 @@ def test_build_uses_committed_outputs_and_nbval_covers_every_notebook():
         "every notebook of the book must live under book/, the folder nbval runs"
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^NBVAL := --nbval ", makefile, re.M), "make test must run strict nbval (not --nbval-lax)"
-    assert re.search(r"pytest-all:.*\n\t.*\$\(NBVAL\) tests book", makefile), "make test must run nbval on book/"
+    assert re.search(r"pytest-all:.*\n\t.*\$\(NBVAL\) book tests", makefile), "make test must run nbval on book/"
 
 
 @pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: p.name)
@@ -388,8 +389,9 @@ def test_float_noise_check_flags_full_precision_floats(text, noisy):
 # --- the tutorial shape -----------------------------------------------------------------
 
 EXERCISE_KIND = re.compile(r"^\((Conceptual|By hand|Derivation|Coding|Project), (★{1,3})\)")
-CORE_CHAPTERS = ("01_", "02_", "03_", "04_", "05_", "06_", "09_", "10_")
-MAIN_LINE_WORDS = 3300  # "about 3,000 words" of prose
+CORE_CHAPTERS = ("01_", "02_", "03_", "04_", "05_", "06_", "09_", "10_", "17_")
+MAIN_LINE_WORDS = 3000  # "about 3,000 words" of prose
+PROOF_WORDS = 250  # the longest proof in a core chapter's main line (words as `wc -w` counts them)
 SOURCE_NOTES = re.compile(r"^(`{3,}|:{3,})\{admonition\} *Source notes[^\n]*\n.*?^\1[ \t]*$", re.S | re.M)
 OUT_OF_MAIN_LINE = ("Pitfalls", "Reproducing the sources")
 
@@ -487,3 +489,33 @@ def test_core_chapters_are_tutorial_sized(path):
     words = main_line_words(path)
     assert words <= MAIN_LINE_WORDS, (f"{words} words of prose in the main line (about 3,000 at most): move "
                                       "reference material to its own page")
+
+
+def main_line_proof_words(path) -> dict[str, int]:
+    """Words (whitespace-separated, formulas included) of every proof in a chapter's main line, by the label of
+    the statement it proves."""
+    text = SOURCE_NOTES.sub("", _markdown(path))
+    text = re.sub(r"^(`{3,}|:{3,})\{solution\}.*?^\1[ \t]*$", "", text, flags=re.S | re.M)
+    text = "".join(body for heading, body in _sections(text) if heading not in OUT_OF_MAIN_LINE)
+    out = {}
+    for m in re.finditer(r"^(`{3,}|:{3,})\{prf:proof\}[^\n]*\n(.*?)^\1[ \t]*$", text, re.S | re.M):
+        labels = re.findall(r":label: *(\S+)", text[:m.start()])
+        out[labels[-1] if labels else f"proof at {m.start()}"] = len(m.group(2).split())
+    return out
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name.startswith(CORE_CHAPTERS)], ids=lambda p: p.name)
+def test_core_chapter_proofs_are_short(path):
+    long = {label: words for label, words in main_line_proof_words(path).items() if words > PROOF_WORDS}
+    assert not long, (f"proofs longer than {PROOF_WORDS} words in the main line: {long}; split them into lemmas or "
+                      "move them to a proof appendix with a sketch in place")
+
+
+def test_proof_length_measure_counts_words_of_proofs_only(tmp_path):
+    long_proof = " ".join(["word"] * (PROOF_WORDS + 1))
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": [
+        "```{prf:theorem} T\n:label: thm-x\nA statement.\n```\n\n```{prf:proof}\n" + long_proof + "\n```\n\n"
+        "## Pitfalls\n\n```{prf:lemma} L\n:label: lem-y\nS.\n```\n\n```{prf:proof}\n" + long_proof + "\n```\n"]}]
+    path = tmp_path / "03_x.ipynb"
+    path.write_text(json.dumps({"cells": cells}), encoding="utf-8")
+    assert main_line_proof_words(path) == {"thm-x": PROOF_WORDS + 1}

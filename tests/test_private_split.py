@@ -105,6 +105,7 @@ def test_optimal_gamma_is_clipped_below_one():
     assert pps_optimal_gamma(1, 0.5, 1e-3) == pytest.approx(1 - 1e-12)
 
 
+@pytest.mark.slow
 def test_m_search_is_data_independent_seeded_and_close_to_the_reference():
     n, epsilon = 5000, 8.0
     m1, g1 = pps_choose_m(n, ALPHA, epsilon, rule="reference", rng=3)
@@ -463,6 +464,7 @@ def test_public_n_subsamples_or_pads_every_size_releases():
     assert releases[0] == 1.0 and releases[-1] < 1.0
 
 
+@pytest.mark.slow
 def test_public_n_keeps_coverage_when_the_part_is_larger_or_smaller():
     """Subsample-or-pad: calibration parts of 150 or 450 records calibrated at the public n = 300 cover at 1 - alpha
     (binomial SE, 3 SE tolerance); padding only adds coverage."""
@@ -525,7 +527,7 @@ def test_pps_with_n_none_reports_the_recomputed_bound_or_not_covered():
     assert any("m='reference'" in note for note in scan.privacy_.notes)
 
 
-@pytest.mark.parametrize("m", ["auto", "reference"])
+@pytest.mark.parametrize("m", ["auto", pytest.param("reference", marks=pytest.mark.slow)])
 def test_grid_choice_never_reads_the_data(m):
     """The grid size depends on the public n, alpha, epsilon and the seed only: calibration sets of the same size
     with other values (extreme ones included) get the same m_, and pps_choose_m takes no data argument."""
@@ -618,6 +620,7 @@ def _opendp_law_check(draws, edges, probabilities):
     assert np.all(np.abs(counts - expected) <= 5 * se + 1), (counts, expected)
 
 
+@pytest.mark.slow
 def test_split_estimators_release_with_the_opendp_sampler_from_its_law():
     from dpcp_tutorial import private_quantile_probabilities
     from sklearn.dummy import DummyRegressor

@@ -66,7 +66,6 @@ def _instructor_texts():
         text = path.read_text(encoding="utf-8")
         solutions += [m.group(0) for m in student_edition.SOLUTION_BLOCK.finditer(text)]
         rest.append(student_edition.strip_solutions(text))
-    rest += [p.read_text(encoding="utf-8") for p in sorted((ROOT / "book" / "reference").glob("*.py"))]
     rest += _checker_docstrings()    # the API page shows them in both editions: how to call a checker is no solution
     return solutions, solution_code, "\n".join(rest)
 
@@ -108,12 +107,32 @@ def _fingerprints():
 
 
 CODE, PROSE, N_SOLUTIONS = _fingerprints()
+REFERENCE_FILES = sorted((ROOT / "book" / "reference").glob("*.py"))
+
+
+def _reference_lines() -> list[str]:
+    """Lines of code of the copy-ready reference files (several answer coding exercises) shown nowhere else."""
+    rest = _instructor_texts()[2]
+    lines = set()
+    for path in REFERENCE_FILES:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.stmt) and not isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef)) \
+                    and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+                first = ast.get_source_segment(path.read_text(encoding="utf-8"), node).splitlines()[0].strip()
+                if len(first) >= 24 and first not in rest:
+                    lines.add(first)
+    return sorted(lines)
+
+
+REFERENCE_CODE = _reference_lines()
 
 
 def _leaks(text: str) -> list[str]:
     normal = _normalise(text)
     found = [f"marker {m!r}" for m in MARKERS if m in text]
     found += [f"code {line!r}" for line in CODE if line in text]
+    found += [f"reference code {line!r}" for line in REFERENCE_CODE if line in text]
     found += [f"text {run[:60]!r}" for run in PROSE if run in normal]
     return found
 
@@ -145,6 +164,23 @@ def test_stripped_pages_have_no_solution_and_no_instructor_links():
         assert "<for_instructors>" not in text and "{doc}`for_instructors`" not in text, path.name
         for phrase in student_edition.INSTRUCTOR_PHRASES:
             assert phrase not in text.lower(), f"{path.name} promises {phrase!r} to students"
+
+
+def test_no_reference_file_is_printed_in_the_student_edition():
+    """The copy-ready files answer exercises (e.g. the split-conformal quantile of ex-01-code-quantile, the
+    spatial depth of ex-09-spatial): the student pages include none of them, and say so where they were."""
+    assert len(REFERENCE_CODE) >= 50, f"only {len(REFERENCE_CODE)} reference lines: the leak test would be weak"
+    page = (ROOT / "book" / "reference_implementations.md").read_text(encoding="utf-8")
+    included = re.findall(r"\{literalinclude\} +reference/([\w.]+)", page)
+    assert {"conformal_quantile.py", "private_median.py"} <= set(included)
+    student = student_edition.student_page("reference_implementations.md", page)
+    assert "{literalinclude}" not in student
+    assert all(f"`{name}`" in student for name in included), "a note replaces each file"
+    for path in PAGES:
+        text = student_edition.student_page(path.name, path.read_text(encoding="utf-8"))
+        assert not student_edition.REFERENCE_INCLUDE.search(text), path.name
+    for path in REFERENCE_FILES:     # a reference file shown in full would be caught by its lines
+        assert _leaks(path.read_text(encoding="utf-8")), path.name
 
 
 def test_the_student_edition_says_how_students_run_the_chapters():

@@ -723,3 +723,62 @@ def test_row_norms_in_blocks_are_numpy_norms(layout, monkeypatch):
     X = rng.normal(size=(2600, 24)) * rng.exponential(size=(2600, 24))
     X = {"C": X, "F": np.asfortranarray(X), "strided": X[:, ::2]}[layout]
     assert np.array_equal(_row_norms(X), np.linalg.norm(X, axis=1))
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_logistic_solver_with_a_subsampled_hessian_certifies_the_same_minimiser(k, monkeypatch):
+    """On more than 2 * _HESSIAN_ROWS rows the Newton systems use every s-th row's Hessian; the stopping test
+    is the exact gradient's, so the result is certified and within grad_tol / l2 of the full-Hessian one."""
+    X, y = _classification_data(n=3000, d=4, k=k, seed=3)
+    Xa, Y = _design(X, 1.0, True), _one_hot(y, k)
+    tol, l2 = _SOLVER_SLACK * math.sqrt(2), 3.0
+    exact = _minimise_logistic(Xa, Y, l2, grad_tol=tol)
+    monkeypatch.setattr("dpcp_tutorial.training._HESSIAN_ROWS", 256)        # stride 11: 273 rows
+    rows_used = []
+    original = _logistic_hessian
+
+    def spy(design, P, l2_):
+        rows_used.append(P.shape[0])
+        return original(design, P, l2_)
+
+    monkeypatch.setattr("dpcp_tutorial.training._logistic_hessian", spy)
+    theta = _minimise_logistic(Xa, Y, l2, grad_tol=tol)
+    assert rows_used and max(rows_used) == 273                     # only the subsample's Hessian was needed
+    grad = (_probabilities(Xa @ theta.T) - Y).T @ Xa + l2 * theta
+    assert np.linalg.norm(grad) <= tol
+    assert np.linalg.norm(theta - exact) <= 2 * tol / l2
+
+
+def test_logistic_solver_falls_back_to_the_full_hessian_on_an_unrepresentative_subsample(monkeypatch):
+    """Rows the subsample sees carry no information (zero features): its Hessian is only the penalty, the
+    steps stall, and the solver switches to the full Hessian; the result is still certified."""
+    X, y = _classification_data(n=3000, d=4, seed=4)
+    X[::11] = 0.0                                                   # exactly the rows of stride 11
+    Xa, Y = _design(X, 1.0, True), _one_hot(y, 2)
+    Xa[::11, -1] = 0.0                                              # the intercept column too
+    tol, l2 = _SOLVER_SLACK * math.sqrt(2), 0.5
+    monkeypatch.setattr("dpcp_tutorial.training._HESSIAN_ROWS", 256)
+    rows_used = []
+    original = _logistic_hessian
+
+    def spy(design, P, l2_):
+        rows_used.append(P.shape[0])
+        return original(design, P, l2_)
+
+    monkeypatch.setattr("dpcp_tutorial.training._logistic_hessian", spy)
+    theta = _minimise_logistic(Xa, Y, l2, grad_tol=tol)
+    assert rows_used[0] == 273 and rows_used[-1] == 3000
+    grad = (_probabilities(Xa @ theta.T) - Y).T @ Xa + l2 * theta
+    assert np.linalg.norm(grad) <= tol
+
+
+def test_fit_clip_factors_above_one_block_clip_like_the_numpy_norms(monkeypatch):
+    """Above one block the fit's clip factors come from one einsum pass: within rounding of numpy's norms."""
+    from dpcp_tutorial.training import _fit_clip_factors
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(3000, 5)) * rng.exponential(size=(3000, 1))
+    expected = np.minimum(1.0, 1.5 / np.linalg.norm(X, axis=1))
+    assert np.array_equal(_fit_clip_factors(X, 1.5), expected)          # one block: numpy's arithmetic
+    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)
+    np.testing.assert_allclose(_fit_clip_factors(X, 1.5), expected, rtol=1e-15)

@@ -180,6 +180,7 @@ FAMILIES = {
     "denormals": lambda: np.array([[5e-324, 0.0], [0.0, -5e-324], [1.0, 1.0], [-1.0, 0.5], [0.5, -1.0],
                                    [1e-320, 1e-310], [-5e-324, 5e-324]]),
 }
+SLOW_FAMILIES = {"near_duplicates", "lattice_near_duplicate", "gaussian_near_duplicates"}   # seconds of CPU each
 
 
 def _neighbours(x):
@@ -249,6 +250,7 @@ def test_density_integrates_to_one_on_degenerate_regions():
         np.testing.assert_allclose(dens.mean() * 64.0, 1.0, rtol=2e-2)
 
 
+@pytest.mark.slow
 def test_halfspace_depth_at_denormal_points_is_exact():
     """The exact 2-D depth at denormal points equals the brute-force count in rational arithmetic."""
     rng = np.random.default_rng(1)
@@ -292,7 +294,8 @@ def _check_against_reference(data):
     assert _quiet(private_tukey_median_2d, data, 0.7, BOX, rng=1).shape == (2,)
 
 
-@pytest.mark.parametrize("name", list(FAMILIES))
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW_FAMILIES else name
+                                  for name in FAMILIES])
 def test_families_have_the_reference_law_and_never_raise_or_warn(name):
     """The data set, a near-duplicate added and a point replaced by a denormal: the exact law equals the
     reference's, and nothing raises or warns."""
@@ -333,6 +336,7 @@ def _random_configuration(rng):
     return x
 
 
+@pytest.mark.slow
 def test_randomised_search_against_the_rational_reference():
     """Seeded search over near-duplicate, collinear, denormal and lattice configurations: the module's exact
     annulus areas equal the reference's as rationals, and so do the level probabilities (to rounding)."""

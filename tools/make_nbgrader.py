@@ -2,11 +2,14 @@
 
 Usage::
 
-    python tools/make_nbgrader.py [--out _build_nbgrader] [--chapters 1,8] [--no-release]
+    python tools/make_nbgrader.py [--out _build_nbgrader] [--secret-file FILE] [--sets ps1,ps3] [--six-weeks]
+                                  [--no-release]
 
-For every chapter with coding exercises it writes ``<out>/course/source/chNN/chNN.ipynb``, an nbgrader source
-notebook read from the chapter *at generation time* (the exercises are found by their labels, so rewording a
-chapter changes the course the next time it is generated):
+One assignment per problem set of ``book/for_instructors.md`` (``ps1``, ``ps2``, ... and ``advanced``), holding
+that set's coding exercises and nothing else (so that the maximum score is the set's): with ``--six-weeks`` the
+items marked *(8 weeks)* are left out. For each set it writes ``<out>/course/source/<set>/<set>.ipynb``, an
+nbgrader source notebook read from the chapters *at generation time* (the exercises are found by their labels,
+so rewording a chapter or the course plan changes the course the next time it is generated):
 
 * a read-only setup cell with the imports the answers need (only the names they read, so that it never hands
   out the package's implementation of an exercise);
@@ -18,21 +21,23 @@ chapter changes the course the next time it is generated):
   define its functions yet), the solution's helper functions nested into the function that uses them, so that
   the student version has one stub per function; a cell that runs the checker(s) on the public cases (what a
   student sees in the book); and a locked autograder test cell worth the exercise's points
-  (:data:`dpcp_tutorial.grading.points.POINTS`) whose body is a ``### BEGIN HIDDEN TESTS`` region: it runs
-  the checker in graded mode (``secret=True``: the cases come from the environment variable
-  ``DPCP_GRADING_SECRET`` of the machine that runs ``nbgrader autograde``) and returns the points earned,
-  ``points * cases passed / cases``, which nbgrader records as partial credit.
+  (:data:`dpcp_tutorial.grading.points.POINTS`) whose body is a ``### BEGIN HIDDEN TESTS`` region holding the
+  graded cases **as fixed data**, drawn now from the instructor's secret (``--secret-file`` or the
+  environment variable ``DPCP_GRADING_SECRET`` of the machine that runs this tool; none equals a public case)
+  and run with :func:`dpcp_tutorial.exercises.grade_fixed_cases`; it returns the points earned,
+  ``points * cases passed / cases``, which nbgrader records as partial credit. The secret itself is never
+  written anywhere and is not needed by ``nbgrader autograde``: nothing a student's code can read holds it.
 
 It also writes ``<out>/course/nbgrader_config.py`` and, unless ``--no-release``, runs ``nbgrader
-generate_assignment`` once for all the chapters written (the student versions land in
-``<out>/course/release``). Then, in ``<out>/course``::
+generate_assignment`` once for all the assignments written (the student versions, without the hidden tests,
+land in ``<out>/course/release``). Then, in ``<out>/course``::
 
-    nbgrader autograde chNN --create        # after copying submissions to submitted/<student>/chNN/chNN.ipynb
+    nbgrader autograde ps1 --create         # after copying submissions to submitted/<student>/ps1/ps1.ipynb
     nbgrader export                         # grades.csv
 
-all offline. nbgrader comes from PyPI with the package's ``[course]`` extra. The nbgrader path runs the
-students' code in the grading kernel, next to the checkers: use ``python -m dpcp_tutorial.grading`` where the
-integrity of marks matters (``book/grading.md``).
+all offline. nbgrader comes from PyPI with the package's ``[course]`` extra. nbgrader runs the students' code
+and the hidden tests in one kernel, so a submission can read the hidden cases while it is graded (not the
+secret): use ``python -m dpcp_tutorial.grading`` for marks that count (``book/grading.md``).
 """
 
 from __future__ import annotations
@@ -224,28 +229,76 @@ def _meta(grade_id: str, *, solution=False, grade=False, locked=False, points=No
     return meta
 
 
-def chapter_notebook(chapter: str, exercises: list, notes: list[str]) -> dict | None:
-    """The nbgrader source notebook of one chapter (``chapter`` is e.g. ``"ch01"``)."""
+#: the computed pages beside the chapters (reference pages, section pages such as the case study): a chapter's
+#: exercise on a source variant or on a worked example lives there, under the chapter's label ``ex-NN-...``
+REFERENCE_PAGES = tuple(sorted(p.name for p in (ROOT / "book").glob("[a-z]*.ipynb")))
+
+
+class _Chapter:
+    """What the generator reads from one chapter: its title, its exercises' texts and its code units."""
+
+    def __init__(self, chapter: str, refs: dict):
+        number = int(chapter[2:])
+        paths = sorted((ROOT / "book").glob(f"{number:02d}_*.ipynb"))
+        self.path = paths[0] if paths else None
+        self.texts, self.units = {}, []
+        if self.path is not None:
+            notebook = json.loads(self.path.read_text(encoding="utf-8"))
+            self.texts = exercise_texts(notebook, refs)
+            self.units = _units(notebook, self.path.name)
+        prefix = f"ex-{number:02d}-"
+        for page in REFERENCE_PAGES:   # the exercises on a chapter's source variants live on its reference page
+            reference = json.loads((ROOT / "book" / page).read_text(encoding="utf-8"))
+            found = {label: text for label, text in exercise_texts(reference, refs).items()
+                     if label.startswith(prefix) and label not in self.texts}
+            if found:
+                self.texts = {**found, **self.texts}
+                self.units = self.units + _units(reference, page)
+
+
+def hidden_test(exercise, checks, secret: str) -> str:
+    """The hidden-test region of one exercise: its graded cases as fixed data drawn now from ``secret`` (never
+    the secret itself), the checkers run on them, and the points earned as the cell's value."""
+    from dpcp_tutorial.exercises import fixed_cases
+
+    lines = ["### BEGIN HIDDEN TESTS",
+             "# graded cases drawn by `make nbgrader` from the instructor's secret (fixed data)",
+             "from dpcp_tutorial.exercises import grade_fixed_cases, " + ", ".join(c.__name__ for c in checks)]
+    calls = []
+    for index, check in enumerate(checks):
+        data = fixed_cases(check, secret)
+        lines.append(f"_cases_{index} = (")
+        lines += [f'    "{line}"' for line in data.splitlines()]
+        lines.append(")")
+        calls.append(f"grade_fixed_cases({check.__name__}, {', '.join(check.functions)}, cases=_cases_{index})")
+    lines.append("_results = [" + ", ".join(calls) + "]")
+    lines += ["for _line in (line for r in _results for line in r.feedback):",
+              "    print(_line)",
+              f"round({exercise.max_points:g} * sum(r.cases_passed for r in _results if not r.not_graded)"
+              " / max(1, sum(r.cases_total for r in _results)), 2)",
+              "### END HIDDEN TESTS"]
+    return "\n".join(lines)
+
+
+def assignment_notebook(name: str, title: str, exercises: list, notes: list[str], secret: str,
+                        chapters: dict | None = None) -> dict | None:
+    """The nbgrader source notebook of one assignment (``name`` e.g. ``"ps1"``) holding ``exercises``."""
     from dpcp_tutorial import exercises as checkers_module
 
-    number = int(chapter[2:])
-    paths = sorted((ROOT / "book").glob(f"{number:02d}_*.ipynb"))
-    if not paths:
-        return None
-    notebook = json.loads(paths[0].read_text(encoding="utf-8"))
-    title = next((line[2:].strip() for c in notebook["cells"] if c["cell_type"] == "markdown"
-                  for line in _source_of(c).splitlines() if line.startswith("# ")), paths[0].stem)
-    texts = exercise_texts(notebook, references())
-    units = _units(notebook, paths[0].name)
+    refs = references()
+    chapters = {} if chapters is None else chapters
     setup, answers = [], []
     for exercise in exercises:
-        if exercise.label not in texts:
-            notes.append(f"{chapter}: {exercise.label} is not in {paths[0].name} yet; left out")
+        if exercise.chapter not in chapters:
+            chapters[exercise.chapter] = _Chapter(exercise.chapter, refs)
+        chapter = chapters[exercise.chapter]
+        if exercise.label not in chapter.texts:
+            notes.append(f"{name}: {exercise.label} is not in its chapter yet; left out")
             continue
-        chosen = _solution_units(units, exercise.functions)
+        chosen = _solution_units(chapter.units, exercise.functions)
         if not chosen:
             chosen = _fallback_units(exercise.functions)
-            notes.append(f"{chapter}: {exercise.label}'s solution taken from tests/exercise_solutions.py")
+            notes.append(f"{name}: {exercise.label}'s solution taken from tests/exercise_solutions.py")
         code = [u for u in chosen if not (isinstance(ast.parse(u.source).body[0], SETUP_STATEMENTS))]
         needed = set().union(*(u.reads for u in chosen if not isinstance(ast.parse(u.source).body[0],
                                                                          (ast.Import, ast.ImportFrom))))
@@ -253,39 +306,56 @@ def chapter_notebook(chapter: str, exercises: list, notes: list[str]) -> dict | 
             statement = None if unit in code else _setup_source(unit, needed)
             if statement is not None and statement not in setup:
                 setup.append(statement)
-        answers.append((exercise, texts[exercise.label], code))
+        answers.append((exercise, chapter.texts[exercise.label], code))
     if not answers:
         return None
-    cells = [_cell("markdown", f"# Chapter {number}: {title} — graded exercises\n\nWrite each function in its "
-                               "answer cell. The cell after it runs the book's checker on the public cases; the "
-                               "grader uses other cases of the same kinds.")]
+    cells = [_cell("markdown", f"# {title} — graded exercises\n\nWrite each function in its answer cell. The "
+                               "cell after it runs the book's checker on the public cases; the grader uses other "
+                               "cases of the same kinds.")]
     cells.append(_cell("code", "\n".join(dict.fromkeys(setup)) or "import numpy as np",
-                       _meta(f"{chapter}-setup", locked=True)))
+                       _meta(f"{name}-setup", locked=True)))
     for exercise, text, code in answers:
-        checks = [getattr(checkers_module, name) for name in exercise.checkers]
-        cells.append(_cell("markdown", f"## {exercise.label} ({exercise.max_points:g} points)\n\n{text}"))
+        checks = [getattr(checkers_module, c) for c in exercise.checkers]
+        number = int(exercise.chapter[2:])
+        cells.append(_cell("markdown", f"## {exercise.label} ({exercise.max_points:g} points, chapter {number})"
+                                       f"\n\n{text}"))
         body = _answer_code(code, exercise.functions)
         cells.append(_cell("code", body, _meta(f"{exercise.label}-answer", solution=True)))
         calls = "\n".join(f"{c.__name__}({', '.join(c.functions)})" for c in checks)
         cells.append(_cell("code", "from dpcp_tutorial.exercises import " + ", ".join(c.__name__ for c in checks)
                            + "\n\n" + calls))
-        graded = ", ".join(f"{c.__name__}({', '.join(c.functions)}, secret=True, quiet=True)" for c in checks)
-        test = ("### BEGIN HIDDEN TESTS\n"
-                "# graded cases from the instructor's secret (environment variable DPCP_GRADING_SECRET)\n"
-                f"from dpcp_tutorial.exercises import {', '.join(c.__name__ for c in checks)}\n"
-                f"_results = [{graded}]\n"
-                "for _line in (line for r in _results for line in r.feedback):\n"
-                "    print(_line)\n"
-                f"round({exercise.max_points:g} * sum(r.cases_passed for r in _results if not r.not_graded)"
-                " / max(1, sum(r.cases_total for r in _results)), 2)\n"
-                "### END HIDDEN TESTS")
-        cells.append(_cell("code", test, _meta(f"{exercise.label}-tests", grade=True, locked=True,
-                                                points=exercise.max_points)))
+        cells.append(_cell("code", hidden_test(exercise, checks, secret),
+                           _meta(f"{exercise.label}-tests", grade=True, locked=True, points=exercise.max_points)))
     for index, cell in enumerate(cells):
-        cell["id"] = f"{chapter}-{index:02d}"
+        cell["id"] = f"{name}-{index:02d}"
     return {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
             "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                          "language_info": {"name": "python"}}}
+
+
+PROBLEM_SET = re.compile(r"^\*\*(?P<title>(?:Problem set (?P<number>\d+)|Optional advanced set)[^*]*?)\.?\*\*"
+                         r"(?P<body>.*?)(?=\n\s*\n|\Z)", re.S | re.M)
+EIGHT_WEEKS = "(8 weeks"
+
+
+def problem_sets(six_weeks: bool = False) -> list[tuple[str, str, list[str]]]:
+    """The problem sets of ``book/for_instructors.md``: ``(name, title, exercise labels)`` in page order.
+
+    ``name`` is ``ps1``, ``ps2``, ... and ``advanced``; with ``six_weeks`` the items marked *(8 weeks)* are
+    left out, as the six-week module does.
+    """
+    text = (ROOT / "book" / "for_instructors.md").read_text(encoding="utf-8")
+    out = []
+    for match in PROBLEM_SET.finditer(text):
+        items = re.split(r"(?<=[`)])\s*,\s*", match.group("body"))
+        labels = []
+        for item in items:
+            if six_weeks and EIGHT_WEEKS in item:
+                continue
+            labels += re.findall(r"\{ref\}`[^`<]*<([\w-]+)>`", item)
+        name = f"ps{match.group('number')}" if match.group("number") else "advanced"
+        out.append((name, match.group("title").strip(), labels))
+    return out
 
 
 CONFIG = '''c = get_config()  # noqa: F821 - nbgrader's configuration object
@@ -305,48 +375,71 @@ def run_nbgrader(arguments: list[str], course: Path, env: dict | None = None) ->
                           capture_output=True, text=True)
 
 
-def generate(out: Path, chapters: set[int] | None = None, release: bool = True) -> list[str]:
-    """Write the course; return the assignment names (and print what was left out)."""
+def generate(out: Path, secret: str, only: set[str] | None = None, release: bool = True,
+             six_weeks: bool = False) -> list[str]:
+    """Write the course, one assignment per problem set of ``book/for_instructors.md`` (its coding exercises),
+    with each hidden test's cases drawn from ``secret``; return the assignment names (and print what was left
+    out)."""
+    if not isinstance(secret, str) or not secret:
+        raise ValueError("the hidden tests need the instructor's secret: --secret-file FILE or the environment "
+                         "variable DPCP_GRADING_SECRET")
     course = out / "course"
     source = course / "source"
     if source.exists():
         shutil.rmtree(source)
     source.mkdir(parents=True)
     (course / "nbgrader_config.py").write_text(CONFIG, encoding="utf-8")
-    by_chapter: dict[str, list] = {}
-    for exercise in grading_table():
-        by_chapter.setdefault(exercise.chapter, []).append(exercise)
+    table = {exercise.label: exercise for exercise in grading_table()}
     notes: list[str] = []
     names = []
-    for chapter, exercises in sorted(by_chapter.items()):
-        if chapters and int(chapter[2:]) not in chapters:
+    chapters: dict = {}
+    for name, title, labels in problem_sets(six_weeks):
+        if only and name not in only:
             continue
-        notebook = chapter_notebook(chapter, exercises, notes)
+        exercises = [table[label] for label in dict.fromkeys(labels) if label in table]
+        notebook = assignment_notebook(name, title, exercises, notes, secret, chapters) if exercises else None
         if notebook is None:
             continue
-        folder = source / chapter
+        folder = source / name
         folder.mkdir()
-        (folder / f"{chapter}.ipynb").write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
-                                                 encoding="utf-8")
-        names.append(chapter)
+        (folder / f"{name}.ipynb").write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
+                                              encoding="utf-8")
+        names.append(name)
     for note in notes:
         print(note)
     if release and names:
         # one nbgrader process for every assignment: its id is a glob over source/, which holds exactly the
-        # chapters written above (one process per chapter costs seconds each)
-        run_nbgrader(["generate_assignment", "ch[0-9][0-9]", "--force", "--create"], course)
+        # assignments written above (one process per assignment costs seconds each)
+        run_nbgrader(["generate_assignment", "*", "--force", "--create"], course)
     print(f"nbgrader course with {len(names)} assignments in {course}")
     return names
+
+
+def _secret(secret_file: str | None) -> str:
+    if secret_file:
+        value = Path(secret_file).read_text(encoding="utf-8").strip()
+        if not value:
+            raise SystemExit(f"the secret file {secret_file} is empty")
+        return value
+    value = os.environ.get("DPCP_GRADING_SECRET", "")
+    if not value:
+        raise SystemExit("make nbgrader draws the hidden tests' cases from the instructor's secret: give "
+                         "--secret-file FILE (make nbgrader SECRET_FILE=FILE) or set DPCP_GRADING_SECRET")
+    return value
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="_build_nbgrader", help="output directory (default: _build_nbgrader)")
-    parser.add_argument("--chapters", help="comma-separated chapter numbers (default: every chapter with checkers)")
+    parser.add_argument("--secret-file", help="a file holding the instructor's secret (default: the environment "
+                                              "variable DPCP_GRADING_SECRET)")
+    parser.add_argument("--sets", help="comma-separated assignments, e.g. ps1,ps3 (default: every problem set)")
+    parser.add_argument("--six-weeks", action="store_true", help="leave out the items marked (8 weeks)")
     parser.add_argument("--no-release", action="store_true", help="write the source notebooks only")
     args = parser.parse_args(argv)
-    chapters = {int(c) for c in args.chapters.split(",")} if args.chapters else None
-    generate(Path(args.out).resolve(), chapters, release=not args.no_release)
+    only = set(args.sets.split(",")) if args.sets else None
+    generate(Path(args.out).resolve(), _secret(args.secret_file), only, release=not args.no_release,
+             six_weeks=args.six_weeks)
     return 0
 
 

@@ -15,6 +15,8 @@ What it does, without re-executing any chapter (the committed outputs are used):
      solution) is removed;
    * the instructor-only pages (``INSTRUCTOR_ONLY``) are dropped from the table of
      contents, and links to them become plain text;
+   * the copy-ready reference files (``book/reference/*.py``) are neither printed nor
+     copied: several answer coding exercises (a note says so where they were included);
 
 2. writes a ``_config.yml`` with notebook execution off, without ``sphinx.ext.viewcode``
    (its source pages would show the checkers' reference solutions) and with a small
@@ -74,6 +76,19 @@ STUDENT_RUNNING = """* **The notebooks:** your instructor hands out the chapters
 * **From your own code:** `import dpcp_tutorial` in that environment.
 """
 
+#: a literalinclude of a copy-ready reference file (``book/reference/*.py``): several of them answer coding
+#: exercises (the split-conformal quantile, spatial depth, the private quantile), so the student edition prints
+#: none of them
+REFERENCE_INCLUDE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{literalinclude\}[ \t]+(?:\.\./)?(?:book/)?reference/"
+                               r"(?P<file>[\w.-]+)[^\n]*\n.*?^(?P=fence)[ \t]*\n?", re.S | re.M)
+
+REFERENCE_NOTE = """```{{note}}
+The copy-ready file `{file}` is not printed in the student edition: it answers some of the coding exercises.
+The package's version is documented in the API reference; your instructor may hand out the file once the
+problem sets are graded.
+```
+"""
+
 #: phrases the student edition must not contain (tests/test_student_edition.py)
 INSTRUCTOR_PHRASES = ("launch button", "rocket icon", "clone the repository")
 
@@ -82,6 +97,7 @@ def student_page(name: str, text: str) -> str:
     """A page's text for the student edition: solutions stripped, instructor pages unlinked, and no promise of
     launch buttons or of the instructor repository."""
     text = _unlink_instructor_pages(strip_solutions(text))
+    text = REFERENCE_INCLUDE.sub(lambda m: REFERENCE_NOTE.format(file=m.group("file")), text)
     # the bullet list that opens the section "Running the chapters" (bullets and their indented continuations)
     bullets = re.compile(r"(^## Running the chapters[ \t]*\n\n)((?:\* .*\n(?:  .*\n)*)+)", re.M)
     text = bullets.sub(lambda m: m.group(1) + STUDENT_RUNNING, text)
@@ -123,7 +139,14 @@ def _unlink_instructor_pages(text: str) -> str:
 
 
 def strip_notebook(nb: dict) -> dict:
-    """Return a student copy of a chapter notebook (``nb`` is not modified)."""
+    """Return a student copy of a chapter notebook (``nb`` is not modified).
+
+    Every code cell of the chapter is marked (``metadata["dpcp_tutorial"]["chapter"]``, a digest of its
+    source): the batch grader never runs an unchanged chapter cell of a hand-out, only the reader's own cells
+    (and the chapter cells' imports).
+    """
+    from dpcp_tutorial.grading._source import chapter_mark
+
     nb = json.loads(json.dumps(nb))
     cells = []
     for cell in nb["cells"]:
@@ -132,6 +155,9 @@ def strip_notebook(nb: dict) -> dict:
         if cell["cell_type"] == "markdown":
             src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
             cell["source"] = student_page("", src)
+        if cell["cell_type"] == "code":
+            src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            cell.setdefault("metadata", {})["dpcp_tutorial"] = {"chapter": chapter_mark(src)}
         cells.append(cell)
     nb["cells"] = cells
     return nb
@@ -176,6 +202,8 @@ def prepare(out: pathlib.Path) -> pathlib.Path:
     for path in sorted((ROOT / "book").rglob("*")):
         if path.is_dir() or path in excluded or ".ipynb_checkpoints" in path.parts or "__pycache__" in path.parts:
             continue
+        if path.parent == ROOT / "book" / "reference" and path.suffix == ".py":
+            continue    # the copy-ready reference files answer exercises (REFERENCE_INCLUDE)
         target = src / path.relative_to(ROOT)
         target.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix == ".ipynb":

@@ -1,4 +1,4 @@
-"""Private centre and scale of a data set without any public bound (chapter 19).
+"""Private centre and scale of data without any public bound (chapter 19).
 
 Copy-ready: needs only NumPy and the standard library. The release is the
 prior of the depth median's ``prior="private"``: a Gaussian centred at the

@@ -26,13 +26,16 @@ import sys
 
 #: public name -> the chapter module that defines it
 _EXPORTS = {
-    "ExerciseResult": "_common",
+    "ExerciseResult": "_common", "fixed_cases": "_fixed", "grade_fixed_cases": "_fixed",
     "check_aps_prediction_set": "ch01", "check_conformal_quantile": "ch01",
     "check_private_mean": "ch02", "check_randomized_response": "ch02",
-    "check_algorithm1_loss": "ch03", "check_stable_probabilities": "ch03",
+    "check_algorithm1_loss": "ch03", "check_miscoverage_bound": "ch03", "check_release_log_probabilities": "ch03",
+    "check_stable_probabilities": "ch03",
     "check_pps_level": "ch04", "check_pps_round_up": "ch04", "check_private_split_assembly": "ch04",
+    "check_coin_split": "ch04", "check_subsample_or_pad": "ch04",
     "check_differential_cp_quantile": "ch05",
-    "check_dpcp_assembly": "ch06", "check_dpcp_levels": "ch06",
+    "check_dpcp_assembly": "ch06", "check_dpcp_levels": "ch06", "check_dpcp_level": "ch06",
+    "check_dpcp_miss_bound": "ch06",
     "check_clip_gradients": "ch07", "check_ssp_sensitivity": "ch07",
     "check_bounded_interval": "ch08", "check_smallest_n": "ch08",
     "check_integrated_dual_depth": "ch09", "check_spatial_depth": "ch09",
@@ -44,6 +47,7 @@ _EXPORTS = {
     "check_annulus_area": "ch15", "check_tukey_level_probabilities": "ch15",
     "check_pcoqs_noise_sd": "ch16", "check_pool_coverage": "ch16",
     "check_bounded_normalized_score": "ch17", "check_mondrian_thresholds": "ch17", "check_pipeline_privacy": "ch17",
+    "check_first_passing": "ch18", "check_stop_probability": "ch18", "check_unbounded_add_remove_loss": "ch18",
     "check_centre_rank_error": "ch19", "check_private_prior_epsilon": "ch19",
 }
 

@@ -196,7 +196,17 @@ class _CheckOver(Exception):
 
 
 class LocalExecutor:
-    """Runs calls on functions of this process, each in a worker thread with a time limit."""
+    """Runs calls on functions of this process, each in a worker thread with a time limit.
+
+    ``trusts_reports``: whether what the calling side reports about a call (inputs modified, numpy's global
+    random state changed) may fail a case. In a notebook it may (the reader's own process checks itself);
+    the batch grader's executor does not trust its sandbox, asks for a *recheck* instead (a second call on
+    the same argument objects, under another global seed; see :class:`Reply`) and turns the reports into
+    feedback without points.
+    """
+
+    trusts_reports = True
+    recheck = False
 
     def __init__(self, functions: dict[str, Callable], time_limit: float):
         self.functions, self.time_limit = dict(functions), float(time_limit)
@@ -226,6 +236,7 @@ class CheckContext:
         self.calls = 0
         self.last: Reply | None = None
         self._messages: list[str] = []
+        self._notes: list[str] = []
         self._details: list[str] = []
         self._used: list[str] = []
         self.result: ExerciseResult | None = None   # kept for older bodies; use fail()/stop()
@@ -256,13 +267,22 @@ class CheckContext:
     def _name(self, function: str) -> str:
         return "your function" if len(self.functions) == 1 else f"your {function}"
 
+    def note(self, message: str) -> None:
+        """Feedback for the current case that does not fail it."""
+        self._notes.append(short(message, 500))
+
     def _run(self, call: Call, *, rng_state: bool, inputs: bool) -> Reply:
         if call.function not in self._used:
             self._used.append(call.function)
+        trusted = getattr(self._executor, "trusts_reports", True)
+        if (rng_state or inputs) and getattr(self._executor, "recheck", False):
+            call.recheck = True
+            first = int(np.random.default_rng().integers(2**32))
+            call.global_seeds = (first, (first + 1 + int(np.random.default_rng().integers(2**31))) % 2**32)
         reply = self._executor.run(call)
         self.last = reply
         who = self._name(call.function)
-        where = f" (call {reply.index + 1} of {call.count})" if call.count > 1 else ""
+        where = f" (call {reply.index + 1} of {call.count})" if call.count > 1 and trusted else ""
         if reply.status == "missing":
             self.stop(f"not submitted: no function named {call.function}")
         if reply.status == "timeout":
@@ -275,17 +295,28 @@ class CheckContext:
         if reply.status == "raised":
             if "NotImplementedError" in reply.exception:
                 self.stop(f"{who} raised NotImplementedError{where}: replace the stub with your implementation")
-            self.stop(f"{who} raised {reply.message}{where}")
+            self.stop(f"{who} raised {reply.message if trusted else _exception_name(reply)}{where}")
         if reply.status == "none":
             self.stop(f"{who} returned None{where}: did you forget a `return` statement?")
         if reply.status == "bad":
-            self.stop(f"{who}{where}: {reply.message}")
-        if inputs and reply.inputs_modified:
-            self.stop(f"{who} modified its input arrays in place; work on a copy and return a new array")
-        if rng_state and reply.global_state_changed:
-            self.stop(f"{who} changed numpy's global random state (np.random.seed or np.random.* draws); draw "
-                      "every random number from the rng argument, so that a seed reproduces the release and "
-                      "nothing else in the program is affected")
+            self.stop(f"{who}{where}: {reply.message}" if trusted else _UNTRUSTED_BAD.format(who=who))
+        in_place = f"{who} modified its input arrays in place; work on a copy and return a new array"
+        global_state = (f"{who} changed numpy's global random state (np.random.seed or np.random.* draws); draw "
+                        "every random number from the rng argument, so that a seed reproduces the release and "
+                        "nothing else in the program is affected")
+        if call.recheck and reply.recheck and reply.values and not _same_output(reply.values[0], reply.recheck[0]):
+            causes = [text for flag, text in ((inputs, "modifies its inputs in place"),
+                                              (rng_state, "draws from numpy's global random state instead of the "
+                                                          "rng argument")) if flag]
+            self.stop(f"{who} returned a different result when called again on the same input arrays with the same "
+                      f"seed: it {' or '.join(causes)}; work on copies and draw every random number from the rng "
+                      "argument")
+        for flag, reported, text in ((inputs, reply.inputs_modified, in_place),
+                                     (rng_state, reply.global_state_changed, global_state)):
+            if flag and reported:
+                if trusted:
+                    self.stop(text)
+                self.note(f"(no points deducted) {text}")
         self.calls += call.count
         return reply
 
@@ -336,19 +367,58 @@ class CheckContext:
                 return
             if "NotImplementedError" in reply.exception:
                 self.stop(f"{who} raised NotImplementedError: replace the stub with your implementation")
-            self.stop(f"raise {error.__name__} here, not {reply.message}")
+            trusted = getattr(self._executor, "trusts_reports", True)
+            self.stop(f"raise {error.__name__} here, not {reply.message if trusted else _exception_name(reply)}")
         self.calls += 1   # the function answered; the case fails below
         self.stop(message or f"this input must make {who} raise {error.__name__}, but it returned a value")
 
     # the driver ------------------------------------------------------------------------------------------
     def _begin(self, case: Case) -> None:
         self.case, self.calls, self.last = case, 0, None
-        self._messages, self._details, self._used = [], [], []
+        self._messages, self._notes, self._details, self._used = [], [], [], []
+
+
+_UNTRUSTED_BAD = ("{who} returned an output of the wrong type, shape or dtype, or with NaN or infinite values; run "
+                  "the exercise's check in your notebook to see what is wrong")
+
+
+def _exception_name(reply: Reply) -> str:
+    """The class of an exception a sandboxed call raised, for graded feedback: a built-in exception's name,
+    nothing the submission wrote (an exception's text, or a class it named, could carry the graded inputs)."""
+    import builtins
+
+    for name in reply.exception:
+        kind = getattr(builtins, name, None)
+        if isinstance(kind, type) and issubclass(kind, BaseException):
+            return name if name == reply.exception[0] else f"an exception derived from {name}"
+    return "an exception"
+
+
+def _same_output(a: Any, b: Any) -> bool:
+    """Whether two outputs of the same call agree (floats to 1e-9 relative, everything else exactly)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
+            return False
+        if a.dtype.kind == "f" or b.dtype.kind == "f":
+            return bool(np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True))
+        return bool(np.array_equal(a, b))
+    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same_output(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) or isinstance(b, dict):
+        return type(a) is type(b) and a.keys() == b.keys() and all(_same_output(a[k], b[k]) for k in a)
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return bool(np.isclose(float(a), float(b), rtol=1e-9, atol=1e-12, equal_nan=True))
+        except (TypeError, ValueError):
+            return False
+    return a == b
 
 
 def _verdict(index: int, case: Case, ctx: CheckContext) -> CaseVerdict:
     passed = not ctx._messages and ctx.calls > 0
     messages = list(ctx._messages) or ([] if passed else ["no call of your function could be checked"])
+    if passed and ctx._notes:
+        messages = list(dict.fromkeys(ctx._notes))
     return CaseVerdict(index, case.kind, case.params, passed, messages, list(ctx._details), list(ctx._used))
 
 
@@ -365,11 +435,98 @@ def _case_line(verdict: CaseVerdict, total: int, graded: bool, single: bool) -> 
         f"case {verdict.index + 1} of {total}: {text}"
 
 
-def case_rng(name: str, secret: str | bytes | None) -> np.random.Generator:
-    """The generator a checker's cases are drawn from: public (``secret=None``) or from the instructor's secret."""
+def case_rng(name: str, secret: str | bytes | None, *, salt: str | None = None,
+             draw: int = 0) -> np.random.Generator:
+    """The generator a checker's cases are drawn from: public (``secret=None``) or from the instructor's secret.
+
+    ``salt`` (e.g. a student's identifier) gives each student their own graded cases; ``draw`` numbers the
+    redraws that replace graded cases equal to a public one (:meth:`CheckerSpec.cases`).
+    """
     key = _PUBLIC_KEY if secret is None else (secret.encode("utf-8") if isinstance(secret, str) else bytes(secret))
-    digest = hmac.new(key, name.encode("utf-8"), hashlib.sha256).digest()
+    message = name.encode("utf-8")
+    if salt is not None:
+        message += b"\x00salt:" + str(salt).encode("utf-8")
+    if draw:
+        message += b"\x00draw:" + str(int(draw)).encode("ascii")
+    digest = hmac.new(key, message, hashlib.sha256).digest()
     return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+
+
+def _fingerprint_into(h, value: Any) -> None:
+    if isinstance(value, np.ndarray):
+        array_value = np.ascontiguousarray(value)
+        h.update(b"A" + str(array_value.dtype).encode() + str(array_value.shape).encode())
+        if array_value.dtype == object:
+            for item in array_value.ravel():
+                _fingerprint_into(h, item)
+        else:
+            h.update(array_value.tobytes())
+    elif isinstance(value, (list, tuple)):
+        h.update(b"L%d" % len(value))
+        for item in value:
+            _fingerprint_into(h, item)
+    elif isinstance(value, dict):
+        h.update(b"D%d" % len(value))
+        for key in sorted(value, key=repr):
+            _fingerprint_into(h, key)
+            _fingerprint_into(h, value[key])
+    elif isinstance(value, (bool, np.bool_)):
+        h.update(b"B" + (b"1" if value else b"0"))
+    elif isinstance(value, (int, np.integer)):
+        h.update(b"N" + repr(int(value)).encode())       # 3 and np.int64(3) are the same input
+    elif isinstance(value, (float, np.floating)):
+        h.update(b"N" + (repr(int(value)) if float(value).is_integer() else repr(float(value))).encode())
+    else:
+        h.update(b"O" + type(value).__name__.encode() + repr(value).encode())
+
+
+def case_fingerprint(case: "Case") -> str:
+    """A digest of a case's data (not its ``kind`` or ``params``): two cases with equal inputs share it.
+
+    Integers and floats of equal value, and numpy scalars and Python numbers, count as the same input, since
+    the reader's function receives them alike.
+    """
+    h = hashlib.sha256()
+    values = case._values
+    for key in sorted(values):
+        h.update(key.encode("utf-8") + b"=")
+        _fingerprint_into(h, values[key])
+    return h.hexdigest()
+
+
+MAX_REDRAWS = 200
+"""How many fresh draws :meth:`CheckerSpec.cases` makes to replace graded cases equal to a public one."""
+
+
+def draw_graded_cases(name: str, make_cases: Callable, secret: str, *, salt: str | None = None,
+                      public: Sequence["Case"] | None = None) -> list["Case"]:
+    """The graded cases of a checker: drawn from the secret (and ``salt``), none equal to a public case.
+
+    ``make_cases`` draws one list of cases from a generator; the graded list has the public list's length and
+    the same kind at every position. A graded case whose data equal those of any public case (or of an earlier
+    graded case) is replaced by the case at the same position of a fresh draw (``draw=1, 2, ...`` of
+    :func:`case_rng`), so that a table of the public answers (they can be read off the notebook) answers no
+    graded case. A position that stays equal to a public case over :data:`MAX_REDRAWS` draws is a case that
+    does not depend on the generator: the checker must draw it, and a ``RuntimeError`` says so.
+    """
+    if public is None:
+        public = list(make_cases(case_rng(name, None)))
+    taken = {case_fingerprint(c) for c in public}
+    slots: list[Case | None] = [None] * len(public)
+    for draw in range(MAX_REDRAWS + 1):
+        drawn = list(make_cases(case_rng(name, secret, salt=salt, draw=draw)))
+        for index, case in enumerate(drawn[:len(slots)]):
+            if slots[index] is not None:
+                continue
+            digest = case_fingerprint(case)
+            if digest not in taken:
+                slots[index] = case
+                taken.add(digest)
+        if all(slot is not None for slot in slots):
+            return list(slots)
+    stuck = sorted({public[i].kind or f"case {i + 1}" for i, slot in enumerate(slots) if slot is None})
+    raise RuntimeError(f"{name}: the case(s) {stuck} do not depend on the generator, so their graded version "
+                       "would equal the public one; draw their values from the rng given to cases()")
 
 
 def resolve_secret(secret) -> str | None:
@@ -398,20 +555,30 @@ class CheckerSpec:
     make_cases: Callable | None
     implements: tuple[str, ...]
 
-    def cases(self, secret: str | None = None) -> list[Case]:
+    def cases(self, secret: str | None = None, *, salt: str | None = None) -> list[Case]:
+        """The public cases (``secret=None``) or the graded ones, which never equal a public case
+        (:func:`draw_graded_cases`); ``salt`` (graded only) gives each student their own cases."""
         if self.make_cases is None:
             return [Case("")]
-        cases = list(self.make_cases(case_rng(self.name, secret)))
-        if not cases or not all(isinstance(c, Case) for c in cases):
+        public = list(self.make_cases(case_rng(self.name, None)))
+        if not public or not all(isinstance(c, Case) for c in public):
+            raise TypeError(f"{self.name}: cases() must return a non-empty list of Case")
+        if secret is None:
+            return public
+        cases = draw_graded_cases(self.name, self.make_cases, secret, salt=salt, public=public)
+        if not all(isinstance(c, Case) for c in cases):
             raise TypeError(f"{self.name}: cases() must return a non-empty list of Case")
         return cases
 
-    def run(self, executor, *, time_limit: float, secret: str | None = None,
-            only: Callable[[Case], bool] | None = None) -> ExerciseResult:
-        """Run every case (or those ``only`` selects) through ``executor``; return the counted result."""
-        graded = secret is not None
+    def run(self, executor, *, time_limit: float, secret: str | None = None, salt: str | None = None,
+            only: Callable[[Case], bool] | None = None, fixed_cases: list[Case] | None = None) -> ExerciseResult:
+        """Run every case (or those ``only`` selects) through ``executor``; return the counted result.
+
+        ``fixed_cases`` (graded cases drawn earlier, e.g. written into an nbgrader notebook) replace the draw.
+        """
+        graded = secret is not None or fixed_cases is not None
         result = ExerciseResult(self.name, graded=graded)
-        cases = self.cases(secret)
+        cases = list(fixed_cases) if fixed_cases is not None else self.cases(secret, salt=salt)
         if only is not None:
             cases = [c for c in cases if only(c)]
         single = self.make_cases is None
@@ -441,7 +608,8 @@ class CheckerSpec:
         result.cases_total = len(result.verdicts)
         result.cases_passed = sum(v.passed for v in result.verdicts)
         result.passed = result.cases_passed == result.cases_total and result.cases_total > 0
-        result.feedback = [_case_line(v, result.cases_total, graded, single) for v in result.verdicts if not v.passed]
+        result.feedback = [_case_line(v, result.cases_total, graded, single) for v in result.verdicts
+                           if not v.passed or v.messages]
         return result
 
 

@@ -13,7 +13,11 @@ dicts of plain data, numpy arrays of dtype ``bool``, ``int64`` or ``float64``, a
 seed that the calling side turns into one ``numpy.random.Generator`` per call).
 
 Time limits. Each call of the reader's function runs in a daemon worker thread and may take ``time_limit``
-seconds; on a time-out the thread is asked to raise an exception (``PyThreadState_SetAsyncExc``), which stops a
+seconds of the worker's own CPU time, and ``wall_limit`` seconds of wall-clock time *not counting the time
+it waited for a CPU* (Linux reports that wait in ``/proc/self/task/TID/schedstat``; elsewhere plain wall-clock
+time counts). ``wall_limit`` is ``time_limit`` by default; the batch grader allows more. So other processes
+on the machine cannot make a call time out, while a call that only waits (``sleep``, a blocked read) still
+ends. On a time-out the thread is asked to raise an exception (``PyThreadState_SetAsyncExc``), which stops a
 loop in Python code. A call blocked inside compiled code keeps running in the background (a Python thread
 cannot be killed); the batch grader ends the whole process instead.
 """
@@ -409,11 +413,14 @@ class Call:
     repeat: int = 1
     args_list: list | None = None
     kwargs_list: list | None = None
+    recheck: bool = False
+    global_seeds: tuple | None = None
 
     def to_plain(self) -> dict:
         return {"function": self.function, "args": tuple(self.args), "kwargs": dict(self.kwargs),
                 "returns": self.returns.to_plain(), "repeat": int(self.repeat), "args_list": self.args_list,
-                "kwargs_list": self.kwargs_list}
+                "kwargs_list": self.kwargs_list, "recheck": bool(self.recheck),
+                "global_seeds": None if self.global_seeds is None else tuple(int(s) for s in self.global_seeds)}
 
     @classmethod
     def from_plain(cls, plain: dict) -> "Call":
@@ -432,8 +439,13 @@ class Call:
             raise ValueError("bad repeat")
         if type(plain.get("args")) is not tuple or type(plain.get("kwargs")) is not dict:
             raise ValueError("bad arguments")
+        recheck = plain.get("recheck", False)
+        seeds = plain.get("global_seeds")
+        if type(recheck) is not bool or not (seeds is None or (type(seeds) is tuple and len(seeds) == 2 and all(
+                type(s) is int and 0 <= s < 2**32 for s in seeds))):
+            raise ValueError("bad recheck")
         return cls(plain["function"], plain["args"], plain["kwargs"], spec_from_plain(plain["returns"]), repeat,
-                   args_list, kwargs_list)
+                   args_list, kwargs_list, recheck, seeds)
 
     @property
     def count(self) -> int:
@@ -444,7 +456,13 @@ class Call:
 class Reply:
     """What happened: ``status`` is ``"ok"`` (``values`` holds one converted output per call), ``"none"``,
     ``"raised"``, ``"bad"`` (an output the spec refused; ``message`` says why), ``"timeout"`` or
-    ``"missing"`` (no such function). ``index`` is the call (0-based) that went wrong."""
+    ``"missing"`` (no such function). ``index`` is the call (0-based) that went wrong.
+
+    ``recheck`` (asked for by ``Call.recheck``): the output of one more call on the *same* argument objects
+    as the first call (after it ran), with fresh generators of the same seeds and numpy's global random
+    state re-seeded differently: the checking side compares it with the first output, which shows whether
+    the function's result depends on what it did to its inputs or on the global random state.
+    ``inputs_modified`` and ``global_state_changed`` are reported by the calling side itself."""
 
     status: str
     values: list = field(default_factory=list)
@@ -456,6 +474,7 @@ class Reply:
     inputs_modified: bool = False
     warnings: int = 0
     seconds: float = 0.0
+    recheck: list = field(default_factory=list)
 
     def to_plain(self) -> dict:
         return dict(vars(self))
@@ -472,11 +491,15 @@ class Reply:
         if type(values) is not list:
             raise ValueError("bad reply values")
         checked = []
-        for value in values:
+        recheck = plain.get("recheck", [])
+        if type(recheck) is not list or len(recheck) > 1:
+            raise ValueError("bad reply recheck")
+        for value in values + recheck:
             try:
                 checked.append(returns.convert(value))
             except BadOutput as exc:
                 raise ValueError(f"reply value refused: {exc}") from None
+        checked, rechecked = checked[:len(values)], checked[len(values):]
         exception = plain.get("exception", [])
         if type(exception) is not list or not all(type(e) is str for e in exception):
             raise ValueError("bad exception names")
@@ -491,7 +514,8 @@ class Reply:
                 raise ValueError(f"bad reply field {name}")
             out[name] = value
         out["message"] = short(out["message"], 2 * _MAX_MESSAGE)
-        return cls(status=status, values=checked, exception=[short(e, 80) for e in exception[:20]], **out)
+        return cls(status=status, values=checked, exception=[short(e, 80) for e in exception[:20]],
+                   recheck=rechecked, **out)
 
 
 class _CallAbandoned(BaseException):
@@ -528,6 +552,28 @@ def _materialise(value: Any, generators: dict) -> Any:
     return value
 
 
+def _reuse(plain: Any, used: Any, generators: dict) -> Any:
+    """The argument objects of an earlier call (as that call left them), with fresh ``Rng`` generators."""
+    if isinstance(plain, Rng):
+        return _materialise(plain, generators)
+    if isinstance(plain, (tuple, list)) and type(used) is type(plain) and len(used) == len(plain) and \
+            _has_rng(plain):
+        return type(plain)(_reuse(p, u, generators) for p, u in zip(plain, used))
+    if isinstance(plain, dict) and type(used) is dict and used.keys() == plain.keys() and _has_rng(plain):
+        return {k: _reuse(plain[k], used[k], generators) for k in plain}
+    return used
+
+
+def _has_rng(value: Any) -> bool:
+    if isinstance(value, Rng):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_has_rng(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_rng(v) for v in value.values())
+    return False
+
+
 def _same(a: Any, b: Any) -> bool:
     """Whether an argument still equals the copy it was made from (arrays compared exactly, NaN included)."""
     if isinstance(b, np.ndarray):
@@ -556,12 +602,41 @@ def _quiet_warnings(counter: list):
             counter[0] += len(caught)
 
 
-def execute(functions: dict[str, Callable], call: Call, time_limit: float) -> Reply:
+def _reseed_global(seed: int) -> None:
+    import random
+
+    np.random.seed(seed)
+    random.seed(seed)
+
+
+def _thread_cpu(thread: threading.Thread) -> float | None:
+    """CPU seconds used by ``thread`` so far (``None`` where the platform cannot tell)."""
+    try:
+        return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    except (AttributeError, OSError, TypeError, ValueError):
+        return None
+
+
+def _run_queue_wait(native_id: int | None) -> float:
+    """Seconds the thread ``native_id`` of this process has waited for a CPU while runnable (0 where the
+    kernel does not say)."""
+    if native_id is None:
+        return 0.0
+    try:
+        with open(f"/proc/self/task/{native_id}/schedstat", encoding="ascii") as handle:
+            return int(handle.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def execute(functions: dict[str, Callable], call: Call, time_limit: float, wall_limit: float | None = None) -> Reply:
     """Run ``call`` against ``functions`` (name -> the reader's callable) and describe what happened.
 
-    Each call of the reader's function may take ``time_limit`` seconds. Outputs are converted by
+    Each call of the reader's function may take ``time_limit`` seconds of its thread's CPU time and
+    ``wall_limit`` (default ``time_limit``) seconds of wall-clock time. Outputs are converted by
     ``call.returns`` inside the worker thread (a hostile ``__float__`` is under the time limit too).
     """
+    wall_limit = float(time_limit if wall_limit is None else max(wall_limit, time_limit))
     fn = functions.get(call.function)
     if fn is None or not callable(fn):
         return Reply("missing", message=f"no function named {call.function}")
@@ -570,19 +645,29 @@ def execute(functions: dict[str, Callable], call: Call, time_limit: float) -> Re
         argument_sets = [(tuple(a), dict(k)) for a, k in zip(call.args_list, keywords)]
     else:
         argument_sets = [(tuple(call.args), dict(call.kwargs))] * call.repeat
-    box: dict[str, Any] = {"values": [], "index": 0, "modified": False, "state_changed": False}
-    clock = {"started": time.monotonic()}
+    box: dict[str, Any] = {"values": [], "index": 0, "modified": False, "state_changed": False, "recheck": []}
+    clock = {"started": time.monotonic(), "cpu": 0.0, "wait": 0.0, "tid": None}
     counter = [0]
+
+    def start_clock() -> None:
+        clock["tid"] = threading.get_native_id()
+        clock["started"], clock["cpu"] = time.monotonic(), time.thread_time()
+        clock["wait"] = _run_queue_wait(clock["tid"])
 
     def target() -> None:
         generators: dict = {}
         try:
             with np.errstate(all="ignore"), _quiet_warnings(counter):
+                if call.global_seeds is not None:
+                    _reseed_global(call.global_seeds[0])
                 before = _global_state()
+                first = None
                 for index, (args, kwargs) in enumerate(argument_sets):
                     box["index"] = index
                     given_args, given_kwargs = _materialise(args, generators), _materialise(kwargs, generators)
-                    clock["started"] = time.monotonic()
+                    if first is None:
+                        first = (given_args, given_kwargs)
+                    start_clock()
                     value = fn(*given_args, **given_kwargs)
                     if not (_same(given_args, args) and _same(given_kwargs, kwargs)):
                         box["modified"] = True
@@ -600,6 +685,27 @@ def execute(functions: dict[str, Callable], call: Call, time_limit: float) -> Re
                                           f"{describe(value)}")
                         return
                 box["state_changed"] = _global_state() != before
+                if call.recheck and first is not None:
+                    fresh: dict = {}
+                    args, kwargs = argument_sets[0]
+                    again_args, again_kwargs = _reuse(args, first[0], fresh), _reuse(kwargs, first[1], fresh)
+                    if call.global_seeds is not None:
+                        _reseed_global(call.global_seeds[1])
+                    box["index"] = len(argument_sets)
+                    start_clock()
+                    again = fn(*again_args, **again_kwargs)
+                    if again is None:
+                        box["status"] = "none"
+                        return
+                    try:
+                        box["recheck"].append(call.returns.convert(again))
+                    except BadOutput as exc:
+                        box["status"], box["message"] = "bad", short(exc)
+                        return
+                    except Exception as exc:  # noqa: BLE001 - a hostile __float__, __array__, __len__ ...
+                        box["status"] = "bad"
+                        box["message"] = f"your output could not be read ({describe_exception(exc)})"
+                        return
                 box["status"] = "ok"
         except _CallAbandoned:
             box["status"] = "abandoned"
@@ -616,10 +722,14 @@ def execute(functions: dict[str, Callable], call: Call, time_limit: float) -> Re
     worker.start()
     try:
         while worker.is_alive():
-            left = clock["started"] + time_limit - time.monotonic()
-            if left <= 0:
+            waited = _run_queue_wait(clock["tid"]) - clock["wait"]
+            wall_left = clock["started"] + wall_limit + max(0.0, waited) - time.monotonic()
+            used = _thread_cpu(worker)
+            cpu_left = time_limit - (used - clock["cpu"]) if used is not None else \
+                clock["started"] + time_limit - time.monotonic()
+            if wall_left <= 0 or cpu_left <= 0:
                 break
-            worker.join(min(left, 0.5))
+            worker.join(min(wall_left, cpu_left, 0.5))
     except BaseException:  # e.g. the reader interrupts the kernel while waiting: stop the worker, re-raise
         _interrupt(worker)
         raise
@@ -632,5 +742,5 @@ def execute(functions: dict[str, Callable], call: Call, time_limit: float) -> Re
     if status == "abandoned":
         return Reply("timeout", stopped=True, **common)
     if status == "ok":
-        return Reply("ok", global_state_changed=box["state_changed"], **common)
+        return Reply("ok", global_state_changed=box["state_changed"], recheck=box["recheck"], **common)
     return Reply(status, message=box.get("message", ""), exception=box.get("exception", []), **common)

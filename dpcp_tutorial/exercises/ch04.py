@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
 
 from ..private_split import pps_corrected_level, pps_grid, pps_round_up
 from ..quantile import private_quantile_level, private_quantile_probabilities
 from . import _stats
-from ._common import Case, Rng, array, checker, integer, number
+from ._common import Case, Rng, array, binary_array, checker, integer, number
 
-__all__ = ["check_pps_round_up", "check_pps_level", "check_private_split_assembly"]
+__all__ = ["check_pps_round_up", "check_pps_level", "check_coin_split", "check_subsample_or_pad",
+           "check_private_split_assembly"]
 
 
 def _diagnose_round_up(scores: np.ndarray, m: int, got: np.ndarray) -> tuple[str, str]:
@@ -79,12 +81,21 @@ def _level_variants(n, alpha, eps, m, gamma) -> dict[str, float]:
 
 def _level_cases(rng: np.random.Generator) -> list[Case]:
     n = int(rng.integers(150, 400))
+    large = (int(rng.integers(3000, 8000)), 0.1, float(rng.uniform(5.0, 10.0)), int(rng.integers(20000, 40000)),
+             float(rng.uniform(2e-4, 1e-3)))
+    typical = (int(rng.integers(800, 1500)), float(rng.choice([0.05, 0.1, 0.2])), float(rng.uniform(0.5, 2.0)),
+               int(rng.integers(10000, 50000)), float(rng.uniform(0.005, 0.05)))
+    while True:   # small n and epsilon: the corrected level exceeds 1
+        over = (int(rng.integers(50, 150)), 0.1, float(rng.uniform(0.5, 1.5)), 10**4, float(rng.uniform(0.1, 0.3)))
+        if pps_corrected_level(*over) > 1.0:
+            break
+    tiny = (int(rng.integers(10, 30)), 0.2, float(rng.uniform(30.0, 80.0)), int(rng.integers(5, 20)), 0.05)
     return [
-        Case("a large n and epsilon", "n=5000, eps=8", args=(5000, 0.1, 8.0, 33932, 5.554e-4)),
-        Case("a typical case", "n=1000, eps=1", args=(1000, 0.1, 1.0, 30888, 0.0221)),
-        Case("small n: the corrected level exceeds 1", "n=100, eps=1", args=(100, 0.1, 1.0, 10**4, 0.2)),
+        Case("a large n and epsilon", f"n={large[0]}, eps={large[2]:.3g}", args=large),
+        Case("a typical case", f"n={typical[0]}, eps={typical[2]:.3g}", args=typical),
+        Case("small n: the corrected level exceeds 1", f"n={over[0]}, eps={over[2]:.3g}", args=over),
         Case("another level", f"n={n}, alpha=0.05", args=(n, 0.05, 2.0, 500, 0.3)),
-        Case("small n where (n+1)/n matters", "n=20", args=(20, 0.2, 50.0, 10, 0.05)),
+        Case("small n where (n+1)/n matters", f"n={tiny[0]}", args=tiny),
     ]
 
 
@@ -103,6 +114,139 @@ def check_pps_level(ctx, case) -> None:
                      if math.isclose(got, value, rel_tol=1e-9) and not math.isclose(value, expected, rel_tol=1e-9)),
                     "your level differs from the corrected level of the chapter")
         ctx.fail(hint, f"expected {expected:.6f}, got {got:.6f}")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# ex-04-coin: each record's part decided by a coin of its own
+
+
+def _coin_cases(rng: np.random.Generator) -> list[Case]:
+    return [
+        Case("an even split", "share=0.5", n=int(rng.integers(300, 700)), share=0.5,
+             seed=int(rng.integers(2**31)), draws=200),
+        Case("a smaller calibration share", "", n=int(rng.integers(900, 1500)),
+             share=round(float(rng.uniform(0.2, 0.4)), 3), seed=int(rng.integers(2**31)), draws=100),
+        Case("a few records", "", n=int(rng.integers(9, 25)), share=round(float(rng.uniform(0.55, 0.8)), 3),
+             seed=int(rng.integers(2**31)), draws=2000),
+    ]
+
+
+@checker(function="my_coin_split", exercise="ex-04-coin", cases=_coin_cases,
+         implements=())
+def check_coin_split(ctx, case) -> None:
+    """Check a reader's ``my_coin_split(n_records, share, rng) -> array`` (chapter 4).
+
+    Expected: one independent coin per record, drawn from ``rng`` only: entry ``i`` is 1 (calibration) with
+    probability ``share`` and 0 (training) otherwise. The same seed gives the same split; the number of
+    calibration records is Binomial(n, share), not fixed; neither the position of a record nor numpy's
+    global state enters.
+    """
+    n, share = case.n, case.share
+    spec = binary_array((n,), what="one 0/1 entry per record (1: calibration)")
+    first = ctx.call(n, share, Rng(case.seed), returns=spec, rng_state=True)
+    again = ctx.call(n, share, Rng(case.seed), returns=spec)
+    if not np.array_equal(first, again):
+        ctx.stop("the same seed gave two different splits: draw every coin from the rng argument")
+    draws = np.array(ctx.call(n, share, Rng(case.seed + 1), returns=spec, repeat=case.draws))
+    if np.all(draws == draws[0]):
+        ctx.stop("every call returned the same split: a split by row position (or any fixed pattern) is not a "
+                 "coin per record; draw the coins from rng")
+    counts = draws.sum(axis=1)
+    if np.all(counts == counts[0]):
+        ctx.stop("every split sends exactly the same number of records to calibration: that is a shuffle cut at "
+                 "a fixed size, where one record added moves others between the parts; flip one coin per "
+                 "record (the count is then Binomial(n, share))")
+    total = draws.size
+    p_hat = draws.mean()
+    if abs(p_hat - share) > _stats.Z * math.sqrt(share * (1 - share) / total):
+        if abs(p_hat - (1 - share)) <= _stats.Z * math.sqrt(share * (1 - share) / total):
+            ctx.stop("1 must mark the calibration records, chosen with probability share; yours marks the "
+                     "training records")
+        ctx.stop("the share of records sent to calibration is not share: a record goes to calibration with "
+                 "probability share", f"expected about {share:.3f}, got {p_hat:.3f}")
+    # independent coins: the counts have the binomial variance n share (1 - share)
+    statistic = float(np.sum((counts - n * share) ** 2) / (n * share * (1 - share)))
+    p_value = 2 * min(stats.chi2.cdf(statistic, case.draws), stats.chi2.sf(statistic, case.draws))
+    if p_value < _stats.P_MIN:
+        ctx.stop("the number of calibration records does not vary like Binomial(n, share): the coins of the "
+                 "records must be independent (one coin each, not one coin for a block of records)")
+    half = n // 2
+    front, back = draws[:, :half].mean(), draws[:, half:].mean()
+    spread = _stats.Z * math.sqrt(share * (1 - share) * (1 / (case.draws * half) + 1 / (case.draws * (n - half))))
+    if abs(front - back) > spread:
+        ctx.fail("records early in the data go to calibration more (or less) often than late ones: a record's "
+                 "part must not depend on its position")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# ex-04-pad: the public calibration size n
+
+
+def _pad_cases(rng: np.random.Generator) -> list[Case]:
+    n_big = int(rng.integers(12, 20))
+    n_small = int(rng.integers(30, 60))
+    return [
+        Case("more scores than n: a uniform subset", "", scores=rng.beta(2, 5, size=n_big), n=int(rng.integers(4, 9)),
+             seed=int(rng.integers(2**31)), draws=3000),
+        Case("fewer scores than n: padding", "", scores=rng.uniform(0.05, 0.6, size=n_small),
+             n=n_small + int(rng.integers(3, 12)), seed=int(rng.integers(2**31)), draws=1),
+        Case("exactly n scores", "", scores=rng.uniform(size=int(rng.integers(10, 30))), n=None,
+             seed=int(rng.integers(2**31)), draws=1),
+        Case("no score at all", "", scores=np.zeros(0), n=int(rng.integers(3, 400)), seed=int(rng.integers(2**31)),
+             draws=1),
+    ]
+
+
+@checker(function="my_subsample_or_pad", exercise="ex-04-pad", cases=_pad_cases,
+         implements=("dpcp_tutorial._counts.subsample_or_pad",))
+def check_subsample_or_pad(ctx, case) -> None:
+    """Check a reader's ``my_subsample_or_pad(scores, n, rng) -> array`` (chapter 4).
+
+    Expected: exactly ``n`` scores: the scores themselves when there are ``n``; all of them and ``n - len``
+    pads equal to 1 (the largest possible score, a public value) when there are fewer; a uniform subset of
+    ``n`` distinct records, drawn from ``rng``, when there are more. The same seed gives the same output.
+    """
+    scores = case.scores
+    n = scores.size if case.n is None else case.n
+    spec = array((n,), what=f"exactly n = {n} scores")
+    got = ctx.call(scores, n, Rng(case.seed), returns=spec, rng_state=True, inputs=True)
+    if scores.size == n:
+        if not np.array_equal(np.sort(got), np.sort(scores)):
+            ctx.fail("with exactly n scores, return them unchanged")
+        return
+    if scores.size < n:
+        k = n - scores.size
+        if np.array_equal(np.sort(got), np.sort(np.concatenate([scores, np.ones(k)]))):
+            return
+        if scores.size and np.array_equal(np.sort(got), np.sort(np.concatenate([scores, np.full(k, scores.max())]))):
+            ctx.stop("you pad with the largest score of the data: that value is private (one record moves it); "
+                     "pad with the public maximum 1")
+        rest = list(np.sort(got))
+        for value in scores:
+            if value not in rest:
+                ctx.stop("with fewer than n scores, keep every score (once each) and add pads")
+            rest.remove(value)
+        ctx.stop("pad with the largest possible score, 1: a pad then never lowers the threshold, which keeps "
+                 "the coverage proof; 0 or another value does not")
+    again = ctx.call(scores, n, Rng(case.seed), returns=spec)
+    if not np.array_equal(got, again):
+        ctx.stop("the same seed gave two different subsets: draw the subset from the rng argument")
+    draws = np.array(ctx.call(scores, n, Rng(case.seed + 1), returns=spec, repeat=case.draws))
+    index = {float(s): i for i, s in enumerate(scores)}
+    if not all(float(v) in index for v in draws.ravel()):
+        ctx.stop("a subsample must consist of the given scores")
+    picked = np.vectorize(index.get)(draws)
+    if any(np.unique(row).size < n for row in picked):
+        ctx.stop("some score was drawn twice: draw n *distinct* records (without replacement)")
+    if np.all(picked == picked[0]):
+        ctx.stop("every call returned the same subset (the first, the largest or the smallest n?): draw a uniform "
+                 "subset with rng")
+    freq = np.bincount(picked.ravel(), minlength=scores.size) / case.draws
+    p = n / scores.size
+    limit = _stats.Z * math.sqrt(p * (1 - p) / case.draws)
+    if np.max(np.abs(freq - p)) > limit:
+        ctx.fail("some records are chosen more often than others: every score must be in the subset with the "
+                 "same probability n / len(scores) (a uniform subset, e.g. rng.choice(..., replace=False))")
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -9,12 +9,114 @@ import numpy as np
 from scipy import stats
 
 from ..dpcp import dpcp_levels
-from ..quantile import private_quantile
+from ..quantile import private_quantile, private_quantile_level, private_quantile_miscoverage_bound
 from ..training import DPRidgeRegression
 from . import _stats
 from ._common import Case, Rng, array, checker, number, sequence
 
-__all__ = ["check_dpcp_levels", "check_dpcp_assembly"]
+__all__ = ["check_dpcp_level", "check_dpcp_miss_bound", "check_dpcp_levels", "check_dpcp_assembly"]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# ex-06-level: the level DPCP hands to the private quantile
+
+
+def _level_one_cases(rng: np.random.Generator) -> list[Case]:
+    def draw(lo, hi):
+        return float(f"{rng.uniform(lo, hi):.4g}")
+    return [
+        Case("a typical budget", "", args=(draw(0.05, 0.2), draw(0.2, 0.6), draw(1e-7, 1e-5))),
+        Case("a large training budget", "", args=(draw(0.05, 0.2), draw(1.5, 3.0), draw(1e-7, 1e-5))),
+        Case("delta = 0", "", args=(draw(0.05, 0.3), draw(0.1, 1.0), 0.0)),
+        Case("refused: delta at least alpha", "", args=(draw(0.01, 0.05), draw(0.1, 1.0), draw(0.05, 0.1)),
+             raises=True),
+    ]
+
+
+@checker(function="my_dpcp_level", exercise="ex-06-level", cases=_level_one_cases,
+         implements=("dpcp_tutorial.dpcp.dpcp_levels", "dpcp_tutorial.dpcp.differential_cp_level",
+                     "dpcp_tutorial.dpcp._shifted_level"))
+def check_dpcp_level(ctx, case) -> None:
+    """Check a reader's ``my_dpcp_level(alpha, epsilon1, delta) -> float`` (chapter 6).
+
+    Expected: :math:`\\alpha_1 = e^{-\\varepsilon_1}(\\alpha - \\delta)`, and ``ValueError`` when
+    :math:`\\alpha \\le \\delta` (no level is left for the quantile).
+    """
+    alpha, eps1, delta = case.args
+    if case.has("raises"):
+        ctx.call_raises(ValueError, *case.args,
+                        message="with delta >= alpha no level is left for the quantile: raise ValueError")
+        return
+    got = ctx.call(*case.args, returns=number())
+    expected = math.exp(-eps1) * (alpha - delta)
+    if math.isclose(got, expected, rel_tol=1e-9):
+        return
+    variants = {
+        "the stability factor divides the level: alpha1 = e^-eps1 (alpha - delta), not e^+eps1":
+            math.exp(eps1) * (alpha - delta),
+        "delta must be subtracted inside: e^-eps1 (alpha - delta), not e^-eps1 alpha - delta":
+            math.exp(-eps1) * alpha - delta,
+        "delta is missing from alpha1 = e^-eps1 (alpha - delta)": math.exp(-eps1) * alpha,
+        "e^-eps1 is not 1 - eps1: use the exponential": (1 - eps1) * (alpha - delta),
+        "that is 1 - alpha1; return the miscoverage level alpha1": 1 - expected,
+    }
+    hint = next((m for m, v in variants.items() if math.isclose(got, v, rel_tol=1e-9)),
+                "your level differs from e^-eps1 (alpha - delta)")
+    ctx.fail(hint, f"expected {expected:.6g}, got {got:.6g}")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# ex-06-bound: the coverage theorem's bound on DPCP's miss probability
+
+
+def _bound_cases(rng: np.random.Generator) -> list[Case]:
+    out = []
+    for kind, n_range, eps1_range, eps2_range, bins in [
+            ("a typical setting", (800, 3000), (0.2, 0.5), (0.5, 1.0), 1000),
+            ("a large data set", (8000, 30000), (0.5, 1.0), (1.0, 3.0), 1000),
+            ("a coarse grid", (300, 900), (0.1, 0.4), (1.0, 2.0), int(rng.integers(20, 60)))]:
+        n = int(rng.integers(*n_range))
+        eps1 = round(float(rng.uniform(*eps1_range)), 3)
+        eps2 = round(float(rng.uniform(*eps2_range)), 3)
+        delta = float(f"{rng.uniform(1e-7, 1e-5):.3g}")
+        alpha1 = math.exp(-eps1) * (0.1 - delta)
+        alpha0 = private_quantile_level(alpha1, n, eps2, bins)
+        out.append(Case(kind, "", args=(round(alpha0 * float(rng.uniform(0.8, 1.0)), 6), n, eps1, eps2, delta,
+                                        bins)))
+    return out
+
+
+@checker(function="my_dpcp_miss_bound", exercise="ex-06-bound", cases=_bound_cases,
+         implements=())
+def check_dpcp_miss_bound(ctx, case) -> None:
+    """Check a reader's ``my_dpcp_miss_bound(alpha0, n, epsilon1, epsilon2, delta, bins) -> float`` (chapter 6).
+
+    Expected: the bound of DPCP's coverage theorem on the miss probability,
+    :math:`e^{\\varepsilon_1}\\bar\\beta(\\alpha_0) + \\delta`, with :math:`\\bar\\beta` =
+    ``private_quantile_miscoverage_bound(alpha0, n, epsilon2, bins)`` (chapter 3's bound, which the exercise
+    may call).
+    """
+    alpha0, n, eps1, eps2, delta, bins = case.args
+    got = ctx.call(*case.args, returns=number())
+    beta_bar = private_quantile_miscoverage_bound(alpha0, n, eps2, bins)
+    expected = math.exp(eps1) * beta_bar + delta
+    if math.isclose(got, expected, rel_tol=1e-9):
+        return
+    variants = {
+        "the stability factor e^eps1 is missing: the trainer saw the calibration scores": beta_bar + delta,
+        "the stability factor multiplies the bound: e^+eps1, not e^-eps1": math.exp(-eps1) * beta_bar + delta,
+        "chapter 3's bound uses the quantile's budget epsilon2, not epsilon1 + epsilon2":
+            math.exp(eps1) * private_quantile_miscoverage_bound(alpha0, n, eps1 + eps2, bins) + delta,
+        "chapter 3's bound uses the quantile's budget epsilon2, not epsilon1":
+            math.exp(eps1) * private_quantile_miscoverage_bound(alpha0, n, eps1, bins) + delta,
+        "the quantile's level alpha0 is not its miss bound: use chapter 3's bound beta_bar(alpha0)":
+            math.exp(eps1) * alpha0 + delta,
+        "delta is added once, outside: e^eps1 beta_bar + delta": math.exp(eps1) * (beta_bar + delta),
+        "delta is missing": math.exp(eps1) * beta_bar,
+    }
+    hint = next((m for m, v in variants.items() if math.isclose(got, v, rel_tol=1e-9)),
+                "your bound differs from e^eps1 beta_bar(alpha0) + delta")
+    ctx.fail(hint, f"expected {expected:.6g}, got {got:.6g}")
 
 
 def _variants(n, alpha, eps1, eps2, delta) -> dict[str, tuple[float, float]]:
@@ -33,17 +135,33 @@ def _variants(n, alpha, eps1, eps2, delta) -> dict[str, tuple[float, float]]:
     }
 
 
+def _alpha0(n, alpha, eps1, eps2, delta) -> float:
+    return math.exp(-eps1) * (alpha - delta) - 2.0 / (n * eps2)
+
+
 def _levels_cases(rng: np.random.Generator) -> list[Case]:
     n = int(rng.integers(3000, 8000))
+    typical = (int(rng.integers(800, 1500)), 0.1, float(rng.uniform(0.3, 0.7)), float(rng.uniform(0.3, 0.7)), 1e-5)
+    pure = (int(rng.integers(150, 300)), 0.2, float(rng.uniform(0.15, 0.35)), float(rng.uniform(0.8, 1.5)), 0.0)
+    while True:   # the training budget leaves too small a level for the shift
+        large = (int(rng.integers(800, 1200)), 0.1, float(rng.uniform(4.0, 6.0)), float(rng.uniform(0.8, 1.2)), 1e-5)
+        if _alpha0(*large) < 0:
+            break
+    while True:   # too few points for the shift
+        few = (int(rng.integers(10, 30)), 0.1, float(rng.uniform(0.4, 0.6)), float(rng.uniform(0.4, 0.6)), 1e-5)
+        if _alpha0(*few) < 0:
+            break
+
+    def shown(args):
+        return f"(n, alpha, eps1, eps2, delta)=({args[0]}, {args[1]:g}, {args[2]:.3g}, {args[3]:.3g}, {args[4]:g})"
+
     return [
-        Case("a typical budget", "(n, alpha, eps1, eps2, delta)=(1000, 0.1, 0.5, 0.5, 1e-5)",
-             args=(1000, 0.1, 0.5, 0.5, 1e-5)),
+        Case("a typical budget", shown(typical), args=typical),
         Case("another budget", f"(n, alpha, eps1, eps2, delta)=({n}, 0.1, 1.0, 2.0, 1e-6)",
              args=(n, 0.1, 1.0, 2.0, 1e-6)),
-        Case("delta = 0", "(n, alpha, eps1, eps2, delta)=(200, 0.2, 0.25, 1.0, 0.0)", args=(200, 0.2, 0.25, 1.0, 0.0)),
-        Case("infeasible: a large training budget", "(1000, 0.1, 4.0, 1.0, 1e-5)", args=(1000, 0.1, 4.0, 1.0, 1e-5),
-             raises=True),
-        Case("infeasible: too few points", "(20, 0.1, 0.5, 0.5, 1e-5)", args=(20, 0.1, 0.5, 0.5, 1e-5), raises=True),
+        Case("delta = 0", shown(pure), args=pure),
+        Case("infeasible: a large training budget", shown(large), args=large, raises=True),
+        Case("infeasible: too few points", shown(few), args=few, raises=True),
     ]
 
 
@@ -106,9 +224,10 @@ def _reference_interval(X, y, X_test, alpha, epsilon, share, delta, bound, bins,
 
 
 def _dpcp_cases(rng: np.random.Generator) -> list[Case]:
-    budgets = [(0.1, 1.0, 0.3, 1e-6), (float(rng.choice([0.05, 0.1, 0.2])), float(rng.choice([2.0, 4.0, 8.0])),
-                                       float(rng.choice([0.2, 0.5, 0.7])), 1e-5),
-               (0.2, 0.5, 0.9, 0.0)]
+    budgets = [(0.1, round(float(rng.uniform(0.5, 1.5)), 3), round(float(rng.uniform(0.2, 0.4)), 3), 1e-6),
+               (float(rng.choice([0.05, 0.1, 0.2])), float(rng.choice([2.0, 4.0, 8.0])),
+                float(rng.choice([0.2, 0.5, 0.7])), 1e-5),
+               (0.2, round(float(rng.uniform(0.3, 0.8)), 3), round(float(rng.uniform(0.8, 0.95)), 3), 0.0)]
     y = rng.normal(size=300) * 3
     y_pred = y + rng.normal(size=300) * np.r_[np.full(290, 0.5), np.full(10, 50.0)]
     y_pred[:5] = y[:5]                                             # exact fits

@@ -36,10 +36,17 @@ def _diagnose_sensitivity(x_bound: float, y_bound: float, fit_intercept: bool, g
 
 def _ssp_cases(rng: np.random.Generator) -> list[Case]:
     x, y = float(rng.choice([0.3, 0.5, 2.0])), float(rng.choice([0.5, 4.0, 7.0]))
+
+    def bound(low, high):
+        return round(float(rng.uniform(low, high)), 2)
+
+    equal, equal2 = bound(0.5, 1.5), bound(0.5, 1.5)
     return [Case(f"{kind}", "", args=args) for kind, args in [
-        ("unit bounds with an intercept", (1.0, 1.0, True)), ("unit bounds without an intercept", (1.0, 1.0, False)),
-        ("unequal bounds with an intercept", (2.0, 0.5, True)), ("unequal bounds without an intercept", (x, y, False)),
-        ("large bounds with an intercept", (5.0, 5.0, True))]]
+        ("equal bounds with an intercept", (equal, equal, True)),
+        ("equal bounds without an intercept", (equal2, equal2, False)),
+        ("unequal bounds with an intercept", (bound(1.5, 3.0), bound(0.2, 0.8), True)),
+        ("unequal bounds without an intercept", (x, y, False)),
+        ("large bounds with an intercept", (bound(4.0, 10.0), bound(4.0, 10.0), True))]]
 
 
 @checker(function="my_ssp_sensitivity", exercise="ex-07-ssp-code", cases=_ssp_cases,
@@ -59,18 +66,24 @@ def check_ssp_sensitivity(ctx, case) -> None:
 
 def _reference_clip(G: np.ndarray, clip_norm: float) -> np.ndarray:
     norms = np.linalg.norm(G, axis=1)
-    return G * np.minimum(1.0, clip_norm / np.maximum(norms, np.finfo(float).tiny))[:, None]
+    scale = np.ones_like(norms)
+    outside = norms > clip_norm
+    scale[outside] = clip_norm / norms[outside]
+    return G * scale[:, None]
 
 
 def _clip_cases(rng: np.random.Generator) -> list[Case]:
     G = rng.normal(size=(8, 3)) * np.array([0.1, 0.5, 1.0, 2.0, 5.0, 0.01, 3.0, 0.7])[:, None]
     G[5] = 0.0
+    m = int(rng.integers(1, 5))       # integer rows of norm exactly 5m (= the clipping norm) and 10m, 15m, ...
+    sphere = np.array([[3.0 * m, 4.0 * m], [5.0 * m, 0.0], [6.0 * m * int(rng.integers(1, 4)), 8.0 * m], [0.0, 0.0]])
+    sphere = sphere[rng.permutation(4)][:, rng.permutation(2)] * rng.choice([-1.0, 1.0], size=(4, 2))
     return [
         Case("rows inside and outside the ball, a zero row", "C=1", G=G, clip_norm=1.0),
         Case("a small clipping norm", "C=0.25", G=G, clip_norm=0.25),
         Case("a single row", "C=2", G=rng.normal(size=(1, 4)) * 10, clip_norm=2.0),
         Case("many rows", "C=1.5", G=rng.normal(size=(50, 2)), clip_norm=1.5),
-        Case("a row exactly on the sphere", "C=1", G=np.array([[0.6, 0.8], [3.0, 4.0], [0.0, 0.0]]), clip_norm=1.0),
+        Case("a row exactly on the sphere", f"C={5 * m}", G=sphere, clip_norm=5.0 * m),
     ]
 
 

@@ -55,12 +55,19 @@ def _smallest_n(alpha, eps1, eps2, delta) -> int:
 
 def _n_cases(rng: np.random.Generator) -> list[Case]:
     eps2 = float(rng.choice([0.7, 0.9, 1.1]))
+    large = round(float(rng.uniform(3.0, 5.0)), 2)
+    equal = round(float(rng.uniform(0.5, 1.5)), 2)
+    delta_case = (0.2, round(float(rng.uniform(0.3, 0.7)), 2), round(float(rng.uniform(0.3, 0.5)), 2),
+                  float(rng.choice([5e-4, 1e-3, 2e-3])))
+    # alpha1 = alpha / k exactly (eps1 = ln k) and 2 / (alpha1 eps2) an integer in exact arithmetic
+    k, eps2_edge = int(rng.choice([2, 4])), float(rng.choice([0.2, 0.25, 0.4, 0.5, 0.8]))
     return [
         Case("a small training budget", f"alpha=0.1, eps1=0.1, eps2={eps2}", args=(0.1, 0.1, eps2, 1e-5)),
-        Case("a large training budget", "alpha=0.1, eps1=4, eps2=1", args=(0.1, 4.0, 1.0, 1e-5)),
-        Case("equal budgets", "alpha=0.1, eps1=1, eps2=1", args=(0.1, 1.0, 1.0, 1e-5)),
-        Case("a large delta", "alpha=0.2, eps1=0.5, eps2=0.4, delta=1e-3", args=(0.2, 0.5, 0.4, 1e-3)),
-        Case("2/(alpha1 eps2) just below an integer", "alpha=0.5, eps1=ln 2, eps2=0.4", args=(0.5, math.log(2), 0.4, 0.0)),
+        Case("a large training budget", f"alpha=0.1, eps1={large}, eps2=1", args=(0.1, large, 1.0, 1e-5)),
+        Case("equal budgets", f"alpha=0.1, eps1={equal}, eps2={equal}", args=(0.1, equal, equal, 1e-5)),
+        Case("a large delta", "alpha={}, eps1={}, eps2={}, delta={:g}".format(*delta_case), args=delta_case),
+        Case("2/(alpha1 eps2) just below an integer", f"alpha=0.5, eps1=ln {k}, eps2={eps2_edge}",
+             args=(0.5, math.log(k), eps2_edge, 0.0)),
     ]
 
 

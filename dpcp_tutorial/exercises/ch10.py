@@ -12,15 +12,17 @@ __all__ = ["check_spatial_worst_case", "check_langevin_step"]
 
 def _worst_cases(rng: np.random.Generator) -> list[Case]:
     d3 = int(rng.integers(2, 6))
+    n1, n50, d50, d2 = (int(rng.integers(low, high)) for low, high in [(5, 21), (20, 61), (40, 61), (2, 7)])
     return [Case(kind, f"n={n}, d={d}", n=n, d=d) for kind, n, d in [
-        ("one dimension", 10, 1), ("a few dimensions", 25, d3), ("fifty dimensions", 40, 50), ("n = 2", 2, 3)]]
+        ("one dimension", n1, 1), ("a few dimensions", 25, d3), ("forty to sixty dimensions", n50, d50),
+        ("n = 2", 2, d2)]]
 
 
 @checker(function="worst_case", exercise="ex-10-worst-case", cases=_worst_cases)
 def check_spatial_worst_case(ctx, case) -> None:
     """Check a reader's ``worst_case(n, d) -> (data, other, x)`` (chapter 10).
 
-    For four (n, d) pairs from d = 1 to d = 50 and n = 2: ``data`` and ``other`` must be
+    For four (n, d) pairs from d = 1 to d = 60 and n = 2: ``data`` and ``other`` must be
     finite ``(n, d)`` arrays that are neighbours (replace-one), ``x`` a finite
     point of shape ``(d,)``, and the spatial depths of ``x`` in the two data sets
     must differ by the global sensitivity 2/n.
@@ -41,36 +43,36 @@ def _langevin_cases(rng: np.random.Generator) -> list[Case]:
     out = []
     for d in (1, 3, 20):
         theta, grad, mu, xi = (rng.standard_normal(d) for _ in range(4))
-        out.append(Case(f"d = {d}", "beta=50, tau=2.5, h=1e-3", theta=theta, grad=grad, mu=mu, xi=xi, beta=50.0,
+        out.append(Case(f"d = {d}", "eta=50, tau=2.5, h=1e-3", theta=theta, grad=grad, mu=mu, xi=xi, eta=50.0,
                         tau=2.5, h=1e-3))
     theta, grad, mu, xi = (rng.standard_normal(4) for _ in range(4))
-    out.append(Case("a large step and a small prior scale", "beta=3, tau=0.5, h=0.1", theta=theta, grad=grad, mu=mu,
-                    xi=xi, beta=3.0, tau=0.5, h=0.1))
+    out.append(Case("a large step and a small prior scale", "eta=3, tau=0.5, h=0.1", theta=theta, grad=grad, mu=mu,
+                    xi=xi, eta=3.0, tau=0.5, h=0.1))
     return out
 
 
 @checker(function="langevin_step", exercise="ex-10-langevin", cases=_langevin_cases)
 def check_langevin_step(ctx, case) -> None:
-    """Check a reader's ``langevin_step(theta, depth_gradient, beta, prior_mean, prior_scale, step_size, noise)`` (chapter 10).
+    """Check a reader's ``langevin_step(theta, depth_gradient, eta, prior_mean, prior_scale, step_size, noise)`` (chapter 10).
 
     Expected: one unadjusted Langevin step of the chapter's algorithm for the Gaussian prior,
-    :math:`\\theta + h(\\beta\\nabla D - (\\theta-\\mu)/\\tau^2) + \\sqrt{2h}\\,\\xi`, in d = 1, 3, 4 and 20.
+    :math:`\\theta + h(\\eta\\nabla D - (\\theta-\\mu)/\\tau^2) + \\sqrt{2h}\\,\\xi`, in d = 1, 3, 4 and 20.
     """
-    theta, grad, mu, xi, beta, tau, h = case.theta, case.grad, case.mu, case.xi, case.beta, case.tau, case.h
-    got = ctx.call(theta, grad, beta, mu, tau, h, xi, returns=array(theta.shape, what="the new point"), inputs=True)
-    drift = beta * grad - (theta - mu) / tau ** 2
+    theta, grad, mu, xi, eta, tau, h = case.theta, case.grad, case.mu, case.xi, case.eta, case.tau, case.h
+    got = ctx.call(theta, grad, eta, mu, tau, h, xi, returns=array(theta.shape, what="the new point"), inputs=True)
+    drift = eta * grad - (theta - mu) / tau ** 2
     want = theta + h * drift + np.sqrt(2 * h) * xi
     if np.allclose(got, want, rtol=1e-12, atol=1e-12):
         return
     variants = {
         "the noise term has the wrong scale (sqrt(h) * xi)": theta + h * drift + np.sqrt(h) * xi,
         "the noise term has the wrong scale (h * xi)": theta + h * drift + h * xi,
-        "the drift misses the prior's gradient": theta + h * beta * grad + np.sqrt(2 * h) * xi,
+        "the drift misses the prior's gradient": theta + h * eta * grad + np.sqrt(2 * h) * xi,
         "the prior's gradient has the wrong sign: the prior pulls towards its mean":
-            theta + h * (beta * grad + (theta - mu) / tau ** 2) + np.sqrt(2 * h) * xi,
+            theta + h * (eta * grad + (theta - mu) / tau ** 2) + np.sqrt(2 * h) * xi,
         "the prior's gradient has the wrong power of tau":
-            theta + h * (beta * grad - (theta - mu) / tau) + np.sqrt(2 * h) * xi,
-        "the depth gradient is not multiplied by beta (the target is exp(beta D) pi)":
+            theta + h * (eta * grad - (theta - mu) / tau) + np.sqrt(2 * h) * xi,
+        "the depth gradient is not multiplied by eta (the target is exp(eta D) pi)":
             theta + h * (grad - (theta - mu) / tau ** 2) + np.sqrt(2 * h) * xi,
     }
     hint = next((k for k, w in variants.items() if np.allclose(got, w, rtol=1e-12, atol=1e-12)),

@@ -44,17 +44,20 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _interval_cases(rng: np.random.Generator) -> list[Case]:
+    three = np.round(rng.uniform(-0.9, 0.9, size=3), 2)
+    tied = np.round(rng.uniform(-0.9, 1.9, size=3), 1)
+    ties = rng.permutation(np.r_[tied[:2], np.full(3, tied[2]), np.round(rng.uniform(-0.9, 1.9), 1)])
+    lower, upper = -float(rng.integers(1, 4)), float(rng.integers(1, 4))
+    on_bound = rng.permutation(np.r_[lower, np.round(rng.uniform(lower, upper, size=3), 2), upper])
     return [
-        Case("three points", "n=3, epsilon=1", data=rng.permutation(np.array([0.3, -0.2, 0.1])), epsilon=1.0, lower=-1.0,
-             upper=1.0),
+        Case("three points", "n=3, epsilon=1", data=three, epsilon=1.0, lower=-1.0, upper=1.0),
         Case("heavy-tailed data, some outside [lower, upper]", "n=25, epsilon=2", data=rng.standard_cauchy(25),
              epsilon=2.0, lower=-5.0, upper=5.0),
-        Case("ties", "n=6, epsilon=3", data=rng.permutation(np.array([0.0, 0.5, 0.5, 0.5, 1.0, -0.4])), epsilon=3.0,
-             lower=-1.0, upper=2.0),
+        Case("ties", "n=6, epsilon=3", data=ties, epsilon=3.0, lower=-1.0, upper=2.0),
         Case("epsilon n large enough that exp overflows", "n=4000, epsilon=1", data=rng.standard_cauchy(4000),
              epsilon=1.0, lower=-10.0, upper=10.0),
-        Case("a point on the bound", "n=5, epsilon=1", data=np.array([-1.0, 0.2, 0.4, 0.9, 1.0]), epsilon=1.0,
-             lower=-1.0, upper=1.0),
+        Case("a point on each bound", f"n=5, epsilon=1, [{lower:g}, {upper:g}]", data=on_bound, epsilon=1.0,
+             lower=lower, upper=upper),
     ]
 
 

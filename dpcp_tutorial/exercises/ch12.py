@@ -91,7 +91,8 @@ def whitened_spatial_depth(points, data) -> np.ndarray:
 
 
 def _pair_cases(rng: np.random.Generator) -> list[Case]:
-    return [Case(f"n = {n}", "", n=n) for n in (50, 400, int(rng.integers(100, 200)))]
+    sizes = (int(rng.integers(30, 100)), int(rng.integers(300, 500)), int(rng.integers(100, 200)))
+    return [Case(kind, f"n = {n}", n=n) for kind, n in zip(("small n", "large n", "medium n"), sizes)]
 
 
 @checker(function="make_pair", exercise="ex-12-counterexample", cases=_pair_cases)

@@ -72,10 +72,20 @@ def check_clipped_mean(ctx, case) -> None:
 
 def _safe_cases(rng: np.random.Generator) -> list[Case]:
     d = int(rng.integers(3, 6))
+    d2 = int(rng.integers(2, 5))
+    divisible = (d2 + 1) * int(rng.integers(10, 40))
+    not_divisible = divisible + int(rng.integers(1, d2 + 1))
+    d_equal = int(rng.integers(5, 15))
+    n_small = int(rng.integers(2, 10))
+    while True:   # n where the floating-point ceil(n / 3) is off
+        huge = 10 ** 18 + int(rng.integers(1, 10 ** 6))
+        if math.ceil(huge / 3) != -(-huge // 3):
+            break
     return [Case(kind, f"n={n}, d={d_}", n=n, d=d_) for kind, n, d_ in [
-        ("n divisible by d + 1", 60, 2), ("n not divisible by d + 1", 61, 2), ("one dimension", 100, 1),
-        ("d + 1 = n", 10, 9), ("d >= n", 7, 10), ("n beyond 2**53 (floating point is not exact)", 10 ** 18 + 1, 2),
-        ("a higher dimension", 1000, d)]]
+        ("n divisible by d + 1", divisible, d2), ("n not divisible by d + 1", not_divisible, d2),
+        ("one dimension", int(rng.integers(50, 200)), 1), ("d + 1 = n", d_equal + 1, d_equal),
+        ("d >= n", n_small, n_small + int(rng.integers(0, 5))),
+        ("n beyond 2**53 (floating point is not exact)", huge, 2), ("a higher dimension", 1000, d)]]
 
 
 @checker(function="tukey_safe_attackers", exercise="ex-13-safe", cases=_safe_cases)

@@ -21,7 +21,8 @@ def _count_cases(rng: np.random.Generator) -> list[Case]:
         Case("uniform scores, 10 equal bins", "N=200", scores=rng.uniform(size=200), edges=np.arange(1, 11) / 10),
         Case("scores on the edges", "N=300", scores=lattice, edges=np.arange(1, 11) / 10),
         Case("unequal edges", "N=803", scores=whole, edges=np.array([0.05, 0.2, 0.5, 0.55, 0.9, 1.0])),
-        Case("an empty partition", "N=0", scores=np.zeros(0), edges=np.arange(1, 6) / 5),
+        Case("an empty partition", "N=0", scores=np.zeros(0),
+             edges=np.r_[np.unique(np.round(rng.uniform(0.05, 0.95, size=int(rng.integers(3, 12))), 2)), 1.0]),
         Case("the partitions of one data set add up", "4 partitions", scores=whole,
              parts=tuple(np.array_split(rng.permutation(whole), [0, 37, 38, 400])), edges=np.linspace(0.1, 1.0, 10)),
     ]
@@ -74,13 +75,23 @@ def _leaked(boundaries: np.ndarray, sizes: np.ndarray, beta: float) -> float:
 
 
 def _leak_cases(rng: np.random.Generator) -> list[Case]:
+    total = 5 * int(rng.integers(10, 40))             # (1 - 0.2) N is an integer: the first j parts hold it
+    j = int(rng.integers(1, 4))
+    exact = np.r_[rng.multinomial(4 * total // 5, np.full(j, 1 / j)),
+                  rng.multinomial(total // 5, np.full(4 - j, 1 / (4 - j)))]
+    while True:
+        inner = np.unique(np.round(rng.uniform(0.02, 0.98, size=4), 2))
+        if inner.size == 4:
+            break
+    unequal = np.r_[0.0, inner, 1.0]
+    some_empty = rng.integers(1, 100, size=5)
+    some_empty[rng.choice(5, size=2, replace=False)] = 0
     return [
         Case("ten partitions", "beta=0.1", boundaries=np.linspace(0.0, 1.0, 11), sizes=rng.integers(0, 50, size=10),
              beta=0.1),
         Case("the level reached exactly at a boundary", "beta=0.2", boundaries=np.linspace(0.0, 1.0, 5),
-             sizes=np.array([10, 0, 80, 10]), beta=0.2),
-        Case("unequal partitions, some empty", "beta=0.05", boundaries=np.array([0.0, 0.1, 0.15, 0.5, 0.7, 1.0]),
-             sizes=np.array([5, 0, 0, 90, 5]), beta=0.05),
+             sizes=exact, beta=0.2),
+        Case("unequal partitions, some empty", "beta=0.05", boundaries=unequal, sizes=some_empty, beta=0.05),
         Case("a hundred partitions", "beta=0.3", boundaries=np.linspace(0.0, 1.0, 101),
              sizes=rng.integers(0, 9, size=100), beta=0.3),
     ]

@@ -11,13 +11,17 @@ __all__ = ["check_annulus_area", "check_tukey_level_probabilities"]
 
 
 def _cases(rng: np.random.Generator):
-    lattice = np.array([[i, j] for i in range(-2, 3) for j in range(-1, 2)], float) * 0.6
+    spacing = round(float(rng.uniform(0.4, 0.7)), 2)
+    lattice = np.array([[i, j] for i in range(-2, 3) for j in range(-1, 2)], float) * spacing
+    repeated = np.r_[lattice, lattice[rng.choice(len(lattice), size=4, replace=False)]]
+    angle, radii = rng.uniform(0.0, np.pi / 2), rng.uniform(0.9, 1.1, size=4)   # a convex quadrilateral
+    turns = angle + np.arange(4) * np.pi / 2
+    convex = np.round(np.column_stack([radii * np.cos(turns), radii * np.sin(turns)]), 2)
     return [
         ("8 Gaussian points", rng.standard_normal((8, 2)), ((-3.0, -3.0), (3.0, 3.0))),
-        ("a 5 x 3 lattice with repeated points", np.r_[lattice, lattice[:4]], ((-2.0, -2.0), (2.0, 2.0))),
+        ("a 5 x 3 lattice with repeated points", repeated[rng.permutation(len(repeated))], ((-2.0, -2.0), (2.0, 2.0))),
         ("points partly outside a small box", rng.standard_normal((9, 2)) * 2.0, ((-1.0, -0.5), (1.5, 1.0))),
-        ("four points in convex position", np.array([[1.0, 0], [0, 1], [-1, 0], [0, -1]]),
-         ((-2.0, -2.0), (2.0, 2.0))),
+        ("four points in convex position", convex, ((-2.0, -2.0), (2.0, 2.0))),
     ]
 
 
@@ -57,13 +61,17 @@ def check_annulus_area(ctx, case):
 
 
 def _law_cases(rng: np.random.Generator) -> list[Case]:
+    start = int(rng.integers(0, 4))
+    without = np.round(rng.uniform(0.5, 6.0, size=3), 2)
+    without[1] = 0.0
+    top = int(rng.integers(30, 50))
     return [
-        Case("four levels", "epsilon=1", levels=np.array([0, 1, 2, 3]), areas=np.array([20.0, 3.0, 1.0, 0.5]),
-             epsilon=1.0),
-        Case("a level without area", "epsilon=0.3", levels=np.array([0, 1, 2]), areas=np.array([5.0, 0.0, 2.0]),
-             epsilon=0.3),
-        Case("levels so high that exponentials overflow", "levels up to 2000, epsilon=2",
-             levels=np.arange(0, 2001, 50), areas=np.linspace(4.0, 0.01, 41), epsilon=2.0),
+        Case("four levels", "epsilon=1", levels=np.arange(start, start + 4),
+             areas=np.sort(np.round(rng.uniform(0.2, 20.0, size=4), 2))[::-1], epsilon=1.0),
+        Case("a level without area", "epsilon=0.3", levels=np.arange(3), areas=without, epsilon=0.3),
+        Case("levels so high that exponentials overflow", f"levels up to {50 * top}, epsilon=2",
+             levels=np.arange(0, 50 * top + 1, 50), areas=np.sort(rng.uniform(0.01, 4.0, size=top + 1))[::-1],
+             epsilon=2.0),
         Case("a tiny epsilon", "epsilon=1e-3", levels=np.array([3, 4, 5, 6]), areas=rng.uniform(0.5, 2.0, size=4),
              epsilon=1e-3),
     ]

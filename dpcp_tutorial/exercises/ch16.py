@@ -18,10 +18,20 @@ def _rho(epsilon: float) -> float:
 
 def _noise_cases(rng: np.random.Generator) -> list[Case]:
     eps = float(rng.choice([0.2, 0.3, 0.6]))
+
+    def budget(low, high):
+        return round(float(rng.uniform(low, high)), 2)
+
+    def steps(low, high):
+        return int(rng.integers(low, high))
+
     return [Case(kind, f"epsilon={e}, steps={t}", epsilon=e, steps=t) for kind, e, t in [
-        ("a typical budget", 0.5, 34), ("epsilon = 1", 1.0, 34), ("a small budget", 0.1, 34),
-        ("fewer steps", eps, 20), ("a large budget", 3.0, 34), ("a huge budget and few steps", 10.0, 7),
-        ("one step", 2.0, 1), ("many steps", 0.4, 50)]] + [Case("the scaling in the steps", "", scaling=True)]
+        ("a typical budget", budget(0.4, 0.8), steps(25, 40)), ("epsilon = 1", 1.0, steps(10, 60)),
+        ("a small budget", budget(0.05, 0.15), steps(25, 40)), ("fewer steps", eps, 20),
+        ("a large budget", budget(2.5, 4.0), steps(25, 40)),
+        ("a huge budget and few steps", budget(8.0, 12.0), steps(3, 9)),
+        ("one step", budget(1.0, 3.0), 1), ("many steps", budget(0.2, 0.6), steps(50, 200))]] + [
+        Case("the scaling in the steps", "", scaling=True, epsilon=budget(0.3, 1.5), steps=steps(4, 40))]
 
 
 @checker(function="pcoqs_noise_sd", exercise="ex-16-noise", cases=_noise_cases,
@@ -35,8 +45,8 @@ def check_pcoqs_noise_sd(ctx, case) -> None:
     steps). Cases cover several budgets and step counts, small and large, and the scaling in the steps.
     """
     if case.has("scaling"):
-        low = ctx.call(0.7, 16, returns=number())
-        high = ctx.call(0.7, 64, returns=number())
+        low = ctx.call(case.epsilon, case.steps, returns=number())
+        high = ctx.call(case.epsilon, 4 * case.steps, returns=number())
         if not math.isclose(high, 2 * low, rel_tol=1e-9):
             ctx.fail("quadrupling the steps should double the noise on each count")
         return

@@ -82,6 +82,7 @@ def _score(y, mu, g, sigma_min, bound):
 
 def _score_cases(rng: np.random.Generator) -> list[Case]:
     n = 200
+    exact = np.round(rng.normal(size=10) * 3, 2)
     return [
         Case("typical values", "", y=rng.normal(size=n) * 2, mu=rng.normal(size=n), g=rng.uniform(0.2, 2.0, size=n),
              smin=0.1, bound=5.0),
@@ -89,7 +90,8 @@ def _score_cases(rng: np.random.Generator) -> list[Case]:
              g=np.r_[rng.uniform(-1.0, 0.0, size=n - 1), 0.0], smin=0.5, bound=4.0),
         Case("residuals far beyond the bound", "", y=rng.normal(size=n) * 1000, mu=rng.normal(size=n),
              g=rng.uniform(0.05, 1.0, size=n), smin=0.05, bound=3.0),
-        Case("exact fits", "", y=np.arange(10.0), mu=np.arange(10.0), g=np.full(10, 0.3), smin=0.1, bound=2.0),
+        Case("exact fits", "", y=exact, mu=exact.copy(), g=np.full(10, round(float(rng.uniform(0.2, 0.5)), 2)),
+             smin=0.1, bound=2.0),
     ]
 
 
@@ -132,15 +134,21 @@ def _account(parts, disjoint):
 
 
 def _account_cases(rng: np.random.Generator) -> list[Case]:
-    parts3 = [(1.0, 1e-6), (0.5, 1e-7), (0.8, 0.0)]
-    parts2 = [(0.3, 2e-6), (1.2, 1e-8)]
+    def part(pure: bool = False) -> tuple[float, float]:
+        epsilon = round(float(rng.uniform(0.1, 2.0)), 2)
+        return (epsilon, 0.0 if pure else float(rng.choice([1e-8, 1e-7, 1e-6, 2e-6, 1e-5])))
+
+    parts3 = [part(), part(), part(pure=True)]
+    parts3 = [parts3[i] for i in rng.permutation(3)]
+    parts2 = [part(), part()]
+    equal = part(pure=True)
     return [
         Case("three disjoint steps", "", parts=parts3, disjoint=True),
         Case("three steps on the same data", "", parts=parts3, disjoint=False),
         Case("two disjoint steps", "", parts=parts2, disjoint=True),
         Case("two steps on the same data", "", parts=parts2, disjoint=False),
-        Case("one step", "", parts=[(2.0, 1e-5)], disjoint=True),
-        Case("three equal pure-DP steps on the same data", "", parts=[(0.1, 0.0)] * 3, disjoint=False),
+        Case("one step", "", parts=[part()], disjoint=True),
+        Case("three equal pure-DP steps on the same data", "", parts=[equal] * 3, disjoint=False),
     ]
 
 

@@ -168,6 +168,10 @@ def coverage_setting(trainer: str, n: int, epsilon1: float, epsilon2: float, rep
     oracle), and the rate of trivial releases (:math:`\\hat q = 1`, whose
     :class:`~dpcp_tutorial.ReleaseWarning` is silenced here). A setting whose
     levels do not exist (public inputs only) returns ``feasible=False``.
+    Since :math:`\\alpha_0` is the largest level with
+    :math:`\\mathcal B(\\alpha_0) \\le \\alpha_1`, the theorem's bound equals
+    :math:`\\alpha` up to the level search's rounding; ``oracle_bound`` is the
+    part that differs between settings.
     """
     config = TRAINERS[trainer]
     rng = np.random.default_rng(rng)

@@ -12,36 +12,41 @@ How a submission is graded (the integrity model; ``book/grading.md`` says what r
   never imported, by the grader. For each exercise only the statements its functions need are run
   (:mod:`._source`): definitions, imports, constants (tuple unpacking included), definitions nested in
   ``if``/``with``/``try`` blocks, cells that start with a Python cell magic such as ``%%time`` -- never a
-  chapter's experiments, plots or checker calls, unless an answer's function reads their result.
-* The student's code runs in a separate process (:mod:`._sandbox`), started in a private copy of the
-  submission's folder, in fresh PID, mount, network and IPC namespaces where the machine allows it
-  (:mod:`._isolation`), with a memory limit, a clean environment (no secret) and the folder of submissions,
-  the grader's scratch space, the output files and the secret hidden. That process holds no case, no
-  expected answer and no verdict: the grader sends it one call at a time as plain data, it sends back the
-  outputs as plain data (JSON, never pickles), the grader validates their type, shape and finiteness, and
-  every comparison with the expected answer happens in the grader's process. When a submission is done
-  (or overruns) every process it started is ended with it.
+  chapter's experiments, plots or checker calls, unless an answer's function reads their result; of a
+  hand-out's unchanged chapter cells only the imports.
+* Each exercise runs in a fresh bubblewrap sandbox (:mod:`._isolation`): its own namespaces, read-only binds
+  of exactly the Python runtime and the allowed packages, a size-limited tmpfs holding a copy of the
+  submission as the only writable place, limits on CPU time, memory, processes and file size, and an
+  unprivileged uid of its own when the grader is root. Without ``bwrap`` grading refuses, unless
+  ``--unsafe-no-sandbox`` asks for a practice run with the public cases.
+* The sandbox holds no implementation of a graded function: the course package is not importable there; a
+  stand-in exports an allowlist of helpers, with the graded exercise's implementations replaced by stubs
+  (:mod:`._stage`). It holds no case, no expected answer and no verdict either: the grader sends it one call
+  at a time as plain data, it sends back the outputs as plain data (JSON, never pickles), the grader
+  validates their type, shape and finiteness, and every comparison with the expected answer happens in the
+  grader's process. Inputs modified in place and numpy's global random state are judged from a second call
+  on the same argument objects under another global seed; what the sandbox reports about itself is feedback
+  without points.
 * Graded runs draw their cases from the instructor's secret (``--secret``, ``--secret-file`` or the
-  environment variable ``DPCP_GRADING_SECRET``), which the installed package does not contain; without a
-  secret the public cases (those a student runs in the notebook) are used and a warning says so. Graded
-  feedback names the mistake without printing expected values.
-* An answer whose code uses the package's own implementation of the exercise (or a helper of the checkers
-  or the grader), by its source (imports, aliases, attribute chains, star imports) or at run time (the
-  function object comes from the package, or a *tripwire* on the package's implementation fires during the
-  exercise's calls), or whose function is a solution of the instructor edition (a cell tagged
-  ``solution``, or the same code as a solution in the book's notebooks when ``--book`` points to them), is
-  *not graded*.
+  environment variable ``DPCP_GRADING_SECRET``), which never enters a sandbox; without a secret the public
+  cases (those a student runs in the notebook) are used and a warning says so. Graded feedback names the
+  mistake without printing expected values, and nothing a graded call prints or writes into an exception's
+  text reaches it.
+* An answer whose source uses the package's own implementation of the exercise (or a helper of the checkers
+  or the grader), or whose function is a solution of the instructor edition (a cell tagged ``solution``, or
+  the same code as a solution in the book's notebooks when ``--book`` points to them), is *not graded*.
 
 Time limits: ``--time-limit`` seconds per call of a student's function, ``--exercise-timeout`` per exercise
 (loading what it needs included), ``--submission-timeout`` per submission; a process that overruns is
-ended, the exercise recorded, and grading goes on with the next exercise in a fresh process. Malformed or
+ended, the exercise recorded, and grading goes on with the next exercise. Malformed or
 duplicate submissions produce rows that say so; the batch always finishes with its CSV files.
 
 Output: ``--out`` (one row per student and exercise: ``student, exercise, function, passed, status,
-cases_passed, cases_total, points, max_points, feedback``; ``status`` is one of passed / failed / not
+cases_passed, cases_total, points, max_points, feedback, isolation``; ``status`` is one of passed / failed / not
 submitted / not graded / error), a totals file an LMS can import (``student, points, max_points``;
 ``--totals``, default ``<out>_totals.csv``), and a feedback file per student (``--feedback-dir``, default
-``<out>_feedback/``) with every exercise's feedback and the first lines the submission printed.
+``<out>_feedback/``) with every exercise's feedback (and, in a practice run without a secret only, the first
+lines the submission printed). Every row records the isolation used (``isolation`` column).
 """
 
 from __future__ import annotations
@@ -68,8 +73,13 @@ __all__ = ["Row", "STATUSES", "exercise_table", "find_submissions", "grade_folde
 
 STATUSES = ("passed", "failed", "not submitted", "not graded", "error")
 COLUMNS = ["student", "exercise", "function", "passed", "status", "cases_passed", "cases_total", "points",
-           "max_points", "feedback"]
+           "max_points", "feedback", "isolation"]
 _STARTUP = 120.0          # seconds a sandbox may take to start (Python, numpy), not counted against the student
+_MAX_REPLY = 64 * 2**20   # bytes of one reply of the sandbox
+_FILE_MB = 64             # largest file a submission may write (RLIMIT_FSIZE)
+_PROCESSES = 32           # processes and threads of one sandbox (RLIMIT_NPROC, counted per sandbox)
+_UNLIMITED = -1
+_UID_BASE = 10**9         # as root, each sandbox runs under a uid of its own above this
 _SUFFIXES = _source.SUFFIXES
 _SECRET_VARIABLE = "DPCP_GRADING_SECRET"
 
@@ -88,6 +98,7 @@ class Row:
     cases_total: int = 0
     points: float = 0.0
     max_points: float = 0.0
+    isolation: str = ""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -237,7 +248,8 @@ def _read_all(folder: Path) -> list[Submission]:
 
 
 def book_solutions(book: Path | None) -> dict[str, set[str]]:
-    """Normalised code of every function in the book's solution cells and ``{solution}`` blocks, by name."""
+    """Normalised code of every function in the book's solution cells and ``{solution}`` blocks, by name, and
+    (under ``"*"``, without their names) the substantial functions of the reference files ``book/reference``."""
     import json
     import re
 
@@ -263,7 +275,12 @@ def book_solutions(book: Path | None) -> dict[str, set[str]]:
         units, _ = _source.units_of([_source.Cell("book", text, frozenset())], "book")
         for name, dumps in _source.function_sources(units).items():
             out.setdefault(name, set()).update(dumps)
+    # the copy-ready reference files, under any name ("*": a renamed copy is still a copy)
+    out[_ANY_NAME] = _source.reference_functions(Path(book) / "reference")
     return out
+
+
+_ANY_NAME = "*"
 
 
 def _default_book() -> Path | None:
@@ -284,47 +301,74 @@ class _Abort(BaseException):
 
 
 class _Sandbox:
-    """One sandbox process for one submission (restarted after a time-out or a crash)."""
+    """One bwrap sandbox (or, for practice, an unsandboxed process) for one exercise of one submission."""
 
-    def __init__(self, scratch: Path, memory_mb: int, hide: list[str], stdout: list[str], stdout_lines: int):
+    def __init__(self, stage: Path, copy: Path, ctx: "_Context", stdout: list[str], keep_output: bool):
+        import json
+        import random
+
         from ..exercises import _runtime
 
         self._runtime = _runtime
         read_fd, write_fd = os.pipe()
-        prefix = _isolation.namespace_prefix()
-        package_parent = str(Path(__file__).resolve().parents[2])
-        code = ("import sys, os\n"
-                "try:\n    import dpcp_tutorial\n"
-                "except ImportError:\n    sys.path.insert(0, os.environ['DPCP_PACKAGE_PARENT'])\n"
-                "from dpcp_tutorial.grading._sandbox import main\nmain()")
-        command = list(prefix or ()) + [sys.executable, "-I", "-c", code, str(write_fd), str(int(memory_mb))] + hide
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(scratch), "TMPDIR": str(scratch),
-               "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
-               "DPCP_PACKAGE_PARENT": package_parent, "DPCP_SANDBOX_NAMESPACE": "1" if prefix else "0"}
+        sandboxed = ctx.sandboxed
+        paths = _isolation.sys_path_inside(sandboxed, stage)
+        code = f"import sys; sys.path[:0] = {paths!r}; import _dpcp_runner; _dpcp_runner.main()"
+        config = {"memory_mb": int(ctx.memory_mb), "fsize_mb": _FILE_MB, "cpu_s": int(ctx.exercise_timeout) + 10,
+                  "nproc": _PROCESSES if sandboxed else _UNLIMITED,
+                  "uid": (_UID_BASE + random.SystemRandom().randrange(2**24)) if sandboxed and os.geteuid() == 0
+                  else None,
+                  "copy_from": _isolation.SUBMISSION if sandboxed else None}
+        prefix = _isolation.bwrap_command(stage, copy, ctx.tmpfs_mb) if sandboxed else []
+        command = prefix + [_isolation.interpreter(), "-I", "-S", "-c", code, str(write_fd), json.dumps(config)]
+        env = dict(_isolation.ENVIRONMENT)
+        if not sandboxed:
+            env.update(HOME=str(copy), TMPDIR=str(copy))
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, pass_fds=(write_fd,), cwd=str(scratch), env=env,
-                                        start_new_session=True)
+                                        stderr=subprocess.STDOUT, pass_fds=(write_fd,),
+                                        cwd=str(copy) if not sandboxed else "/", env=env, start_new_session=True)
         with _LIVE_LOCK:
             _LIVE.add(self.process.pid)
         os.close(write_fd)
         self._fd = read_fd
-        self._buffer = b""
+        self._buffer = bytearray()
         self._nonce = 0
         self.executing: int | None = None
-        self._stdout, self._limit = stdout, stdout_lines
+        self._stdout, self._limit, self._keep = stdout, int(ctx.stdout_lines), keep_output
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
-        ready = self._next(time.monotonic() + _STARTUP)
-        if ready.get("event") != "ready":
-            raise _Abort("protocol", "the sandbox did not start")
+        try:
+            ready = self._next(time.monotonic() + _STARTUP)
+            if ready.get("event") != "ready":
+                raise _Abort("protocol", "the sandbox did not start")
+        except BaseException:
+            self.close()
+            raise
 
     def _drain(self) -> None:
-        stream = self.process.stdout
-        for raw in iter(stream.readline, b""):
-            if len(self._stdout) < self._limit:
-                self._stdout.append(raw.decode("utf-8", "replace").rstrip("\n")[:500])
-        stream.close()
+        """Read the submission's output in bounded chunks; keep at most the line limit, 500 characters each,
+        and only when ``keep_output`` (never while graded cases run)."""
+        fd = self.process.stdout.fileno()
+        line = bytearray()
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            if not self._keep or len(self._stdout) >= self._limit:
+                continue
+            for piece in chunk.split(b"\n")[:-1] if b"\n" in chunk else []:
+                line += piece[:max(0, 500 - len(line))]
+                if len(self._stdout) < self._limit:
+                    self._stdout.append(line.decode("utf-8", "replace"))
+                line = bytearray()
+            tail = chunk.rsplit(b"\n", 1)[-1] if b"\n" in chunk else chunk
+            line += tail[:max(0, 500 - len(line))]
+        if line and self._keep and len(self._stdout) < self._limit:
+            self._stdout.append(line.decode("utf-8", "replace"))
+        self.process.stdout.close()
 
     def _read_exact(self, size: int, deadline: float) -> bytes:
         while len(self._buffer) < size:
@@ -336,19 +380,20 @@ class _Sandbox:
                 if self.process.poll() is not None and not select.select([self._fd], [], [], 0)[0]:
                     raise _Abort("died")
                 continue
-            chunk = os.read(self._fd, 1 << 20)
+            chunk = os.read(self._fd, min(1 << 20, size - len(self._buffer)))
             if not chunk:
                 raise _Abort("died")
             self._buffer += chunk
-        data, self._buffer = self._buffer[:size], self._buffer[size:]
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
         return data
 
     def _next(self, deadline: float) -> dict:
         from ._sandbox import _HEADER
 
         (size,) = _HEADER.unpack(self._read_exact(_HEADER.size, deadline))
-        if size > 256 * 2**20:
-            raise _Abort("protocol", "a reply larger than 256 MB")
+        if size > _MAX_REPLY:
+            raise _Abort("protocol", f"a reply larger than {_MAX_REPLY // 2**20} MB")
         try:
             message = self._runtime.decode(self._read_exact(size, deadline))
         except ValueError as exc:
@@ -394,12 +439,17 @@ class _Sandbox:
             pass
         with _LIVE_LOCK:
             _LIVE.discard(self.process.pid)
-        _reap()            # (without namespaces) a daemon it left, which may also hold its output open
+        _reap()            # (without a sandbox) a daemon it left, which may also hold its output open
         try:
             self.process.stdin.close()
         except OSError:
             pass
         self._reader.join(timeout=5)
+        for handle in (self.process.stdin, self.process.stdout):
+            try:
+                handle.close()
+            except OSError:
+                pass
         try:
             os.close(self._fd)
         except OSError:
@@ -407,26 +457,38 @@ class _Sandbox:
 
 
 class _RemoteExecutor:
-    """Sends a checker's calls to the sandbox and validates the replies (the grader side of the protocol)."""
+    """Sends a checker's calls to the sandbox and validates the replies (the grader side of the protocol).
+
+    It trusts nothing the sandbox reports about a call: the checks of inputs modified in place and of
+    numpy's global random state are made from a recheck (see :class:`dpcp_tutorial.exercises._runtime.Reply`),
+    and the sandbox's own reports become feedback without points."""
+
+    trusts_reports = False
+    recheck = True
 
     def __init__(self, sandbox: _Sandbox, time_limit: float, deadline: float):
         self.sandbox, self.time_limit, self.deadline = sandbox, float(time_limit), deadline
-        self.timed_out_in_c = False
 
     def run(self, call):
         from ..exercises._runtime import Reply
 
-        body = self.sandbox.request({"op": "call", "call": call.to_plain(), "time_limit": self.time_limit},
-                                    self.deadline)
+        body = self.sandbox.request({"op": "call", "call": call.to_plain(), "time_limit": self.time_limit,
+                                     "wall_limit": wall_limit(self.time_limit)}, self.deadline)
         try:
             reply = Reply.from_plain(body, call.returns)
         except ValueError as exc:
             raise _Abort("protocol", str(exc)) from None
-        if reply.status == "timeout" and not reply.stopped:
-            self.timed_out_in_c = True
-        if reply.status == "ok" and len(reply.values) != call.count:
+        if reply.status == "ok" and (len(reply.values) != call.count or len(reply.recheck) != int(call.recheck)):
             raise _Abort("protocol", "a reply with the wrong number of outputs")
         return reply
+
+
+def wall_limit(time_limit: float) -> float:
+    """Wall-clock seconds (less the time spent waiting for a CPU) a call may take when ``time_limit`` bounds
+    its own CPU time: other submissions' load must not decide a grade, while a call that only waits
+    (``sleep``, a blocked read) still ends."""
+    return max(3.0 * float(time_limit), float(time_limit) + 5.0)
+
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -455,17 +517,33 @@ class _Context:
     submission_timeout: float
     secret: str | None
     memory_mb: int
-    hide: list[str]
     stdout_lines: int
     solutions: dict
     scratch_root: Path
+    salt_per_student: bool = False    # each student's graded cases also depend on their name
+    sandboxed: bool = True
+    tmpfs_mb: int = 256
+    _stages: dict = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def stage(self, exercise: "Exercise") -> Path:
+        """The staged runner and helpers for an exercise (one folder per set of forbidden implementations)."""
+        from . import _stage
+
+        key = tuple(sorted(exercise.implements))
+        with self._lock:
+            if key not in self._stages:
+                folder = Path(tempfile.mkdtemp(prefix="runtime-", dir=self.scratch_root))
+                _stage.stage(folder, key)
+                self._stages[key] = folder
+            return self._stages[key]
 
 
 def _copy_folder(submission: Submission, scratch: Path) -> None:
-    """The private copy: the student's own folder (at most 100 MB) or their single file."""
+    """The private copy: the student's own folder (at most 100 MB) or their single file; world-readable, so
+    that a sandbox running under its own uid can copy it into its tmpfs."""
     budget = 100 * 2**20
-    sources = [submission.folder] if submission.folder else []
-    if sources:
+    if submission.folder:
         for path in sorted(submission.folder.rglob("*")):
             if path.is_symlink() or not path.is_file():
                 continue
@@ -480,6 +558,29 @@ def _copy_folder(submission: Submission, scratch: Path) -> None:
         for path in submission.files:
             if path.is_file() and not path.is_symlink():
                 shutil.copyfile(path, scratch / path.name)
+    for path in [scratch, *scratch.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def _refusal(submission: Submission, exercise: Exercise, needed: list, ctx: _Context, names) -> str | None:
+    """Why an answer is not graded, from its source alone (the static checks; ``None`` if none applies)."""
+    refusal = _source.forbidden(_source.package_uses(needed, exercise.functions, names), exercise.implements)
+    if not refusal and any("exercise_solutions" in u.source for u in needed):
+        refusal = "uses the book's reference solutions (exercise_solutions)"
+    if not refusal:
+        for unit in needed:
+            if "solution" in unit.tags and set(exercise.functions) & unit.defines:
+                return (f"{', '.join(sorted(set(exercise.functions) & unit.defines))} comes from a cell "
+                        "of the instructor edition tagged 'solution'")
+    if not refusal and ctx.solutions:
+        mine = _source.function_sources(needed)
+        copied = sorted(f for f in exercise.functions if set(mine.get(f, [])) & ctx.solutions.get(f, set()))
+        if copied:
+            refusal = f"{', '.join(copied)} is the instructor edition's solution, copied from the book"
+        copied = [] if refusal else _source.copied_references(needed, ctx.solutions.get(_ANY_NAME, set()))
+        if copied:
+            refusal = f"{', '.join(copied)} is a copy of one of the book's reference implementations (book/reference)"
+    return refusal
 
 
 def _grade(submission: Submission, exercises: list[Exercise], ctx: _Context) -> tuple[list[Row], list[str]]:
@@ -487,16 +588,15 @@ def _grade(submission: Submission, exercises: list[Exercise], ctx: _Context) -> 
     rows: list[Row] = []
     stdout: list[str] = []
     if submission.refusal:
-        return [_row(submission.student, e, "not graded", [f"not graded: {submission.refusal}"]) for e in exercises], stdout
+        return [_row(submission.student, e, "not graded", [f"not graded: {submission.refusal}"])
+                for e in exercises], stdout
     start = time.monotonic()
     deadline_all = start + ctx.submission_timeout
-    scratch = Path(tempfile.mkdtemp(prefix="submission-", dir=ctx.scratch_root))
-    _copy_folder(submission, scratch)
+    copy = Path(tempfile.mkdtemp(prefix="submission-", dir=ctx.scratch_root))
+    _copy_folder(submission, copy)
     names = _package_names()
-    sandbox: _Sandbox | None = None
-    loaded: set[int] = set()
     hung: set[int] = set()
-    implements = sorted({i for e in exercises for i in e.implements})
+    keep_output = ctx.secret is None          # graded calls' output would reveal the graded cases
     try:
         for exercise in exercises:
             student = submission.student
@@ -512,20 +612,7 @@ def _grade(submission: Submission, exercises: list[Exercise], ctx: _Context) -> 
                                  [f"not graded: the submission as a whole ran past its time limit of "
                                   f"{ctx.submission_timeout:g} s"]))
                 continue
-            refusal = _source.forbidden(_source.package_uses(needed, exercise.functions, names), exercise.implements)
-            if not refusal and any("exercise_solutions" in u.source for u in needed):
-                refusal = "uses the book's reference solutions (exercise_solutions)"
-            if not refusal:
-                for unit in needed:
-                    if "solution" in unit.tags and set(exercise.functions) & unit.defines:
-                        refusal = (f"{', '.join(sorted(set(exercise.functions) & unit.defines))} comes from a cell "
-                                   "of the instructor edition tagged 'solution'")
-                        break
-            if not refusal and ctx.solutions:
-                mine = _source.function_sources(needed)
-                copied = sorted(f for f in exercise.functions if set(mine.get(f, [])) & ctx.solutions.get(f, set()))
-                if copied:
-                    refusal = f"{', '.join(copied)} is the instructor edition's solution, copied from the book"
+            refusal = _refusal(submission, exercise, needed, ctx, names)
             if refusal:
                 rows.append(_row(student, exercise, "not graded", [f"not graded: {refusal}"]))
                 continue
@@ -535,28 +622,16 @@ def _grade(submission: Submission, exercises: list[Exercise], ctx: _Context) -> 
                                  [f"not graded: loading {blocked[0].where} took longer than "
                                   f"{ctx.exercise_timeout:g} s earlier; the functions of this exercise need it"]))
                 continue
+            sandbox: _Sandbox | None = None
             deadline = min(deadline_all, time.monotonic() + ctx.exercise_timeout)
             try:
-                if sandbox is None:
-                    sandbox = _Sandbox(scratch, ctx.memory_mb, ctx.hide, stdout, ctx.stdout_lines)
-                    loaded = set()
-                    if implements:
-                        sandbox.request({"op": "tripwires", "names": implements}, time.monotonic() + _STARTUP)
-                    deadline = min(deadline_all, time.monotonic() + ctx.exercise_timeout)
-                sandbox.request({"op": "mark", "text": f"exercise {exercise.label}"}, deadline)
-                todo = [u for u in needed if u.index not in loaded]
-                problems = []
-                if todo:
-                    reply = sandbox.request({"op": "load", "units": [(u.index, u.filename, u.lineno, u.source, u.where)
-                                                                     for u in todo]}, deadline)
-                    loaded |= {u.index for u in todo}
-                    problems = [str(p) for p in reply.get("problems", [])][:5]
-                modules = sorted({name.rpartition(".")[0] for name in exercise.implements})
-                if modules:
-                    sandbox.request({"op": "prepare", "modules": modules}, deadline)
+                sandbox = _Sandbox(ctx.stage(exercise), copy, ctx, stdout, keep_output)
+                deadline = min(deadline_all, time.monotonic() + ctx.exercise_timeout)
+                reply = sandbox.request({"op": "load", "units": [(u.index, u.filename, u.lineno, u.source, u.where)
+                                                                 for u in needed]}, deadline)
+                problems = [str(p) for p in reply.get("problems", [])][:5]
                 origins = sandbox.request({"op": "functions", "names": list(exercise.functions)}, deadline)
-                origins = origins.get("functions", {})
-                verdict = _origin_verdict(exercise, origins, problems)
+                verdict = _origin_verdict(exercise, origins.get("functions", {}), problems)
                 if verdict is not None:
                     rows.append(_row(student, exercise, verdict[0], verdict[1]))
                     continue
@@ -564,14 +639,8 @@ def _grade(submission: Submission, exercises: list[Exercise], ctx: _Context) -> 
                 executor = _RemoteExecutor(sandbox, ctx.time_limit, deadline)
                 for name in exercise.checkers:
                     spec = checkers[name].spec
-                    results.append(spec.run(executor, time_limit=ctx.time_limit, secret=ctx.secret))
-                fired = sandbox.request({"op": "fired"}, deadline).get("fired", [])
-                used = sorted(set(fired) & set(exercise.implements))
-                if used:
-                    rows.append(_row(student, exercise, "not graded",
-                                     [f"not graded: uses the package's implementation of {used[0].rsplit('.', 1)[-1]}"
-                                      " (called while the exercise ran)"]))
-                    continue
+                    results.append(spec.run(executor, time_limit=ctx.time_limit, secret=ctx.secret,
+                                            salt=student if ctx.salt_per_student else None))
                 passed = sum(r.cases_passed for r in results)
                 total = sum(r.cases_total for r in results)
                 feedback = [line for r in results for line in r.feedback]
@@ -579,20 +648,15 @@ def _grade(submission: Submission, exercises: list[Exercise], ctx: _Context) -> 
                     feedback.append("problems while loading: " + " / ".join(problems[:3]))
                 rows.append(_row(student, exercise, "passed" if passed == total and total else "failed", feedback,
                                  passed, total))
-                if executor.timed_out_in_c:   # a call blocked in compiled code still runs: start afresh
-                    sandbox.close()
-                    sandbox = None
             except _Abort as abort:
                 executing = sandbox.executing if sandbox is not None else None
+                rows.append(_abort_row(student, exercise, abort, executing, submission, ctx, deadline_all, hung))
+            finally:
                 if sandbox is not None:
                     sandbox.close()
-                sandbox = None
-                rows.append(_abort_row(student, exercise, abort, executing, submission, ctx, deadline_all, hung))
     finally:
-        if sandbox is not None:
-            sandbox.close()
         _reap()
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(copy, ignore_errors=True)
     return rows, stdout
 
 
@@ -647,7 +711,7 @@ def _abort_row_without_cases(student, exercise, abort, executing, submission, ct
                                                   f"protocol ({abort.detail[:100]})"])
 
 
-_KEEP: set[int] = set()          # children of the grader's process that are not the submissions' (fallback mode)
+_KEEP: set[int] = set()          # children of the grader's process that are not the submissions' (practice mode)
 _LIVE: set[int] = set()          # sandbox processes running now (several with --jobs)
 _LIVE_LOCK = threading.Lock()
 
@@ -658,39 +722,56 @@ def _reap() -> None:
     _isolation.reap_orphans(keep)
 
 
-def _hidden_paths(*paths) -> list[str]:
-    out = []
-    for path in paths:
-        if path is None:
-            continue
-        path = Path(path).resolve()
-        if path.exists() and str(path) not in out:
-            out.append(str(path))
-    return out
-
-
 def grade_submission(student: str, paths: list[Path], checker_names: list[str] | None = None, *,
                      time_limit: float = 10.0, exercise_timeout: float = 120.0, submission_timeout: float = 600.0,
-                     secret: str | None = None, memory_mb: int = 2048, book: Path | None = None) -> list[Row]:
-    """Grade one submission (its code in a sandbox process); one :class:`Row` per exercise.
+                     secret: str | None = None, memory_mb: int = 2048, book: Path | None = None,
+                     unsafe_no_sandbox: bool = False) -> list[Row]:
+    """Grade one submission (its code in a sandbox per exercise); one :class:`Row` per exercise.
 
     ``checker_names`` may name checkers, labels or functions (default: every exercise).
     """
     exercises = _select(",".join(checker_names)) if checker_names else grading_table()
+    _check_isolation(unsafe_no_sandbox, secret)
     submission = load_submission(paths, student)
-    scratch_root = Path(tempfile.mkdtemp(prefix="dpcp-grading-"))
+    scratch_root = _scratch_root()
     try:
-        ctx = _Context(time_limit, exercise_timeout, submission_timeout, secret, memory_mb,
-                       _hidden_paths(scratch_root), 200, book_solutions(book), scratch_root)
-        _prepare_isolation()
+        ctx = _Context(time_limit, exercise_timeout, submission_timeout, secret, memory_mb, 200,
+                       book_solutions(book), scratch_root, sandboxed=not unsafe_no_sandbox)
+        _prepare_isolation(ctx.sandboxed)
         rows, _ = _grade(submission, exercises, ctx)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
-    return rows
+    return _labelled(rows, ctx.sandboxed)
 
 
-def _prepare_isolation() -> None:
-    if _isolation.namespace_prefix() is None and _isolation.become_subreaper():
+def _scratch_root() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="dpcp-grading-"))
+    root.chmod(0o711)       # a sandbox's own uid may pass through to its (world-readable) staged folders
+    return root
+
+
+def _labelled(rows: list[Row], sandboxed: bool) -> list[Row]:
+    import dataclasses
+
+    label = _isolation.label(sandboxed)
+    return [dataclasses.replace(row, isolation=label) for row in rows]
+
+
+def _check_isolation(unsafe_no_sandbox: bool, secret: str | None) -> None:
+    """Fail closed: grading needs a working bubblewrap sandbox unless the caller asks for an unsafe practice run,
+    which never sees the instructor's secret (a submission could read it from the grader's process)."""
+    if unsafe_no_sandbox:
+        if secret is not None:
+            raise ValueError("--unsafe-no-sandbox is for practice only and grades with the public cases: do not "
+                             f"give a secret (--secret, --secret-file or {_SECRET_VARIABLE})")
+        return
+    reason = _isolation.probe()
+    if reason is not None:
+        raise _isolation.SandboxUnavailable(f"grading refuses to run without a sandbox: {reason}")
+
+
+def _prepare_isolation(sandboxed: bool) -> None:
+    if not sandboxed and _isolation.become_subreaper():
         _KEEP.update(_isolation._children(os.getpid()))   # children that existed before: not ours to end
 
 
@@ -740,7 +821,7 @@ def write_outputs(rows: list[Row], out: Path, totals: Path, feedback_dir: Path, 
         for row in rows:
             writer.writerow([_safe_cell(row.student), row.exercise, row.function, int(row.passed), row.status,
                              row.cases_passed, row.cases_total, f"{row.points:g}", f"{row.max_points:g}",
-                             _safe_cell(row.feedback)])
+                             _safe_cell(row.feedback), row.isolation])
 
     _write_atomically(out, grades)
     students = sorted({row.student for row in rows})
@@ -770,8 +851,12 @@ def write_outputs(rows: list[Row], out: Path, totals: Path, feedback_dir: Path, 
                              f"{row.cases_total} cases, {row.points:g} of {row.max_points:g} points\n")
                 for line in row.feedback.split(" | ") if row.feedback else []:
                     handle.write(f"  - {line}\n")
+            if secret_used:
+                handle.write("\nWhat your code printed while it was graded is not kept: it would show the "
+                             "instructor's cases. Run the exercises' checks in your notebook to see your output.\n")
+                return
             lines = stdout.get(student, [])
-            handle.write("\nThe first lines your code printed while it was graded"
+            handle.write("\nThe first lines your code printed while it was checked"
                          f" ({len(lines)} shown):\n")
             for line in lines:
                 handle.write(f"  | {line}\n")
@@ -793,17 +878,24 @@ def _resolve_secret(secret: str | None, secret_file: str | Path | None) -> str |
 def grade_folder(folder, out=None, *, exercises: str | None = None, time_limit: float = 10.0,
                  exercise_timeout: float = 120.0, submission_timeout: float = 600.0, jobs: int = 1,
                  progress: bool = True, secret: str | None = None, secret_file=None, totals=None,
-                 feedback_dir=None, memory_mb: int = 2048, stdout_lines: int = 200, book="auto") -> list[Row]:
+                 feedback_dir=None, memory_mb: int = 2048, stdout_lines: int = 200, book="auto",
+                 salt_per_student: bool = False, unsafe_no_sandbox: bool = False, tmpfs_mb: int = 256) -> list[Row]:
     """Grade every submission in ``folder``; write the CSV files when ``out`` is given; return the rows.
 
-    ``book``: the folder of the instructor edition's notebooks, whose solutions a submission must not copy
-    (``"auto"``: the book next to the package, when there is one; ``None``: no such check).
+    ``book``: the folder of the instructor edition's notebooks, whose solutions (and reference files,
+    ``book/reference``) a submission must not copy (``"auto"``: the book next to the package, when there is one;
+    ``None``: no such check). ``salt_per_student``: each student's graded cases are drawn from the secret and
+    the student's name (a draw of their own for every student).
+    Each exercise runs in a bubblewrap sandbox (:mod:`._isolation`); without one this refuses
+    (:class:`~._isolation.SandboxUnavailable`) unless ``unsafe_no_sandbox`` asks for a practice run, which
+    grades with the public cases only.
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"{folder} is not a folder of submissions")
     chosen = _select(exercises)
     secret_value = _resolve_secret(secret, secret_file)
+    _check_isolation(unsafe_no_sandbox, secret_value)
     if secret_value is None:
         print("warning: no grading secret (--secret, --secret-file or DPCP_GRADING_SECRET): grading with the "
               "public cases, which students can run themselves", file=sys.stderr)
@@ -812,12 +904,12 @@ def grade_folder(folder, out=None, *, exercises: str | None = None, time_limit: 
     totals_path, feedback_path = (_default_paths(out_path) if out_path is not None else (None, None))
     totals_path = Path(totals) if totals is not None else totals_path
     feedback_path = Path(feedback_dir) if feedback_dir is not None else feedback_path
-    scratch_root = Path(tempfile.mkdtemp(prefix="dpcp-grading-"))
+    scratch_root = _scratch_root()
     book_dir = _default_book() if book == "auto" else (Path(book) if book is not None else None)
-    _prepare_isolation()
-    hide = _hidden_paths(folder, scratch_root, out_path, totals_path, feedback_path, secret_file)
-    ctx = _Context(time_limit, exercise_timeout, submission_timeout, secret_value, memory_mb, hide, stdout_lines,
-                   book_solutions(book_dir), scratch_root)
+    _prepare_isolation(not unsafe_no_sandbox)
+    ctx = _Context(time_limit, exercise_timeout, submission_timeout, secret_value, memory_mb, stdout_lines,
+                   book_solutions(book_dir), scratch_root, salt_per_student=salt_per_student,
+                   sandboxed=not unsafe_no_sandbox, tmpfs_mb=tmpfs_mb)
     stdout: dict[str, list[str]] = {}
 
     def one(submission: Submission) -> list[Row]:
@@ -842,6 +934,7 @@ def grade_folder(folder, out=None, *, exercises: str | None = None, time_limit: 
     finally:
         _reap()
         shutil.rmtree(scratch_root, ignore_errors=True)
+    rows = _labelled(rows, ctx.sandboxed)
     if out_path is not None:
         write_outputs(rows, out_path, totals_path, feedback_path, stdout, secret_value is not None)
     return rows
@@ -860,6 +953,9 @@ def main(argv: list[str] | None = None) -> int:
                                             "checker names; default: every coding exercise")
     parser.add_argument("--secret", help=f"the instructor's secret for the graded cases (or {_SECRET_VARIABLE})")
     parser.add_argument("--secret-file", help="a file holding the secret (hidden from the submissions)")
+    parser.add_argument("--salt-per-student", action="store_true",
+                        help="draw each student's graded cases from the secret and their name (a draw "
+                             "of their own for every student)")
     parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per call of a student's function")
     parser.add_argument("--exercise-timeout", type=float, default=120.0, help="seconds per exercise (hard limit)")
     parser.add_argument("--submission-timeout", type=float, default=600.0, help="seconds per submission")
@@ -871,6 +967,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-copy-check", action="store_true", help="do not compare the answers with the book's "
                                                                      "solutions")
     parser.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
+    parser.add_argument("--tmpfs-limit", type=int, default=256, help="megabytes of the sandbox's only writable "
+                                                                     "folder (default 256)")
+    parser.add_argument("--unsafe-no-sandbox", action="store_true",
+                        help="practice only: run the submissions without the bubblewrap sandbox (they can read "
+                             "and change your files); refuses a secret, so grades use the public cases")
     parser.add_argument("--list", action="store_true", help="print the exercises and the function names they ask for")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     args = parser.parse_args(argv)
@@ -882,7 +983,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.submissions:
         parser.error("give the folder of submissions (or --list)")
-    for name in ("time_limit", "exercise_timeout", "submission_timeout", "memory_limit", "stdout_lines"):
+    for name in ("time_limit", "exercise_timeout", "submission_timeout", "memory_limit", "stdout_lines",
+                 "tmpfs_limit"):
         if not getattr(args, name) > 0:
             parser.error(f"--{name.replace('_', '-')} must be positive")
     try:
@@ -890,8 +992,10 @@ def main(argv: list[str] | None = None) -> int:
                             exercise_timeout=args.exercise_timeout, submission_timeout=args.submission_timeout,
                             jobs=args.jobs, progress=not args.quiet, secret=args.secret, secret_file=args.secret_file,
                             totals=args.totals, feedback_dir=args.feedback_dir, memory_mb=args.memory_limit,
-                            stdout_lines=args.stdout_lines, book=None if args.no_copy_check else args.book)
-    except (ValueError, OSError) as exc:
+                            stdout_lines=args.stdout_lines, book=None if args.no_copy_check else args.book,
+                            salt_per_student=args.salt_per_student,
+                            unsafe_no_sandbox=args.unsafe_no_sandbox, tmpfs_mb=args.tmpfs_limit)
+    except (ValueError, OSError, _isolation.SandboxUnavailable) as exc:
         parser.error(str(exc))
     if not args.quiet:
         for student in sorted({row.student for row in rows}):

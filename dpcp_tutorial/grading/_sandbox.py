@@ -1,32 +1,26 @@
-"""The process that runs one submission: the calling side of the checker protocol, nothing else.
+"""The process that runs one submission for one exercise: the calling side of the checker protocol.
 
-Started by the grader (:mod:`dpcp_tutorial.grading`) as
-``python -I -c "from dpcp_tutorial.grading._sandbox import main; main()" REPLY_FD MEMORY_MB [HIDE ...]``,
-with the grader's requests on its standard input and its replies on the file descriptor ``REPLY_FD``; the
-submission's own output (``print``, warnings, tracebacks) goes to standard output and standard error, which
-the grader reads separately. It holds no case, no expected value and no verdict (it imports only
-:mod:`dpcp_tutorial.exercises._runtime`, which has none): it loads the statements the grader sends, calls
-the submission's functions on the plain-data arguments of each request and answers with plain data.
+The grader (:mod:`dpcp_tutorial.grading`) stages this file as ``_dpcp_runner.py`` next to a copy of
+:mod:`dpcp_tutorial.exercises._runtime` (``_dpcp_calls.py``) and an allowlist of helpers (:mod:`._stage`),
+and starts it under ``bwrap`` (:mod:`._isolation`) as ``python -I -S -c BOOTSTRAP REPLY_FD CONFIG``, with
+the grader's requests on standard input and the replies on the file descriptor ``REPLY_FD``; what the
+submission prints goes to standard output and standard error, which the grader drains in bounded chunks.
 
-Before any code of the submission runs it
-
-* hides the paths given as ``HIDE`` (the folder of all submissions, the grader's scratch space, the output
-  files, the secret file) under empty mounts when it runs in its own mount namespace (``unshare``, see
-  :mod:`._isolation`), then drops every capability, so the mounts cannot be undone;
-* limits its address space to ``MEMORY_MB`` megabytes, the size of files it may write, and core dumps;
-* replaces chosen package functions by *tripwires* that record a call from the submission's code (the
-  grader asks which fired, and an answer built on the package's own implementation is not graded).
+Before any code of the submission runs it sets its limits (CPU seconds per process, address space, open
+files, file size, no core dumps, number of processes), switches to its own unprivileged uid when it was
+started as root, and copies the submission into its working directory (the sandbox's only writable place).
+It holds no case, no expected value and no verdict, and nothing it reports decides a grade on its own:
+every output comes back as plain data, which the grader re-validates and judges in its own process.
 """
 
 from __future__ import annotations
 
 import builtins
-import ctypes
-import ctypes.util
 import functools
-import importlib
 import inspect
+import json
 import os
+import shutil
 import struct
 import sys
 import traceback
@@ -69,173 +63,53 @@ def write_message(fd: int, payload: bytes) -> None:
         view = view[written:]
 
 
-# ------------------------------------------------------------------------------------------- isolation
+# ------------------------------------------------------------------------------------------- limits
 
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC = 1, 2, 4, 8, 4096, 16384
-_PR_SET_NO_NEW_PRIVS, _PR_CAPBSET_DROP, _PR_SET_DUMPABLE = 38, 24, 4
-
-
-def _libc():
-    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-
-
-def _hide(paths: list[str]) -> list[str]:
-    """Cover each path with an empty mount (a tmpfs for a folder, /dev/null for a file)."""
-    libc = _libc()
-    failed = []
-    for path in paths:
-        if os.path.isdir(path):
-            result = libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY,
-                                b"size=4k,mode=000")
-        elif os.path.exists(path):
-            result = libc.mount(b"/dev/null", path.encode(), None, _MS_BIND, None)
-        else:
-            continue
-        if result != 0:
-            failed.append(path)
-    return failed
-
-
-def _drop_capabilities() -> None:
-    """Empty the bounding, effective, permitted and inheritable capability sets; no new privileges."""
-    libc = _libc()
-    for cap in range(64):
-        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
-
-    class Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-    class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
-
-    header = Header(0x20080522, 0)
-    data = (Data * 2)()
-    libc.capset(ctypes.byref(header), data)
-    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-
-
-def _limit_resources(memory_mb: int) -> None:
+def _limit_resources(config: dict) -> None:
     import resource
 
-    limit = int(memory_mb) * 2**20
-    for name, value in (("RLIMIT_AS", limit), ("RLIMIT_CORE", 0), ("RLIMIT_FSIZE", 256 * 2**20)):
-        kind = getattr(resource, name, None)
-        if kind is not None:
-            try:
-                resource.setrlimit(kind, (value, value))
-            except (ValueError, OSError):
-                pass
-
-
-# ------------------------------------------------------------------------------------------- tripwires
-
-_PACKAGE_DIR = None
-_FIRED: list[str] = []
-
-
-def _from_package(filename: str) -> bool:
-    return bool(_PACKAGE_DIR) and filename.startswith(_PACKAGE_DIR)
-
-
-def _record(name: str) -> None:
-    caller = sys._getframe(2).f_code.co_filename
-    if not _from_package(caller) and name not in _FIRED:
-        _FIRED.append(name)
-
-
-def _wrap(dotted: str, module) -> bool:
-    """Replace ``module.attribute`` (and every package module's reference to it) by a recording wrapper."""
-    attr = dotted.rpartition(".")[2]
-    original = getattr(module, attr, None)
-    if original is None or getattr(original, "__dpcp_tripwire__", False):
-        return False
-    if isinstance(original, type):
-        init = original.__init__
-
-        @functools.wraps(init)
-        def wrapped_init(self, *args, __init=init, __name=dotted, **kwargs):
-            _record(__name)
-            return __init(self, *args, **kwargs)
-
-        wrapped_init.__signature__ = inspect.signature(init)
-        wrapped_init.__dpcp_tripwire__ = True
-        original.__init__ = wrapped_init
-        original.__dpcp_tripwire__ = True
-        return True
-    if not callable(original):
-        return False
-
-    @functools.wraps(original)
-    def wrapper(*args, __original=original, __name=dotted, **kwargs):
-        _record(__name)
-        return __original(*args, **kwargs)
-
-    if _has_signature(original):
-        wrapper.__signature__ = inspect.signature(original)
-    wrapper.__dpcp_tripwire__ = True
-    for name, loaded in list(sys.modules.items()):
-        if loaded is None or not (name == "dpcp_tutorial" or name.startswith("dpcp_tutorial.")):
+    megabyte = 2**20
+    limits = [("RLIMIT_AS", int(config["memory_mb"]) * megabyte), ("RLIMIT_CORE", 0),
+              ("RLIMIT_FSIZE", int(config["fsize_mb"]) * megabyte), ("RLIMIT_NOFILE", 256),
+              ("RLIMIT_NPROC", int(config["nproc"]))]
+    cpu = int(config["cpu_s"])
+    for name, soft, hard in [(n, v, v) for n, v in limits] + [("RLIMIT_CPU", cpu, cpu + 5)]:
+        if soft < 0:          # no limit asked for
             continue
-        for key, value in list(vars(loaded).items()):
-            if value is original:
-                setattr(loaded, key, wrapper)
-    return True
+        kind = getattr(resource, name)
+        current = resource.getrlimit(kind)[1]
+        if current != resource.RLIM_INFINITY:   # only ever lower a limit
+            soft, hard = min(soft, current), min(hard, current)
+        resource.setrlimit(kind, (soft, hard))
 
 
-_PENDING: dict[str, list[str]] = {}
+def _switch_user(uid: int | None) -> None:
+    """As root (with only CAP_SETUID and CAP_SETGID, see ._isolation): become ``uid``, losing every
+    capability, so that the process limit applies and nothing of root's remains."""
+    if uid is None or os.geteuid() != 0:
+        return
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if os.geteuid() == 0 or os.getuid() == 0:
+        raise SystemExit("could not leave root")
 
 
-class _TripwireFinder:
-    """A meta-path finder that wraps the chosen functions of a module right after the module is executed,
-    so that a tripwire costs nothing for the modules a submission never imports."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name not in _PENDING:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                loader = spec.loader
-                original = loader.exec_module
-
-                def exec_module(module, __original=original, __name=name):
-                    __original(module)
-                    for dotted in _PENDING.pop(__name, []):
-                        _wrap(dotted, module)
-
-                loader.exec_module = exec_module
-                return spec
-        return None
-
-
-def _install_tripwires(names: list[str]) -> list[str]:
-    """Wrap each ``module.attribute``: now if the module is loaded, else when it is first imported."""
-    for dotted in names:
-        module_name = dotted.rpartition(".")[0]
-        module = sys.modules.get(module_name)
-        if module is not None:
-            _wrap(dotted, module)
+def _copy_submission(source: str) -> None:
+    if not os.path.isdir(source):
+        return
+    for name in os.listdir(source):
+        path = os.path.join(source, name)
+        if os.path.isdir(path):
+            shutil.copytree(path, name, symlinks=False, dirs_exist_ok=True)
         else:
-            _PENDING.setdefault(module_name, []).append(dotted)
-    if _PENDING and not any(isinstance(f, _TripwireFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _TripwireFinder())
-    return list(names)
-
-
-def _has_signature(obj) -> bool:
-    try:
-        inspect.signature(obj)
-        return True
-    except (TypeError, ValueError):
-        return False
+            shutil.copyfile(path, name)
 
 
 # ------------------------------------------------------------------------------------------- the loop
 
 def _origin(value) -> dict:
-    """Where a name of the namespace comes from (plain data)."""
+    """Where a name of the namespace comes from (plain data; a courtesy message, never a verdict)."""
     if value is None:
         return {"defined": False}
     target = getattr(value, "func", value) if isinstance(value, functools.partial) else value
@@ -264,7 +138,6 @@ def _load(namespace: dict, units: list, reply_fd: int, encode) -> list[str]:
         except SyntaxError as exc:
             problems.append(f"{where}: syntax error: {exc.msg}")
             continue
-        print(f"[grader] loading {where}", flush=True)
         try:
             exec(code, namespace)  # noqa: S102 - running the submission's code is the point of this process
         except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too
@@ -275,63 +148,45 @@ def _load(namespace: dict, units: list, reply_fd: int, encode) -> list[str]:
 
 
 def main() -> None:
-    global _PACKAGE_DIR
-    reply_fd, memory_mb, hide = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+    reply_fd, config = int(sys.argv[1]), json.loads(sys.argv[2])
     request_fd = os.dup(0)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.set_inheritable(reply_fd, False)
     os.set_inheritable(request_fd, False)
-    failed = []
-    if os.environ.get("DPCP_SANDBOX_NAMESPACE") == "1":
-        failed = _hide(hide)
-        _drop_capabilities()
-    _limit_resources(memory_mb)
+    _limit_resources(config)
+    _switch_user(config.get("uid"))
+    if config.get("copy_from"):
+        _copy_submission(config["copy_from"])
     import numpy  # noqa: F401 - almost every answer needs it; import it before the submission's code
 
-    import dpcp_tutorial
-    from dpcp_tutorial.exercises import _runtime
+    import importlib
 
-    _PACKAGE_DIR = os.path.dirname(os.path.abspath(dpcp_tutorial.__file__)) + os.sep
+    runtime = importlib.import_module("_dpcp_calls")     # staged next to this file (see ._stage)
+
     namespace: dict = {"__name__": "submission", "__builtins__": builtins}
-    write_message(reply_fd, _runtime.encode({"event": "ready", "hidden_failed": failed}).encode())
+    write_message(reply_fd, runtime.encode({"event": "ready"}).encode())
     while True:
         raw = read_message(request_fd)
         if raw is None:
             break
-        request = _runtime.decode(raw)
+        request = runtime.decode(raw)
         op = request.get("op")
         if op == "load":
-            reply = {"problems": _load(namespace, request["units"], reply_fd, _runtime.encode)}
+            reply = {"problems": _load(namespace, request["units"], reply_fd, runtime.encode)}
         elif op == "functions":
             reply = {"functions": {name: _origin(namespace.get(name)) for name in request["names"]}}
-        elif op == "tripwires":
-            reply = {"installed": _install_tripwires(list(request["names"]))}
-        elif op == "prepare":     # import the package modules an exercise may use, before its timed calls
-            ready = []
-            for name in request.get("modules", []):
-                try:
-                    importlib.import_module(str(name))
-                    ready.append(name)
-                except Exception:  # noqa: BLE001 - an optional dependency the machine lacks
-                    pass
-            reply = {"imported": ready}
-        elif op == "fired":
-            reply = {"fired": list(_FIRED)}
-            _FIRED.clear()
-        elif op == "mark":
-            print(f"[grader] {str(request.get('text', ''))[:200]}", flush=True)
-            reply = {}
         elif op == "call":
-            call = _runtime.Call.from_plain(request["call"])
+            call = runtime.Call.from_plain(request["call"])
             functions = {call.function: namespace.get(call.function)}
-            reply = _runtime.execute(functions, call, float(request["time_limit"])).to_plain()
+            reply = runtime.execute(functions, call, float(request["time_limit"]),
+                                    wall_limit=float(request["wall_limit"])).to_plain()
             sys.stdout.flush()
         elif op == "exit":
             break
         else:
             reply = {"error": f"unknown request {op!r}"}
-        write_message(reply_fd, _runtime.encode({"event": "reply", "nonce": request.get("nonce"),
-                                                 "body": reply}).encode())
+        write_message(reply_fd, runtime.encode({"event": "reply", "nonce": request.get("nonce"),
+                                                "body": reply}).encode())
     sys.stdout.flush()
     os._exit(0)   # abandoned threads of hanging calls must not keep the process alive

@@ -3,7 +3,9 @@
 Everything here runs in the grader's own process and only *reads* the students' files (JSON and Python
 source are parsed, never executed):
 
-* :func:`read_files` turns ``.py`` files and notebooks (nbformat 4 and 3) into code cells, drops IPython
+* :func:`read_files` turns ``.py`` files and notebooks (nbformat 4 and 3) into code cells (in a hand-out
+  notebook of the student edition, the chapter's own cells, unchanged, contribute only their imports:
+  :func:`chapter_mark`), drops IPython
   line magics and shell lines (a ``pass`` keeps the indentation valid), keeps the body of cells that start
   with a Python cell magic (``%%time``, ``%%timeit``, ``%%capture``, ...) and skips cells in other languages
   (``%%bash``, ``%%writefile``, ...);
@@ -54,6 +56,21 @@ class Cell:
     where: str
     source: str
     tags: frozenset
+    chapter: bool = False        # an unchanged chapter cell of a hand-out: only its imports are kept
+
+
+def chapter_mark(source: str) -> str:
+    """The mark the student edition puts on a chapter's code cell: a digest of its source, so that a cell the
+    reader edited (an answer typed into it) no longer carries a valid mark."""
+    import hashlib
+
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:24]
+
+
+def _is_chapter_cell(cell: dict, source: str) -> bool:
+    metadata = cell.get("metadata")
+    mark = metadata.get("dpcp_tutorial") if isinstance(metadata, dict) else None
+    return isinstance(mark, dict) and mark.get("chapter") == chapter_mark(source)
 
 
 def _notebook_cells(path: Path, text: str) -> list[Cell]:
@@ -74,7 +91,8 @@ def _notebook_cells(path: Path, text: str) -> list[Cell]:
         source = cell.get("source", cell.get("input", ""))
         source = "".join(source) if isinstance(source, list) else str(source)
         tags = cell.get("metadata", {}).get("tags", []) if isinstance(cell.get("metadata"), dict) else []
-        cells.append(Cell(f"{path.name}, cell {number}", source, frozenset(str(t) for t in tags if isinstance(t, str))))
+        cells.append(Cell(f"{path.name}, cell {number}", source, frozenset(str(t) for t in tags if isinstance(t, str)),
+                          _is_chapter_cell(cell, source)))
     return cells
 
 
@@ -163,6 +181,20 @@ def _aliases(tree: ast.AST) -> tuple[dict, tuple]:
     return aliases, tuple(stars)
 
 
+def _statements(tree: ast.Module, lines: list[str], chapter: bool):
+    """The top-level statements of a cell with their source. Of a hand-out's chapter cell only the imports,
+    one name per statement (an import that names something the sandbox lacks costs only that name)."""
+    for node in tree.body:
+        if not chapter:
+            yield node, _segment(lines, node)[1]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                single = type(node)(names=[alias], **({"module": node.module, "level": node.level}
+                                                      if isinstance(node, ast.ImportFrom) else {}))
+                single = ast.copy_location(single, node)
+                yield single, ast.unparse(single)
+
+
 def units_of(cells: list[Cell], student: str) -> tuple[list[Unit], list[str]]:
     """Split cells into top-level statements; problems name the cells that do not parse."""
     units: list[Unit] = []
@@ -177,8 +209,8 @@ def units_of(cells: list[Cell], student: str) -> tuple[list[Unit], list[str]]:
             problems.append(f"{cell.where}: syntax error at line {exc.lineno}: {exc.msg}; the cell was skipped")
             continue
         lines = source.splitlines()
-        for node in tree.body:
-            start, text = _segment(lines, node)
+        for node, text in _statements(tree, lines, cell.chapter):
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
             try:
                 defines, reads = _scope_names(text)
             except SyntaxError:   # e.g. a 'return' outside a function: never runnable
@@ -308,3 +340,33 @@ def normalised(node: ast.AST) -> str:
                 isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
             child.body = body[1:] or [ast.Pass()]
     return ast.dump(node, annotate_fields=False)
+
+
+def anonymous(dump: str) -> str:
+    """A :func:`normalised` function without its name: a renamed copy has the same."""
+    return re.sub(r"^(Async)?FunctionDef\('[^']*'", r"\1FunctionDef('_'", dump)
+
+
+def reference_functions(folder) -> set[str]:
+    """:func:`anonymous` dumps of the substantial functions (five statements or more) of ``folder/*.py``."""
+    from pathlib import Path
+
+    out: set[str] = set()
+    for path in sorted(Path(folder).glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    sum(isinstance(n, ast.stmt) for n in ast.walk(node)) >= 6:
+                out.add(anonymous(normalised(node)))
+    return out
+
+
+def copied_references(units: list[Unit], reference: set[str]) -> list[str]:
+    """The functions of ``units`` that are, renamed or not, a function of the book's reference files."""
+    if not reference:
+        return []
+    return sorted(name for name, dumps in function_sources(units).items()
+                  if {anonymous(d) for d in dumps} & reference)

@@ -14,10 +14,10 @@ from __future__ import annotations
 POINTS: dict[str, float] = {
     "ex-01-code-quantile": 6, "ex-01-code-aps": 6,
     "ex-02-private-mean": 6, "ex-02-attacker": 6,
-    "ex-03-loss": 6, "ex-03-stable": 6,
-    "ex-04-code": 6, "ex-04-assemble": 12,
+    "ex-03-bound": 6, "ex-03-stable": 6, "ex-03-release": 6, "ex-03-loss": 6,
+    "ex-04-coin": 6, "ex-04-pad": 6, "ex-04-code": 6, "ex-04-assemble": 12,
     "ex-05-code": 6,
-    "ex-06-code": 6, "ex-06-assemble": 12,
+    "ex-06-level": 6, "ex-06-bound": 6, "ex-06-code": 6, "ex-06-assemble": 12,
     "ex-07-ssp-code": 6, "ex-07-clip": 6,
     "ex-08-code-interval": 6, "ex-08-code-n": 6,
     "ex-09-spatial": 6, "ex-09-idd": 6,
@@ -29,6 +29,7 @@ POINTS: dict[str, float] = {
     "ex-15-annulus": 6, "ex-15-law": 6,
     "ex-16-noise": 6, "ex-16-pool": 6,
     "ex-17-thresholds": 6, "ex-17-score": 6, "ex-17-account": 6,
+    "ex-18-first": 6, "ex-18-loss": 6, "ex-18-stop": 6,
     "ex-19-account": 6, "ex-19-rank": 6,
 }
 """Exercise label -> automatic points (``tests/test_grading.py`` checks that every checked exercise has one)."""

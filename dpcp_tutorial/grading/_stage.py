@@ -1,0 +1,115 @@
+"""What is copied into a sandbox besides the submission: the runner and an explicit allowlist of helpers.
+
+The sandbox holds no implementation of a graded function: the course package is not importable there.
+Instead a folder is staged (read-only inside the sandbox) with
+
+* ``_dpcp_runner.py`` (a copy of :mod:`._sandbox`) and ``_dpcp_calls.py`` (a copy of
+  :mod:`dpcp_tutorial.exercises._runtime`, the calling side of the checker protocol, which holds no case,
+  expected value or verdict);
+* a stand-in ``dpcp_tutorial`` package that exports only the helpers of :data:`HELPERS` a reader may use in
+  an answer (data generators, and the building blocks later chapters let an answer call), with the
+  package's modules those helpers need; every function or class the exercise being graded asks the
+  reader to write (the checker's ``implements``) is replaced in those copies by a stub that raises when
+  called (so ``from dpcp_tutorial import private_quantile`` still works in a file that answers several
+  exercises, but the exercise that asks for a private quantile cannot call the package's). Nothing of
+  ``dpcp_tutorial.exercises`` (checkers, cases) or ``dpcp_tutorial.grading`` is copied.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+HELPERS = {
+    "private_quantile": "quantile",
+    "private_quantile_level": "quantile",
+    "private_quantile_miscoverage_bound": "quantile",
+    "DPRidgeRegression": "training",
+    "make_heteroscedastic_regression": "datasets",
+    "make_contaminated_gaussian": "datasets",
+    "make_cauchy": "datasets",
+}
+"""Names a submission may import from ``dpcp_tutorial`` in the sandbox, and the module defining each."""
+
+_RUNNER = "_dpcp_runner.py"
+_CALLS = "_dpcp_calls.py"
+
+
+def _relative_imports(module: str) -> set[str]:
+    """Top-level modules of the package that ``module`` imports (``from .x import ...``)."""
+    tree = ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                out.add(node.module.split(".")[0])
+            else:
+                out.update(alias.name for alias in node.names)
+    return {m for m in out if (PACKAGE / f"{m}.py").is_file()}
+
+
+def closure(modules) -> list[str]:
+    todo, seen = list(modules), set()
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        todo.extend(_relative_imports(module) - seen)
+    return sorted(seen)
+
+
+def _stub(node: ast.stmt) -> ast.stmt:
+    message = (f"{node.name} is not available while an exercise that asks you to write it is graded")
+    raise_stmt = ast.parse(f"raise NotImplementedError({message!r})").body[0]
+    if isinstance(node, ast.ClassDef):
+        return ast.parse(f"class {node.name}:\n    def __init__(self, *args, **kwargs):\n"
+                         f"        raise NotImplementedError({message!r})").body[0]
+    return ast.FunctionDef(name=node.name, args=ast.arguments(posonlyargs=[], args=[],
+                                                              vararg=ast.arg("args"), kwonlyargs=[], kw_defaults=[],
+                                                              kwarg=ast.arg("kwargs"), defaults=[]),
+                           body=[raise_stmt], decorator_list=[], returns=None, type_comment=None,
+                           lineno=node.lineno)
+
+
+def _stripped(module: str, names: set[str]) -> str:
+    source = (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
+    if not names:
+        return source
+    tree = ast.parse(source)
+    tree.body = [_stub(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                 and node.name in names else node for node in tree.body]
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def stage(target: Path, implements=()) -> list[str]:
+    """Write the runner and the stand-in package into ``target``; return the helper names exported
+    (those among the ``implements`` are stubs)."""
+    from ..exercises import _runtime
+    from . import _sandbox
+
+    target = Path(target)
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(_sandbox.__file__, target / _RUNNER)
+    shutil.copyfile(_runtime.__file__, target / _CALLS)
+    forbidden: dict[str, set[str]] = {}
+    for dotted in implements:
+        parts = dotted.split(".")
+        if len(parts) >= 3 and parts[0] == "dpcp_tutorial":
+            forbidden.setdefault(parts[1], set()).add(parts[-1])
+    exported = dict(HELPERS)    # a forbidden helper stays importable, as a stub that raises when called
+    package = target / "dpcp_tutorial"
+    package.mkdir(exist_ok=True)
+    for module in closure(set(exported.values())):
+        (package / f"{module}.py").write_text(_stripped(module, forbidden.get(module, set())), encoding="utf-8")
+    lines = ['"""The course package as a graded submission sees it: only the helpers an answer may use."""', ""]
+    for name, module in sorted(exported.items()):
+        lines.append(f"from .{module} import {name}")
+    lines.append(f"__all__ = {sorted(exported)!r}")
+    (package / "__init__.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for path in [target, package, *target.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return sorted(exported)
