@@ -61,7 +61,13 @@ of the earlier releases only. By the exponential mechanism and sequential
 Nothing here raises, warns or branches on data values: the data are checked
 finite and at most :math:`10^{100}` in magnitude by the shared validation
 (one fixed message), every count is an integer between 0 and ``n``, and the
-grids are finite and public given the earlier releases.
+grids are finite and public given the earlier releases. All noise of a
+step is drawn once, after its counts.
+
+The noise is NumPy's (continuous Laplace, Gumbel); there is no
+``sampler="opendp"``: OpenDP's Laplace mechanism on floats adds noise
+discretised to a power-of-two grid, a different law from the one audited
+here, and a release is only as exact as its least exact step.
 """
 
 from __future__ import annotations
