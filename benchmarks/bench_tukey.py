@@ -6,7 +6,7 @@ On the same data (n standard normal points, box [-5, 5]^2, eps = 1):
 2. the candidate mechanism over a public 100 x 100 grid of the box (10^4 candidates, exact 2D depth at
    every candidate): ``private_depth_median(..., candidates=grid)``;
 3. the Langevin median (smoothed IDD, 500 public directions, default steps):
-   ``private_depth_median(..., sampler="langevin")``.
+   ``private_depth_median(..., method="langevin")``.
 
 Each is timed for one release: the best CPU time of a few runs (one run above 10 s). Also: ``tukey_depth_regions`` with all
 levels. Ratios are baseline time / exact-sampler time (> 1: the exact sampler is faster). Goal: n = 1000 in a
@@ -58,7 +58,7 @@ def main(save: bool = False) -> None:
         t_exact = _time(lambda: private_tukey_median_2d(data, EPSILON, BOX, rng=0))
         t_all = _time(lambda: tukey_depth_regions(data, BOX), repeat=1)
         t_grid = _time(lambda: private_depth_median(data, EPSILON, "halfspace", candidates=grid, rng=0))
-        t_lang = _time(lambda: private_depth_median(data, EPSILON, "smoothed_idd", sampler="langevin",
+        t_lang = _time(lambda: private_depth_median(data, EPSILON, "smoothed_idd", method="langevin",
                                                     prior=GaussianPrior(0.0, 5.0 * np.sqrt(2)), rng=0),
                        repeat=1)
         rows.append([n, f"{t_exact:.2f}", f"{t_all:.2f}", f"{t_grid:.2f}", f"{t_grid / t_exact:.2f}",

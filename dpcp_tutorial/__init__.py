@@ -20,6 +20,7 @@ module                        topic                                        chapt
 ``preprocessing``             scaling from public ranges (PublicScaler)    7
 ``depth``                     halfspace, spatial, integrated dual depth    9
 ``median``                    private and non-private depth medians        10
+``localize``                  private centre and scale without bounds      19
 ``tukey_exact``               exact private Tukey median in 2D             15
 ``baselines``                 coordinate-wise private median, CoinPress    10
 ``aggregation``               robust private aggregation of updates        13
@@ -170,11 +171,15 @@ _EXPORTS = {
     # median
     "GaussianPrior": "median",
     "depth_median": "median",
+    "depth_median_account": "median",
     "depth_median_log_probabilities": "median",
     "langevin_step_size": "median",
     "mechanism_beta": "median",
     "private_depth_median": "median",
+    "private_prior": "median",
     "public_grid": "median",
+    # localize
+    "private_localization": "localize",
     "spatial_median": "median",
     # tukey_exact
     "TukeyDepthRegions": "tukey_exact",
@@ -201,7 +206,7 @@ _EXPORTS = {
 
 #: submodules bound as attributes after an eager import (and those imported on first use:
 #: ``scale`` needs the optional Dask extra; ``experiments``, ``exercises``, ``grading``)
-_SUBMODULES = ("conformal", "accounting", "datasets", "mechanisms", "quantile", "private_split", "calibrators", "mondrian", "adaptive", "dpcp", "preprocessing", "training", "depth", "median", "tukey_exact", "baselines", "aggregation", "_counts", "_validation")
+_SUBMODULES = ("conformal", "accounting", "datasets", "mechanisms", "quantile", "private_split", "calibrators", "mondrian", "adaptive", "dpcp", "preprocessing", "training", "depth", "localize", "median", "tukey_exact", "baselines", "aggregation", "_counts", "_validation")
 _ON_DEMAND = ("scale", "experiments", "exercises", "grading")
 
 __all__ = sorted(_EXPORTS) + sorted(m for m in _SUBMODULES if not m.startswith("_"))

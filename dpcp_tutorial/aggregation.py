@@ -205,7 +205,7 @@ def private_median_aggregate(updates, epsilon: float, candidates, depth: str = "
     if needs and directions is None:
         raise ValueError(f"depth={depth!r} in d={updates.shape[1]} needs public `directions` "
                          "(e.g. dpcp_tutorial.depth.random_directions(500, d, rng))")
-    return private_depth_median(updates, epsilon, depth=depth, sampler="candidates", candidates=candidates,
+    return private_depth_median(updates, epsilon, depth=depth, method="candidates", candidates=candidates,
                                 directions=directions, rng=rng)
 
 

@@ -10,13 +10,14 @@ which is :math:`\\varepsilon`-DP for replace-one neighbours with ``n`` public
 neighbours the same mechanism, with :math:`\\beta` computed from the data's own
 size, is :math:`\\varepsilon/2`-DP and ``n`` need not be public: for the depths
 here :math:`nD` never decreases and grows by at most :math:`n\\,GS_n` when a
-record is added (chapter 10, theorem ``thm-depth-mechanism``). Two samplers:
+record is added (chapter 10, theorem ``thm-depth-mechanism``). Two methods
+(``method=``) sample it:
 
-* ``sampler="candidates"`` -- **exact**: the finite mechanism over
+* ``method="candidates"`` -- **exact**: the finite mechanism over
   data-independent candidates (draws from the public prior made inside the
   function, or a public grid), sampled with the Gumbel-max trick in log space.
   It is exactly :math:`\\varepsilon`-DP for any number of candidates.
-* ``sampler="langevin"`` -- **approximate**: unadjusted Langevin on the
+* ``method="langevin"`` -- **approximate**: unadjusted Langevin on the
   logistic-smoothed integrated dual depth, as in the authors' experiments.
   Its output law only approximates :math:`Q_X`; if it is within total
   variation :math:`\\eta` of :math:`Q_X` for every data set, the release is
@@ -39,6 +40,12 @@ the candidates' shape, the sampler's settings), never on data values. The
 record count ``n`` is treated as public (replace-one neighbours); under
 add/remove the checks on ``n`` (``n >= 2``) are the only data-size-dependent
 edge, so an add/remove release must be made on at least two records by design.
+
+With ``prior="private"`` no public centre is needed: a declared share of
+:math:`\\varepsilon` locates the data (:func:`~dpcp_tutorial.localize.private_localization`,
+chapter 19), the Gaussian prior is built from that release, and the rest of
+the budget runs the depth mechanism; the two compose sequentially
+(:func:`depth_median_account`).
 """
 
 from __future__ import annotations
@@ -78,6 +85,9 @@ from .depth import (
 )
 from .mechanisms import gumbel_max_sample
 
+#: default share of epsilon spent on locating the data with prior="private"
+LOCALIZE_SHARE = 0.2
+
 __all__ = [
     "GaussianPrior",
     "mechanism_beta",
@@ -85,6 +95,8 @@ __all__ = [
     "langevin_step_size",
     "depth_median_log_probabilities",
     "private_depth_median",
+    "depth_median_account",
+    "private_prior",
     "depth_median",
     "spatial_median",
 ]
@@ -242,8 +254,20 @@ class GaussianPrior:
         rng = check_random_state(rng)
         mean = self.mean_vector(d)
         low, high = (box[0] - mean) / self.scale, (box[1] - mean) / self.scale
+        # a side much narrower than the scale can collapse to one standardised value: the prior's density is
+        # then constant on it to double precision, so that coordinate is uniform on its side, drawn exactly as
+        # the probability integral transform of a standard normal truncated to [0, 1]
+        flat = ~(high > low)
+        if flat.any():
+            low, high = np.where(flat, 0.0, low), np.where(flat, 1.0, high)
         z = truncnorm.rvs(low, high, size=(size, d), random_state=rng)
-        return np.clip(mean + self.scale * z, box[0], box[1])      # rounding never leaves the box
+        out = mean + self.scale * z
+        if flat.any():
+            from scipy.special import ndtr
+
+            u = (ndtr(z[:, flat]) - 0.5) / (ndtr(1.0) - 0.5)
+            out[:, flat] = box[0][flat] + (box[1] - box[0])[flat] * u
+        return np.clip(out, box[0], box[1])      # rounding never leaves the box
 
     def far_tail_radius(self, d: int, tail: float = FAR_TAIL) -> float:
         """The prior's Mahalanobis radius beyond which a point is in its far tail (chapter 10).
@@ -371,6 +395,26 @@ def _check_candidates(candidates, data: np.ndarray) -> np.ndarray:
     return cand
 
 
+def _draw_candidates(prior: GaussianPrior | None, box: np.ndarray | None, n_candidates: int, d: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """The public candidates: prior draws, uniform draws in the box, or prior draws restricted to the box."""
+    if box is None:
+        return prior.sample(n_candidates, d, rng)
+    if prior is None:
+        if n_candidates * d > 10 ** 8:
+            raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
+                             "fewer (at most 1e8)")
+        cand = box[0] + (box[1] - box[0]) * rng.random((n_candidates, d))   # uniform on the box
+        return np.minimum(cand, box[1])          # rounding never leaves the box
+    return prior.sample_in_box(n_candidates, box, rng)
+
+
+def _check_candidates_in_box(cand: np.ndarray, box: np.ndarray | None) -> None:
+    if box is not None and not np.all((cand >= box[0]) & (cand <= box[1])):
+        raise ValueError("some candidates lie outside the public box; pass candidates inside it (e.g. "
+                         "public_grid over the box) or drop box= (candidates and box are public inputs)")
+
+
 def _check_data(data) -> np.ndarray:
     return check_2d(data, "data", min_rows=2)
 
@@ -474,11 +518,100 @@ def depth_median_log_probabilities(data, epsilon: float, candidates, depth: str 
     return log_softmax(beta * (values - values.max()))
 
 
-def private_depth_median(data, epsilon: float, depth: str = "spatial", sampler: str = "candidates",
-                         prior: GaussianPrior | None = None, *, box=None, candidates=None, n_candidates: int = 1000,
+_UNSET = object()
+
+
+def _resolve_method(method, sampler) -> str:
+    """``method``, or the deprecated alias ``sampler`` with a FutureWarning (never both)."""
+    if sampler is not _UNSET:
+        import warnings
+
+        if method is not None:
+            raise TypeError("pass method= only: sampler= is its deprecated alias")
+        check_choice(sampler, "sampler", ("candidates", "langevin"), "it is the deprecated alias of method=")
+        warnings.warn("private_depth_median's sampler= is renamed method= (sampler= means the noise sampler "
+                      "elsewhere in the package, e.g. sampler='opendp'); pass method=", FutureWarning, stacklevel=3)
+        method = sampler
+    return check_choice("candidates" if method is None else method, "method", ("candidates", "langevin"),
+                        "'candidates' is the exact mechanism, 'langevin' the approximate one")
+
+
+def _check_localize_share(localize_share, private: bool) -> float:
+    if not private:
+        if localize_share is not None:
+            raise ValueError("localize_share is only used with prior='private'")
+        return 0.0
+    if localize_share is None:
+        return LOCALIZE_SHARE
+    return check_scalar(localize_share, "localize_share", low=0.0, high=1.0,
+                        hint="it is the share of epsilon spent on locating the data (default 0.2)")
+
+
+def private_prior(data, epsilon: float, rng: RandomLike = None) -> GaussianPrior:
+    """A Gaussian prior built from an :math:`\\varepsilon`-DP localisation of ``data`` (chapter 19).
+
+    :math:`N(\\tilde c, \\tilde s^2 I_d)` with :math:`(\\tilde c, \\tilde s)` released by
+    :func:`~dpcp_tutorial.localize.private_localization` at budget ``epsilon``
+    (add/remove and replace-one alike); the prior is a function of that
+    release only (post-processing). The centre is clipped to the prior's public
+    range :math:`\\pm 10^{100}` and the scale to :math:`[10^{-100}, 10^{100}]`.
+    """
+    from .localize import private_localization
+
+    loc = private_localization(data, epsilon, rng)
+    return GaussianPrior(tuple(np.clip(loc.centre, -_MAX_SCALE, _MAX_SCALE)),
+                         float(min(max(loc.scale, _MIN_SCALE), _MAX_SCALE)))
+
+
+def depth_median_account(epsilon: float, prior: str = "public", localize_share: float | None = None):
+    """The privacy account of :func:`private_depth_median` with ``method="candidates"`` (chapters 10, 19).
+
+    Parameters
+    ----------
+    epsilon : float
+        The ``epsilon`` passed to :func:`private_depth_median`.
+    prior : {"public", "private"}
+        ``"public"``: a public prior, box or candidates; ``"private"``:
+        ``prior="private"``.
+    localize_share : float, optional
+        With ``prior="private"``: the share of ``epsilon`` spent on the
+        localisation (default 0.2).
+
+    Returns
+    -------
+    PrivacyAccount
+        Replace-one with ``n`` public (primary): :math:`\\varepsilon`. Add/remove
+        (``n`` need not be public): :math:`\\varepsilon/2` with a public prior,
+        :math:`a\\varepsilon + (1 - a)\\varepsilon/2` with the private prior and
+        share :math:`a` (the localisation is :math:`a\\varepsilon`-DP under both
+        relations, the depth mechanism :math:`(1-a)\\varepsilon` under replace-one
+        and half that under add/remove; sequential composition, chapter 19,
+        ``thm-private-prior``). The Langevin method is only approximately DP
+        and has no certified account.
+    """
+    from .accounting import Spend, make_account
+
+    epsilon = check_epsilon(epsilon)
+    prior = check_choice(prior, "prior", ("public", "private"), "'private' is prior='private'")
+    share = _check_localize_share(localize_share, prior == "private")
+    rest = (1.0 - share) * epsilon
+    spends = [Spend("depth mechanism (candidates)", (rest / 2.0, 0.0), (rest, 0.0))]
+    if share:
+        spends.insert(0, Spend("localisation (radius, centre, scale)", (share * epsilon, 0.0),
+                               (share * epsilon, 0.0)))
+    public = ("n (replace-one)", "the candidates' law, directions, epsilon") + \
+        (("the prior's centre and scale",) if prior == "public" else ())
+    return make_account(spends, relation="replace-one", public=public,
+                        chapter="19" if share else "10",
+                        composition="sequential: both parts read every record" if share else None)
+
+
+def private_depth_median(data, epsilon: float, depth: str = "spatial", method: str | None = None,
+                         prior: GaussianPrior | str | None = None, *, localize_share: float | None = None,
+                         box=None, candidates=None, n_candidates: int = 1000,
                          directions=None, n_directions: int | None = None, smoothing: float = 10.0,
                          start=None, n_steps: int | None = None, step_size: float | None = None,
-                         rng: RandomLike = None, progress: bool = False) -> np.ndarray:
+                         rng: RandomLike = None, progress: bool = False, sampler=_UNSET) -> np.ndarray:
     """:math:`\\varepsilon`-DP depth median by the exponential mechanism with a public prior (chapter 10).
 
     Releases a draw from :math:`Q_X \\propto \\exp(\\beta D(\\theta; X))\\pi(d\\theta)`
@@ -501,21 +634,33 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", sampler: 
         candidate). The exact 2-D halfspace depth sorts the data's angles
         around every candidate, :math:`O(Kn \\log n)`, which is more than ten
         times slower at :math:`n = 10^6` (``python -m benchmarks median``).
-        ``sampler="langevin"`` needs ``"smoothed_idd"``.
-    sampler : {"candidates", "langevin"}
+        ``method="langevin"`` needs ``"smoothed_idd"``.
+    method : {"candidates", "langevin"}
         ``"candidates"``: exact finite mechanism over data-independent candidates,
         **exactly** :math:`\\varepsilon`-DP. ``"langevin"``: unadjusted Langevin
         :math:`\\theta_{t+1} = \\theta_t + h(\\nabla\\log\\pi + \\beta\\nabla IDD_s)(\\theta_t) + \\sqrt{2h}\\,\\xi_t`,
         releasing the last iterate; **only approximately** :math:`\\varepsilon`-DP: if its
         output law is within total variation :math:`\\eta` of :math:`Q_X` for every data
         set it is :math:`(\\varepsilon, (1 + e^\\varepsilon)\\eta)`-DP, and :math:`\\eta` is not
-        computed (chapter 10).
-    prior : GaussianPrior
+        computed (chapter 10). Default ``"candidates"``.
+    prior : GaussianPrior or "private"
         Public prior :math:`\\pi`, **required** unless explicit public
         ``candidates`` or a public ``box`` are given (with candidates it is only
         used for the far-tail check). Candidates are drawn from it; Langevin uses its
         gradient. Choose its centre and scale from public knowledge, in the
-        data's units (:class:`GaussianPrior`).
+        data's units (:class:`GaussianPrior`). ``"private"``: no public centre
+        is needed; the share ``localize_share`` of ``epsilon`` releases a
+        centre and a scale of the data without any public bound
+        (:func:`private_prior`), and the rest, :math:`(1 - a)\\varepsilon`, runs the
+        depth mechanism with that prior. Both parts read every record and
+        compose sequentially: :math:`\\varepsilon`-DP under replace-one with ``n``
+        public, :math:`a\\varepsilon + (1 - a)\\varepsilon/2` under add/remove with
+        ``n`` private (:func:`depth_median_account`; chapter 19). Not combined
+        with explicit ``candidates``. It needs :math:`n\\varepsilon a/d` large
+        enough to find every coordinate (chapter 19 measures it).
+    localize_share : float, optional
+        With ``prior="private"`` only: the share :math:`a \\in (0, 1)` of
+        ``epsilon`` spent on the localisation; default 0.2.
     box : array-like of shape (2, d), optional
         Public box :math:`B = \\prod_k [l_k, h_k]` that contains the median,
         ``((l_1, ..., l_d), (h_1, ..., h_d))``, from public knowledge (a
@@ -560,13 +705,15 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", sampler: 
         chain stable for every data set. The defaults of ``start``,
         ``n_steps`` and ``step_size`` **assume standardised data** (see Notes).
     rng : None, int or numpy.random.Generator
-        Randomness, used in the order: directions, candidates or start,
-        sampling. A known seed makes the release reproducible by anyone who
+        Randomness, used in the order: the localisation (with
+        ``prior="private"``), directions, candidates or start, sampling. A known seed makes the release reproducible by anyone who
         knows it, hence not private: use ``rng=None`` (fresh OS entropy) for a
         real release.
     progress : bool
         Show a tqdm progress bar (on stderr) over the depth computation or the
         Langevin steps; off by default. The release is the same either way.
+    sampler : {"candidates", "langevin"}
+        Deprecated alias of ``method`` (FutureWarning).
 
     Returns
     -------
@@ -630,60 +777,63 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", sampler: 
     data = _check_data(data)
     n, d = data.shape
     depth = check_depth_name(depth)
-    beta = mechanism_beta(epsilon, depth, n)
-    sampler = check_choice(sampler, "sampler", ("candidates", "langevin"),
-                           "'candidates' is the exact mechanism, 'langevin' the approximate one")
+    epsilon = check_epsilon(epsilon)
+    method = _resolve_method(method, sampler)
+    private = isinstance(prior, str)
+    if private and prior != "private":
+        raise ValueError(f"prior must be a GaussianPrior or 'private', got {prior!r}")
+    share = _check_localize_share(localize_share, private)
+    if private and candidates is not None:
+        raise ValueError("prior='private' builds the law of the candidates; it is not combined with explicit "
+                         "candidates (drop candidates=, or pass a public prior)")
+    beta = mechanism_beta((1.0 - share) * epsilon, depth, n)
     n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=_MAX_CANDIDATES)  # checked in every mode
     smoothing = check_scalar(smoothing, "smoothing", low=0.0, hint="it is the logistic slope s of the smoothed "
                              "integrated dual depth (the authors use s = 10)")
-    if sampler == "langevin" and depth != "smoothed_idd":
-        raise ValueError("sampler='langevin' needs a differentiable depth: use depth='smoothed_idd', "
-                         "or sampler='candidates' for the other depths")
+    if method == "langevin" and depth != "smoothed_idd":
+        raise ValueError("method='langevin' needs a differentiable depth: use depth='smoothed_idd', "
+                         "or method='candidates' for the other depths")
     progress = check_bool(progress, "progress")
     box = None if box is None else _check_box(box, d)
-    if sampler == "langevin" and prior is None:
-        raise TypeError("sampler='langevin' needs the public prior: pass prior=GaussianPrior(mean, scale) "
-                        "explicitly. " + PRIOR_ADVICE)
+    if method == "langevin" and prior is None:
+        raise TypeError("method='langevin' needs a prior: pass prior=GaussianPrior(mean, scale) "
+                        "explicitly, or prior='private'. " + PRIOR_ADVICE)
     if prior is None and candidates is None and box is None:
-        raise TypeError("private_depth_median needs a public base measure: pass box=(low, high), the public box "
+        raise TypeError("private_depth_median needs a base measure: pass box=(low, high), the public box "
                         "that contains the median (candidates are then drawn uniformly in it), or "
-                        "prior=GaussianPrior(mean, scale), or both (the prior restricted to the box). " + PRIOR_ADVICE)
-    if prior is not None and not isinstance(prior, GaussianPrior):
-        raise TypeError(f"prior must be a GaussianPrior, got {type(prior).__name__}")
+                        "prior=GaussianPrior(mean, scale), or both (the prior restricted to the box), or "
+                        "prior='private' when no public centre is known (a share of epsilon locates the data; "
+                        "chapter 19). " + PRIOR_ADVICE)
+    if prior is not None and not private and not isinstance(prior, GaussianPrior):
+        raise TypeError(f"prior must be a GaussianPrior or 'private', got {type(prior).__name__}")
     rng = check_random_state(rng)
+    if private:
+        if method == "candidates" and n_candidates * d > 10 ** 8:    # checked before the data are read
+            raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
+                             "fewer (at most 1e8)")
+        prior = private_prior(data, share * epsilon, rng)
     u = None
     if depth != "spatial" and not (depth == "halfspace" and d <= 2 and directions is None):
         m = _DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
         u = _resolve_directions(directions, m, d, rng)
     else:
         _check_direction_settings(directions, n_directions, d)     # unused here; checked without a draw
-    if sampler == "candidates":
+    if method == "candidates":
         if start is not None or step_size is not None or n_steps is not None:
             raise ValueError("start, step_size and n_steps are Langevin options; "
-                             "they are not used with sampler='candidates'")
+                             "they are not used with method='candidates'")
         if candidates is None:
-            if box is None:
-                cand = prior.sample(n_candidates, d, rng)
-            elif prior is None:
-                if n_candidates * d > 10 ** 8:
-                    raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
-                                     "fewer (at most 1e8)")
-                cand = box[0] + (box[1] - box[0]) * rng.random((n_candidates, d))   # uniform on the box
-                cand = np.minimum(cand, box[1])          # rounding never leaves the box
-            else:
-                cand = prior.sample_in_box(n_candidates, box, rng)
+            cand = _draw_candidates(prior, box, n_candidates, d, rng)
         else:
             cand = _check_candidates(candidates, data)
-            if box is not None and not np.all((cand >= box[0]) & (cand <= box[1])):
-                raise ValueError("some candidates lie outside the public box; pass candidates inside it (e.g. "
-                                 "public_grid over the box) or drop box= (candidates and box are public inputs)")
+            _check_candidates_in_box(cand, box)
         values = _depth_at(cand, data, depth, u, smoothing, progress)
         release = cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
         if prior is not None:
             _warn_far_tail(release, prior)
         return release
     if candidates is not None:
-        raise ValueError("candidates are only used with sampler='candidates'")
+        raise ValueError("candidates are only used with method='candidates'")
     n_steps = max(1000, 80 * d) if n_steps is None else check_positive_int(n_steps, "n_steps", maximum=10 ** 8)
     if n_steps * d > 10 ** 8:
         raise ValueError(f"n_steps={n_steps} in d={d} dimensions needs n_steps * d > 1e8 noise draws, more than "

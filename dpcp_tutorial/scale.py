@@ -100,8 +100,14 @@ from .dpcp import dpcp_quantile as _dpcp_quantile
 from .median import (
     _DEFAULT_DIRECTIONS,
     _MAX_CANDIDATES,
+    _MAX_SCALE,
+    _MIN_SCALE,
     GaussianPrior,
+    _check_box,
+    _check_candidates_in_box,
     _check_direction_settings,
+    _check_localize_share,
+    _draw_candidates,
     _warn_far_tail,
     mechanism_beta,
 )
@@ -799,15 +805,78 @@ def _block_depth_stats(block, kind, cand, cand_proj, u):
     return np.concatenate([head, stat.ravel()])
 
 
-def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: GaussianPrior | None = None, *,
+def _block_radius_stats(block, d):
+    """First localisation pass: [row count, non-finite flag, too-large flag, radius counts...] of one partition."""
+    from .localize import radius_counts, radius_grid
+
+    block = np.asarray(block, dtype=float).reshape(-1, d)
+    head = [float(block.shape[0]), 0.0, 0.0]
+    if block.shape[0] and not np.isfinite(block).all():
+        head[1] = 1.0
+    elif block.shape[0] and not np.abs(block).max() <= MAX_MAGNITUDE:
+        head[2] = 1.0
+    if head[1] or head[2] or not block.shape[0]:
+        return np.concatenate([head, np.zeros(radius_grid().size)])
+    return np.concatenate([head, radius_counts(block).astype(float)])
+
+
+def _block_centre_counts(block, d, radius):
+    from .localize import centre_counts
+
+    return centre_counts(np.asarray(block, dtype=float).reshape(-1, d), radius).astype(float)
+
+
+def _block_scale_counts(block, d, radius, centre):
+    from .localize import scale_counts
+
+    return scale_counts(np.asarray(block, dtype=float).reshape(-1, d), radius, centre).astype(float)
+
+
+def _raise_data_flags(total) -> None:
+    """The in-memory messages for non-finite or too-large values (one fixed message, no position or value)."""
+    if total[1]:
+        check_2d(np.array([[np.nan], [0.0]]), "data", min_rows=2)
+    if total[2]:
+        check_2d(np.array([[1e300], [0.0]]), "data", min_rows=2)
+    if int(round(total[0])) < 2:
+        raise ValueError("data has too few rows: at least 2 are needed")
+
+
+def _private_prior_dask(blocks, d, epsilon, rng, client, progress) -> GaussianPrior:
+    """:func:`dpcp_tutorial.private_prior` on partitions: the same counts, hence the same release."""
+    from .localize import _localize_from_counts
+
+    def total(parts, nbytes):
+        return np.rint(_compute(_tree_sum(parts, nbytes), client, progress)).astype(np.int64)
+
+    first = _compute(_tree_sum([dask.delayed(_block_radius_stats, pure=True)(b, d) for b in blocks]),
+                     client, progress)
+    _raise_data_flags(first)
+    n = int(round(first[0]))
+    radius_counts = np.rint(first[3:]).astype(np.int64)
+
+    def centre_counts(radius):
+        return total([dask.delayed(_block_centre_counts, pure=True)(b, d, radius) for b in blocks], 8 * d * 65537)
+
+    def scale_counts(radius, centre):
+        return total([dask.delayed(_block_scale_counts, pure=True)(b, d, radius, centre) for b in blocks], 8 * 65)
+
+    loc = _localize_from_counts(lambda: radius_counts, centre_counts, scale_counts, (n, d), epsilon, rng)
+    return GaussianPrior(tuple(np.clip(loc.centre, -_MAX_SCALE, _MAX_SCALE)),
+                         float(min(max(loc.scale, _MIN_SCALE), _MAX_SCALE)))
+
+
+def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: GaussianPrior | str | None = None, *,
+                         localize_share: float | None = None, box=None,
                          candidates=None, n_candidates: int = 1000, directions=None,
                          n_directions: int | None = None, rng: RandomLike = None, client=None,
                          progress: bool = False) -> np.ndarray:
     """The exact candidate mechanism of chapter 10 on a distributed data set (chapter 14).
 
     Same as ``dpcp_tutorial.private_depth_median(data, epsilon, depth,
-    sampler="candidates", ...)``, with the same ``rng`` consumption (directions,
-    then candidates, then the Gumbel draws) and hence the same release: the
+    method="candidates", ...)``, with the same ``rng`` consumption (the
+    localisation with ``prior="private"``, directions, then candidates, then
+    the Gumbel draws) and hence the same release: the
     depth of every public candidate is computed from statistics that add across
     partitions (counts per candidate and direction for ``"halfspace"`` and
     ``"idd"``; sums of unit vectors for ``"spatial"``), combined on the workers,
@@ -825,10 +894,22 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     depth : {"spatial", "halfspace", "idd"}
         Default ``"spatial"``, as in memory. Halfspace depth always uses public directions here (the exact
         angular sweep of ``d <= 2`` does not decompose into partition counts).
-    prior : GaussianPrior
+    prior : GaussianPrior or "private"
         The public prior the candidates are drawn from; required unless
-        explicit ``candidates`` are given (choose its centre and scale from
-        public knowledge of the data's units, never from the data).
+        explicit ``candidates`` or a ``box`` are given (choose its centre and
+        scale from public knowledge of the data's units, never from the
+        data). ``"private"``: the prior is released from a share
+        ``localize_share`` of ``epsilon`` as in memory; the localisation's
+        counts (sup norms on the radius grid, clipped coordinates on the
+        centre grid, distances on the scale grid) add across partitions, so
+        the release equals the in-memory one (three passes over the data
+        before the depth pass).
+    localize_share : float, optional
+        As in memory (default 0.2 with ``prior="private"``).
+    box : array-like of shape (2, d), optional
+        Public box that contains the median, as in memory: candidates are
+        drawn uniformly in it, or from the prior restricted to it; explicit
+        candidates must lie in it.
     candidates, n_candidates, directions, n_directions, rng
         As in :func:`dpcp_tutorial.private_depth_median`.
     client : distributed.Client or str, optional
@@ -869,14 +950,30 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     if depth == "halfspace" and d <= 2 and directions is None:
         raise ValueError("in d <= 2 the in-memory default is the exact halfspace depth, which does not decompose "
                          "into per-partition counts; pass public `directions` (e.g. random_directions(1000, d))")
-    if candidates is None:
-        if prior is None:
-            raise TypeError("private_depth_median needs a public prior when no candidates are given: pass "
-                            "prior=GaussianPrior(mean, scale) with a centre and a scale chosen from public knowledge "
-                            "of the data's units (e.g. a reference range), never from the data")
-    if prior is not None and not isinstance(prior, GaussianPrior):
-        raise TypeError(f"prior must be a GaussianPrior, got {type(prior).__name__}")
+    if d == 0:
+        raise ValueError("data has no columns")
+    private = isinstance(prior, str)
+    if private and prior != "private":
+        raise ValueError(f"prior must be a GaussianPrior or 'private', got {prior!r}")
+    share = _check_localize_share(localize_share, private)
+    if private and candidates is not None:
+        raise ValueError("prior='private' builds the law of the candidates; it is not combined with explicit "
+                         "candidates (drop candidates=, or pass a public prior)")
+    box = None if box is None else _check_box(box, d)
+    if candidates is None and prior is None and box is None:
+        raise TypeError("private_depth_median needs a base measure when no candidates are given: pass "
+                        "box=(low, high), the public box that contains the median, or "
+                        "prior=GaussianPrior(mean, scale) with a centre and a scale chosen from public knowledge "
+                        "of the data's units (e.g. a reference range), never from the data, or prior='private' "
+                        "(a share of epsilon locates the data; chapter 19)")
+    if prior is not None and not private and not isinstance(prior, GaussianPrior):
+        raise TypeError(f"prior must be a GaussianPrior or 'private', got {type(prior).__name__}")
     rng = check_random_state(rng)
+    if private:
+        if n_candidates * d > 10 ** 8:
+            raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
+                             "fewer (at most 1e8)")
+        prior = _private_prior_dask(blocks, d, share * epsilon, rng, client, progress)
     u = None
     if depth != "spatial":
         m = _DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
@@ -884,11 +981,12 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     else:
         _check_direction_settings(directions, n_directions, d)     # unused by spatial depth; checked, no draw
     if candidates is None:
-        cand = prior.sample(n_candidates, d, rng)
+        cand = _draw_candidates(prior, box, n_candidates, d, rng)
     else:
         cand = check_2d(candidates, "candidates")
         if cand.shape[1] != d:
             raise ValueError(f"candidates have {cand.shape[1]} columns but data have {d}")
+        _check_candidates_in_box(cand, box)
     cand_proj = None if u is None else _project(cand, u)
     shared = [dask.delayed(x, pure=True) for x in (cand, cand_proj, u)]
     parts = [dask.delayed(_block_depth_stats, pure=True)(b, depth, *shared) for b in blocks]
@@ -907,7 +1005,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     else:
         counts = np.rint(stat).astype(np.int64).reshape((2,) + cand_proj.shape)
         values = (_counts.halfspace_from_counts if depth == "halfspace" else _counts.idd_from_counts)(counts, n)
-    beta = mechanism_beta(epsilon, depth, n)
+    beta = mechanism_beta((1.0 - share) * epsilon, depth, n)
     release = cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
     if prior is not None:
         _warn_far_tail(release, prior)         # as in memory: the release and the public prior only

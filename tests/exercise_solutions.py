@@ -399,3 +399,15 @@ def stop_probability(x, eps1, eps2, steps):
     edges = [-math.inf, *sorted({0.0, -x}), math.inf]
     return sum(integrate.quad(integrand, lo, hi, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
                for lo, hi in zip(edges[:-1], edges[1:]))
+
+
+# chapter 19
+def private_prior_epsilon(epsilon, share):
+    localisation = share * epsilon                  # both relations
+    depth = (1 - share) * epsilon                   # replace-one; half under add/remove
+    return localisation + depth / 2, localisation + depth
+
+
+def centre_rank_error(epsilon_loc, d, bins, eta):
+    eps_c = 0.6 * epsilon_loc / d                   # the centre step's share, per coordinate
+    return 2 * math.log(bins / eta) / eps_c         # bins * exp(-eps_c t / 2) <= eta

@@ -89,7 +89,8 @@ def _load_reference(name):
 
 REF = {name: _load_reference(name) for name in
        ("conformal_quantile", "private_quantile", "private_split_conformal", "dpcp", "private_median",
-        "unbounded_quantile")}
+        "unbounded_quantile",
+        "private_localization")}
 
 
 # --------------------------------------------------------------------------- valid calls
@@ -201,6 +202,9 @@ BASE = {
     "pps_quantile_probabilities": (None, dict(scores=np.tile(SCORES, 4), alpha=0.1, epsilon=1.0, m=50)),
     "pps_round_up": (None, dict(scores=SCORES, m=20)),
     "private_depth_median": (None, dict(data=DATA2, epsilon=1.0, candidates=GRID, rng=0)),
+    "private_prior": (None, dict(data=DATA2, epsilon=1.0, rng=0)),
+    "private_localization": (None, dict(data=DATA2, epsilon=1.0, rng=0)),
+    "depth_median_account": (None, dict(epsilon=1.0)),
     "private_median_aggregate": (None, dict(updates=DATA2, epsilon=1.0, candidates=GRID, rng=0)),
     "private_quantile": (None, dict(scores=SCORES, beta=0.1, epsilon=1.0, bins=50, rng=0)),
     "private_quantile_probabilities": (None, dict(scores=SCORES, beta=0.1, epsilon=1.0, bins=50)),
@@ -331,6 +335,8 @@ BASE = {
     "reference.private_spatial_median": (REF["private_median"].private_spatial_median,
                                          dict(data=DATA2, epsilon=1.0, prior_mean=0.0, prior_scale=3.0,
                                               n_candidates=50, rng=0)),
+    "reference.private_localization": (REF["private_localization"].private_localization,
+                                       dict(data=DATA2, epsilon=1.0, rng=0)),
 }
 
 # The methods of the estimators: each stage of the valid pipeline (fit, calibrate, ...) with its X and y
@@ -433,9 +439,15 @@ MODES = {
     "robust_aggregate[tukey]": ("robust_aggregate", dict(updates=DATA2, method="tukey_median")),
     "byzantine_updates[noise]": ("byzantine_updates", dict(honest=DATA2, n_byzantine=3, attack="noise", rng=0)),
     "private_depth_median[langevin]": ("private_depth_median", dict(data=DATA2, epsilon=1.0, depth="smoothed_idd",
-                                                                    sampler="langevin",
+                                                                    method="langevin",
                                                                     prior=dp.GaussianPrior(0.0, 3.0), n_directions=10,
                                                                     n_steps=20, rng=0)),
+    "private_depth_median[private]": ("private_depth_median", dict(data=DATA2, epsilon=1.0, prior="private",
+                                                                   n_candidates=50, rng=0)),
+    "depth_median_account[private]": ("depth_median_account", dict(epsilon=1.0, prior="private")),
+    "scale.private_depth_median[private]": ("scale.private_depth_median", dict(data=DATA2, epsilon=1.0,
+                                                                               prior="private", box=BOX,
+                                                                               n_candidates=50, rng=0)),
     "private_depth_median[box]": ("private_depth_median", dict(data=DATA2, epsilon=1.0, box=BOX,
                                                                prior=dp.GaussianPrior(0.0, 3.0), n_candidates=50,
                                                                rng=0)),
@@ -493,6 +505,7 @@ _KINDS = {
     "delta": "delta",
     "gamma": "gamma",
     "training_share": "level",
+    "localize_share": "level",
     **dict.fromkeys(["n", "d", "n_candidates", "n_directions", "steps", "num", "n_iter", "max_iter",
                      "n_clients", "n_classes", "n_bins", "size", "n_steps", "chunk_size", "n_workers",
                      "threads_per_worker"], "int"),

@@ -313,6 +313,11 @@ PLAIN_ENTRIES = {
     "opendp_quantile": (_scores(lambda s: dp.opendp_quantile(s, 0.1, 1.0, bins=20, rng=0)), SCORES, CLIPPED_POOL),
     "pcoqs_quantile": (_scores(lambda s: dp.pcoqs_quantile(s, 0.1, 1.0, rng=0)), SCORES, CLIPPED_POOL),
     "private_depth_median": (lambda d: dp.private_depth_median(d, 1.0, candidates=_GRID, rng=0), DATA, DATA_POOL),
+    "private_depth_median (private prior)": (lambda d: dp.private_depth_median(d, 1.0, prior="private",
+                                                                                n_candidates=50, rng=0),
+                                             DATA, DATA_POOL),
+    "private_prior": (lambda d: dp.private_prior(d, 1.0, rng=0).mean_vector(d.shape[1]), DATA, DATA_POOL),
+    "private_localization": (lambda d: dp.private_localization(d, 1.0, rng=0).centre, DATA, DATA_POOL),
     "private_median_aggregate": (lambda d: dp.private_median_aggregate(d, 1.0, _GRID, rng=0), DATA, DATA_POOL),
     "dp_clipped_mean_aggregate": (lambda d: dp.dp_clipped_mean_aggregate(d, 1.0, 1.0, 1e-5, rng=0), DATA,
                                   DATA_POOL),
@@ -496,6 +501,8 @@ def test_dask_score_and_data_releases_never_make_one_neighbour_speak():
                                                                       rng=0)), SCORES, SCORE_POOL),
         "scale.private_depth_median": (chunked(lambda d: scale.private_depth_median(
             d, 1.0, candidates=_GRID, directions=dp.random_directions(16, 2, rng=0), rng=0)), DATA, DATA_POOL),
+        "scale.private_depth_median (private prior)": (chunked(lambda d: scale.private_depth_median(
+            d, 1.0, prior="private", n_candidates=50, rng=0)), DATA, DATA_POOL),
     }
     problems = []
     for k, (name, (fn, bases, pool)) in enumerate(entries.items()):

@@ -29,13 +29,14 @@ import dpcp_tutorial.quantile as quantile_module
 
 REFERENCE = pathlib.Path(__file__).resolve().parent.parent / "book" / "reference"
 NAMES = ["conformal_quantile", "private_quantile", "private_split_conformal", "dpcp", "private_median",
-         "unbounded_quantile"]
+         "unbounded_quantile", "private_localization"]
 PRIVATE = {  # file -> the private release it defines
     "unbounded_quantile": "unbounded_private_quantile",
     "private_quantile": "private_quantile",
     "private_split_conformal": "private_split_quantile",
     "dpcp": "dpcp_intervals",
     "private_median": "private_spatial_median",
+    "private_localization": "private_localization",
 }
 
 
@@ -221,7 +222,7 @@ def test_private_spatial_median():
         else:
             centre, scale = 0.0, 5.0 * math.sqrt(d)
         prior = dt.GaussianPrior(scale=scale, mean=centre if np.ndim(centre) == 0 else tuple(centre))
-        expected = dt.private_depth_median(data, 1.0, depth="spatial", sampler="candidates", prior=prior,
+        expected = dt.private_depth_median(data, 1.0, depth="spatial", method="candidates", prior=prior,
                                            n_candidates=500, rng=seed)
         np.testing.assert_array_equal(ref(data, 1.0, centre, scale, n_candidates=500, rng=seed), expected)
 
@@ -550,3 +551,34 @@ def test_dpcp_model_outputs_are_never_refused_and_match_the_package(output):
     scores = dt.normalised_residual_score(y, pred, 4.0)
     qhat = dt.dpcp_quantile(scores, 0.1, 0.5, 1.0, 1e-6, bins=100, rng=3)
     np.testing.assert_array_equal(got, dt.bounded_interval(np.zeros(2), qhat, 4.0))
+
+
+def test_private_localization_is_bit_identical_to_the_package():
+    ref = MODULES["private_localization"].private_localization
+    rng = np.random.default_rng(19)
+    for seed in range(40):
+        n, d = int(rng.integers(2, 2000)), int(rng.integers(1, 6))
+        x = rng.normal(rng.normal(0.0, 1e3), 10 ** rng.uniform(-3, 3), size=(n, d))
+        if seed % 4 == 0:
+            x = np.round(x)                       # ties on a lattice
+        if seed % 7 == 0:
+            x[0] = 1e100                          # the largest accepted magnitude
+        epsilon = float(rng.choice([0.05, 1.0, 7.5]))
+        centre, scale, radius = ref(x, epsilon, rng=seed)
+        want = dt.private_localization(x, epsilon, rng=seed)
+        assert np.array_equal(centre, want.centre) and scale == want.scale and radius == want.radius
+
+
+def test_private_localization_reference_refuses_only_outside_its_domain():
+    ref = MODULES["private_localization"].private_localization
+    for data in (np.zeros((2, 1)), np.full((3, 2), -1e100), [[0, 1], [2, 3]], np.array([[5e-324], [0.0]])):
+        centre, scale, radius = ref(data, 1.0, rng=0)
+        assert np.all(np.isfinite(centre)) and scale > 0 and radius > 0
+    for data, error in (([[1.0]], ValueError), ([[np.nan], [0.0]], ValueError), ([[1e101], [0.0]], ValueError),
+                        ([["a"], ["b"]], TypeError), ([1.0, 2.0], ValueError)):
+        with pytest.raises(error):
+            ref(data, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        ref(np.zeros((3, 1)), 0.0)
+    with pytest.raises(TypeError, match="rng"):
+        ref(np.zeros((3, 1)), 1.0, rng="seed")

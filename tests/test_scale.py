@@ -122,6 +122,40 @@ def test_depth_median_equals_in_memory(client, depth):
     assert np.array_equal(got, private_depth_median(plane, 1.0, depth, candidates=grid, directions=u, rng=8))
 
 
+@pytest.mark.parametrize("kwargs", [dict(box=([990.0] * 3, [1010.0] * 3)),
+                                    dict(prior=GaussianPrior(1000.0, 2.0), box=([995.0] * 3, [1005.0] * 3)),
+                                    dict(prior="private"), dict(prior="private", localize_share=0.4, depth="idd"),
+                                    dict(prior="private", box=([990.0] * 3, [1010.0] * 3))])
+def test_depth_median_box_and_private_prior_equal_in_memory(client, kwargs):
+    data = 1000.0 + np.random.default_rng(6).standard_normal((2_000, 3))
+    x = da.from_array(data, chunks=(450, 3))
+    kw = dict(n_candidates=200, n_directions=40, **kwargs)
+    for seed in range(2):
+        got = scale.private_depth_median(x, 1.0, rng=seed, **kw)
+        assert np.array_equal(got, private_depth_median(data, 1.0, rng=seed, **kw))
+    if "box" in kwargs:
+        assert np.all((got >= kwargs["box"][0]) & (got <= kwargs["box"][1]))
+
+
+def test_depth_median_private_prior_refuses_like_in_memory(client):
+    data = np.random.default_rng(5).standard_normal((500, 2))
+    for bad in (np.vstack([data, [[np.nan, 0.0]]]), np.vstack([data, [[1e300, 0.0]]])):
+        with pytest.raises(ValueError) as got:
+            scale.private_depth_median(da.from_array(bad, chunks=(100, 2)), 1.0, prior="private", rng=0)
+        with pytest.raises(ValueError) as want:
+            private_depth_median(bad, 1.0, prior="private", rng=0)
+        assert str(got.value) == str(want.value) and "300" not in str(got.value)
+    x = da.from_array(data, chunks=(100, 2))
+    with pytest.raises(ValueError, match="outside the public box"):
+        scale.private_depth_median(x, 1.0, candidates=[[0.0, 5.0]], box=([-1.0, -1.0], [1.0, 1.0]), rng=0)
+    with pytest.raises(ValueError, match="not combined with explicit candidates"):
+        scale.private_depth_median(x, 1.0, prior="private", candidates=[[0.0, 0.0]], rng=0)
+    with pytest.raises(ValueError, match="only used with prior='private'"):
+        scale.private_depth_median(x, 1.0, box=([-1.0, -1.0], [1.0, 1.0]), localize_share=0.3, rng=0)
+    with pytest.raises(TypeError, match="prior='private'"):
+        scale.private_depth_median(x, 1.0, rng=0)
+
+
 def test_refusals_match_and_name_no_value(client):
     bad = np.array([0.3, 0.5, 1.7, 0.2])
     with pytest.raises(ValueError) as info:

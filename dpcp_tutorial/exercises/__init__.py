@@ -48,6 +48,7 @@ _EXPORTS = {
     "check_pcoqs_noise_sd": "ch16", "check_pool_coverage": "ch16",
     "check_bounded_normalized_score": "ch17", "check_mondrian_thresholds": "ch17", "check_pipeline_privacy": "ch17",
     "check_first_passing": "ch18", "check_stop_probability": "ch18", "check_unbounded_add_remove_loss": "ch18",
+    "check_centre_rank_error": "ch19", "check_private_prior_epsilon": "ch19",
 }
 
 __all__ = sorted(_EXPORTS)

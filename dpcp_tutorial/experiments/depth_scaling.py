@@ -65,10 +65,10 @@ def _work(kind: str, data: np.ndarray, args: argparse.Namespace, rng: np.random.
     if kind == "smoothed_idd_gradient":
         return lambda q: integrated_dual_depth_gradient(_queries(q, d), data, directions=u, smoothing=10.0)
     if kind == "private_median_candidates":
-        return lambda q: private_depth_median(data, 1.0, depth="idd", sampler="candidates", prior=prior,
+        return lambda q: private_depth_median(data, 1.0, depth="idd", method="candidates", prior=prior,
                                               n_candidates=args.candidates * q, directions=u, rng=0)
     if kind == "private_median_langevin":
-        return lambda q: private_depth_median(data, 1.0, depth="smoothed_idd", sampler="langevin", n_steps=q,
+        return lambda q: private_depth_median(data, 1.0, depth="smoothed_idd", method="langevin", n_steps=q,
                                               prior=prior, directions=u, rng=0)
     raise ValueError(f"unknown kind {kind!r}")
 

@@ -131,7 +131,7 @@ def langevin_distance(data: np.ndarray, epsilon: float, box_half: float, draws: 
     prob = reg.level_probabilities(epsilon)
     rng = np.random.default_rng(seed)
     prior = GaussianPrior(0.0, 5.0 * np.sqrt(data.shape[1]))      # the authors' prior on standardised data
-    out = np.array([private_depth_median(data, epsilon, "smoothed_idd", sampler="langevin", prior=prior,
+    out = np.array([private_depth_median(data, epsilon, "smoothed_idd", method="langevin", prior=prior,
                                          directions=directions, rng=rng) for _ in tqdm(range(draws), desc="Langevin", leave=False,
                                                                 disable=not progress)])
     inside = np.all(np.abs(out) <= box_half, axis=1)

@@ -30,5 +30,6 @@ POINTS: dict[str, float] = {
     "ex-16-noise": 6, "ex-16-pool": 6,
     "ex-17-thresholds": 6, "ex-17-score": 6, "ex-17-account": 6,
     "ex-18-first": 6, "ex-18-loss": 6, "ex-18-stop": 6,
+    "ex-19-account": 6, "ex-19-rank": 6,
 }
 """Exercise label -> automatic points (``tests/test_grading.py`` checks that every checked exercise has one)."""
