@@ -261,6 +261,13 @@ MODEL_ENTRIES = {
         _calibrate(dp.PrivateConformalizedQuantileRegressor(_SCALE_MODEL, _REG_MODEL, 0.2, 2.0, score_bound=3.0,
                                                             bins=20, prefit=True, rng=0)),
         REG, _pool()),
+    "PrivateSplitConformalRegressor.calibrate (unbounded)": (
+        _calibrate(dp.PrivateSplitConformalRegressor(_REG_MODEL, 0.2, 2.0, bound="unbounded", n=60, prefit=True,
+                                                     rng=0)), REG, _pool()),
+    "DPCPRegressor.fit (unbounded)": (
+        lambda rows: dp.DPCPRegressor(MarkedRidge(x_bound=1.0, y_bound=3.0), epsilon=4.0, training_share=0.25,
+                                      bound="unbounded", n=2000, rng=0).fit(*_xy(rows)),
+        REG, _pool()),
     "DPCPRegressor.fit": (
         lambda rows: dp.DPCPRegressor(MarkedRidge(x_bound=1.0, y_bound=3.0), epsilon=4.0, training_share=0.25,
                                       bound=3.0, bins=50, n=2000, rng=0).fit(*_xy(rows)),
@@ -286,6 +293,7 @@ _S[:4] = [0.0, 1.0, 5e-324, np.nextafter(1.0, 0.0)]
 _S[-1] = _S[-2]
 SCORES = [_S[:, None]]
 SCORE_POOL = np.array([[0.0], [1.0], [5e-324], [np.nextafter(1.0, 0.0)], [0.5], [_S[10]]])
+UNBOUNDED_POOL = np.concatenate([SCORE_POOL, [[np.inf], [1e300], [7.0]]])    # no upper bound to clip to
 CLIPPED_POOL = np.concatenate([SCORE_POOL, [[np.inf], [-np.inf], [1e100], [-5.0]]])    # clipped, never refused
 
 _D = _GEN.normal(size=(30, 2))
@@ -304,6 +312,11 @@ PLAIN_ENTRIES = {
     "private_quantile": (_scores(lambda s: dp.private_quantile(s, 0.1, 1.0, bins=50, rng=0)), SCORES, SCORE_POOL),
     "private_quantile (public n)": (_scores(lambda s: dp.private_quantile(s, 0.1, 1.0, bins=50, n=100, rng=0)),
                                     SCORES, SCORE_POOL),
+    "unbounded_private_quantile": (_scores(lambda s: dp.unbounded_private_quantile(s, 0.1, 1.0, rng=0)), SCORES,
+                                   UNBOUNDED_POOL),
+    "unbounded_private_quantile (public n, two stages)": (
+        _scores(lambda s: dp.unbounded_private_quantile(s, 0.1, 1.0, n=60, method="two_stage", rng=0)), SCORES,
+        UNBOUNDED_POOL),
     "pps_private_quantile": (_scores(lambda s: dp.pps_private_quantile(s, 0.1, 1.0, m=20, n=100, rng=0)), SCORES,
                              SCORE_POOL),
     "dpcp_quantile": (_scores(lambda s: dp.dpcp_quantile(s, 0.1, 0.3, 0.7, 1e-6, bins=50, n=2000, rng=0)), SCORES,
@@ -358,7 +371,7 @@ def test_extreme_records_never_make_one_neighbour_speak(entry):
 
 #: private entry points searched elsewhere in this module
 SCALE_ENTRIES = ("scale.private_quantile", "scale.pps_private_quantile", "scale.dpcp_quantile",
-                 "scale.private_depth_median", "scale.model_scores")
+                 "scale.unbounded_private_quantile", "scale.private_depth_median", "scale.model_scores")
 
 #: private entry points not searched here, with the reason
 NOT_SEARCHED = {
@@ -499,6 +512,9 @@ def test_dask_score_and_data_releases_never_make_one_neighbour_speak():
                                                                                     rng=0)), SCORES, SCORE_POOL),
         "scale.dpcp_quantile": (chunked(lambda s: scale.dpcp_quantile(s[:, 0], 0.1, 0.3, 0.7, 1e-6, bins=50, n=2000,
                                                                       rng=0)), SCORES, SCORE_POOL),
+        "scale.unbounded_private_quantile": (chunked(lambda s: scale.unbounded_private_quantile(s[:, 0], 0.1, 1.0,
+                                                                                                n=100, rng=0)),
+                                             SCORES, UNBOUNDED_POOL),
         "scale.private_depth_median": (chunked(lambda d: scale.private_depth_median(
             d, 1.0, candidates=_GRID, directions=dp.random_directions(16, 2, rng=0), rng=0)), DATA, DATA_POOL),
         "scale.private_depth_median (private prior)": (chunked(lambda d: scale.private_depth_median(
