@@ -56,6 +56,8 @@ import pytest
 
 import dpcp_tutorial as dp
 
+pytestmark = pytest.mark.slow   # every public function against every kind of bad input: make test runs it
+
 REFERENCE = pathlib.Path(__file__).resolve().parent.parent / "book" / "reference"
 
 # --------------------------------------------------------------------------- data

@@ -43,6 +43,7 @@ SECRETS = [f"secret {i}" for i in range(40)] + ["x", "instructor's secret for th
 MIN_CASES = 3
 
 
+@pytest.mark.slow      # every checker under many secrets: make test runs it
 @pytest.mark.parametrize("name", sorted(CHECKERS))
 def test_no_graded_case_equals_a_public_case(name):
     spec = CHECKERS[name].spec
@@ -146,6 +147,7 @@ def _lookup(function: str, table: dict):
     return answer
 
 
+@pytest.mark.slow      # every checker under many secrets: make test runs it
 def test_a_table_of_public_answers_scores_nothing_on_graded_cases():
     public_passed = public_total = 0
     for name in sorted(CHECKERS):

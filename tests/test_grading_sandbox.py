@@ -25,6 +25,8 @@ import pytest
 
 from dpcp_tutorial.grading import _isolation, _stage, grade_folder, main
 
+pytestmark = pytest.mark.slow   # each test starts bubblewrap sandboxes and graders: make test runs them
+
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "sandbox test secret"
 CANARY = "CANARY-7f3a9c"
