@@ -65,7 +65,7 @@ def _spy(account: Path, secret_file: Path, folder: Path, out: Path) -> str:
                 except OSError:
                     pass
             for path in ({str(account)!r}, {str(secret_file)!r}, os.path.expanduser("~/.bash_history"),
-                         "/root/.bash_history"):
+                         {str(Path.home() / ".bash_history")!r}):
                 try:
                     with open(path) as handle:
                         if CANARY in handle.read():
