@@ -197,15 +197,9 @@ def pcoqs_quantile(
     n : int, optional
         The public number of calibration scores. ``None`` uses the data's own
         size, which is then **declared public**. With a public ``n`` the release
-        runs on exactly ``n`` scores: a uniform ``n``-subset when there are
-        more, the scores padded with ``upper`` (the worst score of the public
-        range) when there are fewer (none at all is allowed), the rule of
-        :func:`~dpcp_tutorial.private_quantile`. The coverage argument at size
-        ``n`` then holds at every data size (it bounds the miss through the
-        rank of the release among the scores, and pads sit at the top), and
-        adding or removing a record is a replacement at size ``n``, so the
-        release costs its replace-one loss at size ``n`` under add/remove.
-        Nothing is drawn when there are exactly ``n`` scores.
+        runs on exactly ``n`` scores (a uniform subset, or the scores padded
+        with ``upper``): the rule, coverage and add/remove cost of ``n`` in
+        :func:`~dpcp_tutorial.private_quantile`.
     rng : None, int or numpy.random.Generator
         Source of the Gaussian noise with ``sampler="numpy"``: all :math:`T`
         draws are made once, up front. ``None`` (fresh entropy) for a real
@@ -520,15 +514,9 @@ def laplace_histogram_quantile(
         Public number of calibration scores; ``None`` uses the data's size,
         then declared public. The corrected variant's rank :math:`k` depends on
         it; the paper variant does not. With a public ``n`` the release
-        runs on exactly ``n`` scores: a uniform ``n``-subset when there are
-        more, the scores padded with ``upper`` (the worst score of the public
-        range) when there are fewer (none at all is allowed), the rule of
-        :func:`~dpcp_tutorial.private_quantile`. The coverage argument at size
-        ``n`` then holds at every data size (it bounds the miss through the
-        rank of the release among the scores, and pads sit at the top), and
-        adding or removing a record is a replacement at size ``n``, so the
-        release costs its replace-one loss at size ``n`` under add/remove.
-        Nothing is drawn when there are exactly ``n`` scores.
+        runs on exactly ``n`` scores (a uniform subset, or the scores padded
+        with ``upper``): the rule, coverage and add/remove cost of ``n`` in
+        :func:`~dpcp_tutorial.private_quantile`.
     rng : None, int or numpy.random.Generator
         Source of the Laplace noise with ``sampler="numpy"``, drawn once after
         the counting. ``None`` (fresh entropy) for a real release; a seed makes
@@ -907,15 +895,9 @@ def opendp_quantile(
     n : int, optional
         Public number of scores; ``None`` uses the data's size, which is then
         **declared public**. The corrected level depends on it. With a public ``n`` the release
-        runs on exactly ``n`` scores: a uniform ``n``-subset when there are
-        more, the scores padded with ``upper`` (the worst score of the public
-        range) when there are fewer (none at all is allowed), the rule of
-        :func:`~dpcp_tutorial.private_quantile`. The coverage argument at size
-        ``n`` then holds at every data size (it bounds the miss through the
-        rank of the release among the scores, and pads sit at the top), and
-        adding or removing a record is a replacement at size ``n``, so the
-        release costs its replace-one loss at size ``n`` under add/remove.
-        Nothing is drawn when there are exactly ``n`` scores.
+        runs on exactly ``n`` scores (a uniform subset, or the scores padded
+        with ``upper``): the rule, coverage and add/remove cost of ``n`` in
+        :func:`~dpcp_tutorial.private_quantile`.
     rng : None, int or numpy.random.Generator
         Source of the :math:`M` exponential variates with ``sampler="numpy"``,
         drawn once after all counting. ``None`` (fresh entropy) for a real
