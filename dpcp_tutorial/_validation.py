@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import collections.abc
 import contextlib
+import functools
 import math
 import numbers
 import threading
@@ -705,3 +706,63 @@ def model_outputs(method, X, width: int | None = None) -> np.ndarray:
         raise ValueError("the model must return " + ("one real number per record" if width is None else
                          f"one row of {width} real numbers per record (one per class)"))
     return out.astype(float, copy=False)
+
+
+def renamed_keywords(**renames: str):
+    """Decorator: accept the old names of renamed keyword arguments, with a FutureWarning.
+
+    ``@renamed_keywords(mechanism_beta="eta")`` lets callers still write ``mechanism_beta=...``: the value
+    goes to ``eta`` and a :class:`FutureWarning` names the new keyword. Passing both names is a
+    ``TypeError``. The decorated function's signature (``inspect.signature``, ``help``) shows the new
+    names only, and scikit-learn's ``get_params`` sees only them when ``__init__`` is decorated.
+    Whether an old name was used depends only on the call, never on data, so the warning is public.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> @renamed_keywords(old="new")
+    ... def f(*, new=1):
+    ...     return new
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     f(old=3), caught[0].category.__name__
+    (3, 'FutureWarning')
+    """
+    def decorate(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            for old, new in renames.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{function.__name__}: pass {new}= only ({old}= is its deprecated "
+                                        "old name)")
+                    warnings.warn(f"{function.__qualname__}'s {old}= is renamed {new}=; pass {new}= (the old "
+                                  "name will be removed)", FutureWarning, stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+        return wrapper
+    return decorate
+
+
+def deprecated_alias(function, old_name: str):
+    """``function`` under its deprecated old name ``old_name``: calling it warns (FutureWarning), then calls.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> def new_name(x):
+    ...     return 2 * x
+    >>> old = deprecated_alias(new_name, "old_name")
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     old(2), str(caught[0].message)
+    (4, 'old_name is renamed new_name; call new_name (the old name will be removed)')
+    """
+    @functools.wraps(function)
+    def alias(*args, **kwargs):
+        warnings.warn(f"{old_name} is renamed {function.__name__}; call {function.__name__} (the old name "
+                      "will be removed)", FutureWarning, stacklevel=2)
+        return function(*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = old_name
+    alias.__doc__ = f"Deprecated alias of :func:`{function.__name__}` (FutureWarning); call that instead."
+    return alias
