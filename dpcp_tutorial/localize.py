@@ -97,7 +97,23 @@ LOCALIZATION_SPLIT = (0.2, 0.6, 0.2)
 
 @dataclass(frozen=True)
 class Localization:
-    """The release of :func:`private_localization`: centre, scale and radius (all private releases)."""
+    """The release of :func:`private_localization`: centre, scale and radius (all private releases).
+
+    Attributes
+    ----------
+    centre : numpy.ndarray of shape (d,)
+        The released centre :math:`\\tilde c`, in :math:`[-\\tilde R, \\tilde R]^d`.
+    scale : float
+        The released scale :math:`\\tilde s > 0`.
+    radius : float
+        The released radius :math:`\\tilde R`, a power of two.
+
+    Examples
+    --------
+    >>> loc = Localization(centre=np.array([0.5, -0.25]), scale=1.0, radius=2.0)
+    >>> loc.centre.shape, loc.radius
+    ((2,), 2.0)
+    """
 
     centre: np.ndarray
     scale: float
@@ -171,6 +187,26 @@ def localization_grids(radius: float, d: int) -> tuple[np.ndarray, np.ndarray]:
     Centre: the ``CENTRE_BINS`` bin centres of ``[-radius, radius]`` (the
     edges are ``-radius + 2 radius k / CENTRE_BINS``); scale:
     ``2 radius 2**(-k/4)``, ``k = 64, ..., 0``, increasing.
+
+    Parameters
+    ----------
+    radius : float
+        The released radius :math:`\\tilde R` (public once released).
+    d : int
+        The number of coordinates of the data.
+
+    Returns
+    -------
+    centres : numpy.ndarray of shape (CENTRE_BINS,)
+        The centre grid of every coordinate.
+    scales : numpy.ndarray of shape (65,)
+        The scale grid, from :math:`2\\tilde R\\,2^{-16}` up to :math:`2\\tilde R`.
+
+    Examples
+    --------
+    >>> centres, scales = localization_grids(4.0, d=2)
+    >>> centres.size, float(centres[0]), float(scales[0]), float(scales[-1])
+    (65536, -3.99993896484375, 0.0001220703125, 8.0)
     """
     width = 2.0 * radius / CENTRE_BINS
     centres = -radius + (np.arange(CENTRE_BINS) + 0.5) * width
@@ -197,9 +233,9 @@ def private_localization(data, epsilon: float, rng: RandomLike = None) -> Locali
         The localisation budget :math:`\\varepsilon_{\\rm loc}`: the release is
         :math:`\\varepsilon_{\\rm loc}`-DP under add/remove (``n`` need not be
         public) and under replace-one (chapter 19, ``thm-localization``).
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Used in the order: radius, centres (coordinate by coordinate), scale.
-        ``None`` (fresh entropy) for a real release.
+        ``None`` (fresh entropy) for a real release (:term:`Seed`).
 
     Returns
     -------
@@ -207,6 +243,13 @@ def private_localization(data, epsilon: float, rng: RandomLike = None) -> Locali
         ``centre`` (shape (d,)), ``scale`` (> 0) and ``radius``. The centre
         lies in :math:`[-\\tilde R, \\tilde R]^d`; the scale between
         :math:`2\\tilde R\\,2^{-16}` and :math:`2\\tilde R`.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(loc=5.0, size=(200, 2))
+    >>> loc = private_localization(X, epsilon=5.0, rng=1)
+    >>> np.round(loc.centre, 2), round(loc.scale, 3), loc.radius
+    (array([4.91, 4.97]), 0.841, 8.0)
     """
     data = check_2d(data, "data", min_rows=2)
     epsilon = check_epsilon(epsilon)
@@ -249,6 +292,27 @@ def above_threshold_log_probabilities(queries, epsilon: float, nodes: int = 128)
     piece between the kinks :math:`\\{0\\} \\cup \\{a_k\\}`, where the integrand is
     smooth, and on two tail pieces of 60 noise scales. Accurate to about
     :math:`10^{-10}` in relative terms for the audits' small data sets.
+
+    Parameters
+    ----------
+    queries : array-like of shape (K,)
+        The query values :math:`a_k` (count minus target), in the order searched.
+    epsilon : float
+        The budget of the AboveThreshold run: threshold and query noise are both
+        :math:`\\mathrm{Lap}(2/\\varepsilon)`.
+    nodes : int, default=128
+        Gauss-Legendre nodes per smooth piece of the integral.
+
+    Returns
+    -------
+    numpy.ndarray of shape (K,)
+        :math:`\\log P(K = k)`; their exponentials sum to 1.
+
+    Examples
+    --------
+    >>> p = np.exp(above_threshold_log_probabilities([-3.0, 0.0, 3.0], epsilon=1.0))
+    >>> np.round(p, 3), round(float(p.sum()), 6)
+    (array([0.195, 0.349, 0.456]), 1.0)
     """
     from scipy.special import logsumexp
 
@@ -274,6 +338,36 @@ def localization_log_probabilities(data, epsilon: float, step: str, *, radius: f
     ``step="radius"``: over the radius grid; ``"centre"``: over the centre grid
     of ``coordinate`` given ``radius``; ``"scale"``: over the scale grid given
     ``radius`` and ``centre``.
+
+    Parameters
+    ----------
+    data : array-like of shape (n, d)
+        The sample, finite, ``n >= 2``.
+    epsilon : float
+        The whole localisation budget :math:`\\varepsilon_{\\rm loc}` (split as
+        in :func:`private_localization`).
+    step : {"radius", "centre", "scale"}
+        The step whose law is computed.
+    radius : float, default=None
+        The released radius; required by the steps ``"centre"`` and ``"scale"``.
+    centre : array-like of shape (d,), default=None
+        The released centre; required by the step ``"scale"``.
+    coordinate : int, default=0
+        The coordinate of the step ``"centre"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Log-probabilities over the step's grid (:func:`localization_grids`; the
+        radius grid :math:`2^k`, :math:`k = -100, \\dots, 333`, for ``"radius"``).
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(loc=5.0, size=(200, 2))
+    >>> lp = localization_log_probabilities(X, 5.0, "centre", radius=8.0)
+    >>> centres, _ = localization_grids(8.0, d=2)
+    >>> lp.shape, round(float(centres[np.argmax(lp)]), 2)
+    ((65536,), 4.86)
     """
     from scipy.special import log_softmax
 

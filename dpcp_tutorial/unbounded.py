@@ -144,14 +144,14 @@ def unbounded_grid(lower: float = 0.0, unit: float = 1.0, growth: float = GROWTH
 
     Parameters
     ----------
-    lower : float
+    lower : float, default=0.0
         Public lower end :math:`\\ell` of the scores (0 for conformal scores).
-    unit : float
+    unit : float, default=1.0
         Public scale :math:`u` of the first steps: :math:`t_1 - t_0 = u(g - 1)`.
-    growth : float
+    growth : float, default=1.005
         Ratio :math:`g \\in (1, 16)`: above :math:`\\ell + u`, consecutive
         candidates differ by the factor :math:`g` at most.
-    max_steps : int
+    max_steps : int, default=20000
         Number of candidates :math:`K` (at most :math:`10^6`).
 
     Returns
@@ -159,6 +159,11 @@ def unbounded_grid(lower: float = 0.0, unit: float = 1.0, growth: float = GROWTH
     ndarray of shape (K,)
         Strictly increasing, finite, at most 1e100 (refused otherwise, from the
         public parameters only).
+
+    Examples
+    --------
+    >>> unbounded_grid(growth=2.0, max_steps=5)
+    array([ 0.,  1.,  3.,  7., 15.])
     """
     return _grid(*_check_grid_parameters(lower, unit, growth, max_steps))
 
@@ -172,6 +177,20 @@ class GridHistogram:
     ``counts[k]`` is :math:`\\#\\{s : t_{k-1} < s \\le t_k\\}` (with :math:`t_{-1} = -\\infty`)
     for :math:`k < K` and ``counts[K]`` is :math:`\\#\\{s > t_{K-1}\\}`. Histograms of
     disjoint parts of the data over the same grid add up.
+
+    Attributes
+    ----------
+    grid : ndarray of shape (K,)
+        The candidates :math:`t_k` (:func:`unbounded_grid`).
+    counts : ndarray of shape (K + 1,)
+        The counts of the cells, the last one above every candidate.
+
+    Examples
+    --------
+    >>> a = unbounded_histogram([0.5, 1.5, 2.5, 10.0], growth=2.0, max_steps=5)
+    >>> b = unbounded_histogram([0.2], growth=2.0, max_steps=5)
+    >>> a.counts, (a + b).counts, (a + b).size
+    (array([0, 1, 2, 0, 1, 0]), array([0, 2, 2, 0, 1, 0]), 5)
     """
 
     grid: np.ndarray
@@ -235,6 +254,32 @@ def unbounded_histogram(scores, lower: float = 0.0, unit: float = 1.0, growth: f
     above every candidate). NaN and values below ``lower`` are refused with one
     fixed message (the same for every such data set: it quotes no value and no
     count). A :class:`GridHistogram` over the same grid is returned unchanged.
+
+    Parameters
+    ----------
+    scores : array-like of shape (N,) or GridHistogram
+        The scores, real numbers at or above ``lower`` (``np.inf`` allowed).
+    lower : float, default=0.0
+        Public lower end of the scores (:func:`unbounded_grid`).
+    unit : float, default=1.0
+        Public scale of the first steps of the grid.
+    growth : float, default=1.005
+        Ratio of the grid.
+    max_steps : int, default=20000
+        Number of candidates :math:`K`.
+    allow_empty : bool, default=False
+        Whether an empty ``scores`` is counted (all counts 0) rather than refused.
+
+    Returns
+    -------
+    GridHistogram
+        The counts of the cells of the grid.
+
+    Examples
+    --------
+    >>> h = unbounded_histogram([0.5, 1.5, 2.5, 10.0], growth=2.0, max_steps=5)
+    >>> h.grid, h.counts
+    (array([ 0.,  1.,  3.,  7., 15.]), array([0, 1, 2, 0, 1, 0]))
     """
     lower, unit, growth, max_steps = _check_grid_parameters(lower, unit, growth, max_steps)
     allow_empty = check_bool(allow_empty, "allow_empty")
@@ -355,6 +400,29 @@ def unbounded_quantile_miscoverage_bound(m: float, n: int, epsilon: float, max_s
     expectation is bounded above on a lattice (:math:`W` rounded down, laws
     convolved exactly up to floating point; :math:`10^{-9}` is added for
     rounding), so the returned value is an upper bound of the right-hand side.
+
+    Parameters
+    ----------
+    m : float
+        The target (a number of scores above the release).
+    n : int
+        The number of calibration scores.
+    epsilon : float
+        Privacy budget of the release.
+    max_steps : int, default=20000
+        Number of candidates :math:`K` of the grid.
+    threshold_share : float, default=0.25
+        Share :math:`\\sigma` of ``epsilon`` spent on the noisy target.
+
+    Returns
+    -------
+    float
+        The bound, at most 1.
+
+    Examples
+    --------
+    >>> round(unbounded_quantile_miscoverage_bound(50.0, n=1000, epsilon=1.0), 4)
+    0.0635
     """
     m = check_scalar(m, "m")
     n = check_positive_int(n, "n", maximum=MAX_RECORDS)
@@ -402,11 +470,34 @@ def unbounded_quantile_target(beta: float, n: int, epsilon: float, max_steps: in
     not knowing where the data are is the expected minimum of :math:`K`
     Laplace variables.
 
+    Parameters
+    ----------
+    beta : float
+        Miscoverage level in (0, 1).
+    n : int
+        The number of calibration scores.
+    epsilon : float
+        Privacy budget of the release.
+    max_steps : int, default=20000
+        Number of candidates :math:`K` of the grid.
+    threshold_share : float, default=0.25
+        Share :math:`\\sigma` of ``epsilon`` spent on the noisy target.
+
+    Returns
+    -------
+    float
+        The target :math:`m`.
+
     Raises
     ------
     ValueError
         If no target works (:math:`\\beta(n + 1) < 1`, essentially); the message
         names the smallest ``n``.
+
+    Examples
+    --------
+    >>> round(unbounded_quantile_target(0.1, n=1000, epsilon=1.0), 2)
+    86.54
     """
     beta = check_alpha(beta, "beta")
     n = check_positive_int(n, "n", maximum=MAX_RECORDS)
@@ -429,6 +520,37 @@ def unbounded_quantile_privacy_loss(beta: float, n: int, epsilon: float, max_ste
     :math:`\\varepsilon_2 + \\varepsilon_1\\max(|\\Delta m|, |1 - \\Delta m|)` with
     :math:`\\Delta m = m(n + 1) - m(n)`, at most :math:`\\varepsilon` when
     :math:`0 \\le \\Delta m \\le 1`. See the module docstring for the proof.
+
+    Parameters
+    ----------
+    beta : float
+        Miscoverage level in (0, 1).
+    n : int
+        The number of calibration scores.
+    epsilon : float
+        Privacy budget of the release.
+    max_steps : int, default=20000
+        Number of candidates :math:`K` of the grid.
+    threshold_share : float, default=0.25
+        Share :math:`\\sigma` of ``epsilon`` spent on the noisy target.
+    relation : {"replace-one", "add/remove"}, default="replace-one"
+        The neighbour relation.
+    public_n : bool, default=True
+        Whether the release is given the public ``n``.
+
+    Returns
+    -------
+    float
+        The privacy loss.
+
+    Examples
+    --------
+    >>> unbounded_quantile_privacy_loss(0.1, n=1000, epsilon=1.0)
+    1.0
+    >>> loss = unbounded_quantile_privacy_loss(0.1, n=1000, epsilon=1.0,
+    ...                                        relation="add/remove", public_n=False)
+    >>> round(loss, 4)
+    0.9752
     """
     relation = check_choice(relation, "relation", ("replace-one", "add/remove"))
     public_n = check_bool(public_n, "public_n")
@@ -496,22 +618,28 @@ def unbounded_private_quantile(scores, beta: float, epsilon: float, *, lower: fl
         Miscoverage level in (0, 1).
     epsilon : float
         Privacy budget of the release.
-    lower, unit, growth, max_steps
-        The public grid (:func:`unbounded_grid`). The relative precision of the
-        release is ``growth`` (above ``lower + unit``); the price of more steps
-        is a target lower by about :math:`\\log(K)/\\varepsilon_2` scores.
-    threshold_share : float
+    lower : float, default=0.0
+        Public lower end of the scores (:func:`unbounded_grid`).
+    unit : float, default=1.0
+        Public scale of the first steps of the grid.
+    growth : float, default=1.005
+        Ratio of the grid: the relative precision of the release above
+        ``lower + unit``.
+    max_steps : int, default=20000
+        Number of candidates :math:`K`; the price of more steps is a target
+        lower by about :math:`\\log(K)/\\varepsilon_2` scores.
+    threshold_share : float, default=0.25
         Share :math:`\\sigma \\in (0, 1)` of ``epsilon`` spent on the noisy target.
-    n : int, optional
+    n : int, default=None
         Public number of calibration scores. Given, the counts are subsampled
         (uniformly, from ``rng``) or padded with :math:`+\\infty` to exactly ``n``
         (an empty ``scores`` is allowed), and no error or branch depends on the
         data's own size. ``None``: the size of ``scores`` is public.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the noise (the threshold's first, then one variate per
-        candidate, all drawn after counting). ``None`` for a real release.
-        Must be ``None`` with ``sampler="opendp"``.
-    method : {"above_threshold", "two_stage"}
+        candidate, all drawn after counting). ``None`` for a real release
+        (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
+    method : {"above_threshold", "two_stage"}, default="above_threshold"
         ``"above_threshold"`` (default): the one pass above. ``"two_stage"``:
         the rival -- a private bound :math:`\\hat B` from ``bound_share`` of
         ``epsilon`` (this function at level :math:`\\beta/2`), then chapter 3's
@@ -527,14 +655,14 @@ def unbounded_private_quantile(scores, beta: float, epsilon: float, *, lower: fl
         takes an array, not a histogram. Measured in chapter 18: no narrower at
         :math:`n = 10^4` and often infinite at :math:`n = 10^3`, hence not the
         default.
-    sampler : {"numpy", "opendp"}
+    sampler : {"numpy", "opendp"}, default="numpy"
         ``"numpy"``: NumPy's Laplace variates. ``"opendp"``: OpenDP's exact
         Laplace sampler adds the same noise laws (:math:`\\rho` to the target,
         :math:`\\nu_k` to the counts, continuous Laplace rounded to floats), so
         the release has the law of the NumPy release.
-    bound_share : float
+    bound_share : float, default=0.2
         ``"two_stage"`` only: share of ``epsilon`` spent on the bound.
-    bins : int
+    bins : int, default=1000
         ``"two_stage"`` only: number of edges of the tight quantile.
 
     Returns
@@ -627,12 +755,43 @@ def unbounded_quantile_probabilities(scores, beta: float, epsilon: float, *, low
     first subsamples or pads: its law is this one on the padded counts, or the
     average over subsets). Cost :math:`O(K^2)`: for audits on small grids.
 
+    Parameters
+    ----------
+    scores : array-like of shape (N,) or GridHistogram
+        The scores, as in :func:`unbounded_private_quantile`.
+    beta : float
+        Miscoverage level in (0, 1).
+    epsilon : float
+        Privacy budget of the release.
+    lower : float, default=0.0
+        Public lower end of the scores.
+    unit : float, default=1.0
+        Public scale of the first steps of the grid.
+    growth : float, default=1.005
+        Ratio of the grid.
+    max_steps : int, default=20000
+        Number of candidates :math:`K`.
+    threshold_share : float, default=0.25
+        Share of ``epsilon`` spent on the noisy target.
+    n : int, default=None
+        Public size whose target is used, on the counts as given; ``None``: the
+        size of ``scores``.
+    log : bool, default=False
+        Return log-probabilities.
+
     Returns
     -------
     outcomes : ndarray of shape (K + 1,)
         The candidates, then ``inf``.
     probabilities : ndarray of shape (K + 1,)
         Their probabilities (or logarithms with ``log=True``).
+
+    Examples
+    --------
+    >>> outcomes, p = unbounded_quantile_probabilities(
+    ...     [0.5, 1.5, 2.5, 10.0], beta=0.5, epsilon=1.0, growth=2.0, max_steps=5)
+    >>> outcomes, np.round(p, 3)
+    (array([ 0.,  1.,  3.,  7., 15., inf]), array([0.159, 0.07 , 0.124, 0.06 , 0.078, 0.509]))
     """
     log = check_bool(log, "log")
     if n is not None:     # the target of the public size, on the counts as given
