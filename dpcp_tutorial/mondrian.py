@@ -106,6 +106,23 @@ def mondrian_privacy_loss(epsilon: float, relation: str = "add/remove") -> float
     record may change class): :math:`2\\varepsilon`, since a record that moves
     from class :math:`y` to :math:`y'` changes two counts and two calibration
     sets (a replacement within one class costs only :math:`\\varepsilon - \\varepsilon_0`).
+
+    Parameters
+    ----------
+    epsilon : float
+        Total budget of the calibration (counts plus thresholds).
+    relation : {"add/remove", "replace-one"}, default="add/remove"
+        The neighbour relation.
+
+    Returns
+    -------
+    float
+        The privacy loss under ``relation``.
+
+    Examples
+    --------
+    >>> mondrian_privacy_loss(1.0), mondrian_privacy_loss(1.0, relation="replace-one")
+    (1.0, 2.0)
     """
     epsilon = check_epsilon(epsilon)
     relation = check_choice(relation, "relation", ("replace-one", "add/remove"))
@@ -118,6 +135,23 @@ def count_lower_margin(epsilon: float, failure: float) -> int:
     For :math:`P(Z = z) = \\frac{1-q}{1+q} q^{|z|}`, :math:`q = e^{-\\varepsilon}`:
     :math:`P(Z \\ge s) = q^s/(1+q)` for :math:`s \\ge 1`, so
     :math:`t = \\max(0, \\lceil \\log(1/(\\zeta(1+q)))/\\varepsilon \\rceil - 1)`.
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of the noisy counts.
+    failure : float
+        :math:`\\zeta \\in (0, 1)`, the allowed probability that the noise exceeds the margin.
+
+    Returns
+    -------
+    int
+        The margin :math:`t`.
+
+    Examples
+    --------
+    >>> count_lower_margin(0.1, failure=0.01)
+    39
     """
     epsilon = check_epsilon(epsilon)
     failure = check_scalar(failure, "failure", low=0.0, high=1.0)
@@ -136,14 +170,26 @@ def noisy_class_counts(counts, epsilon: float, rng: RandomLike = None) -> np.nda
     :math:`Z = G_1 - G_2` with :math:`G = \\lfloor E/\\varepsilon \\rfloor`,
     :math:`E \\sim \\mathrm{Exp}(1)`, so :math:`P(G \\ge g) = e^{-\\varepsilon g}` (geometric).
 
-    ``rng``: a known seed makes the release reproducible by anyone who knows
-    it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
+    Parameters
+    ----------
+    counts : array-like of shape (K,)
+        Non-negative integer counts, one per public class.
+    epsilon : float
+        Budget of the release.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise; ``None`` (fresh OS entropy) for a real release
+        (:term:`Seed`).
 
     Returns
     -------
     ndarray of float64
         Integer values, stored as floats so that the noise of a tiny
         ``epsilon`` never overflows.
+
+    Examples
+    --------
+    >>> noisy_class_counts(np.array([50, 30, 20]), epsilon=1.0, rng=0)
+    array([50., 31., 19.])
     """
     counts = as_array(counts, "counts")
     if counts.ndim != 1 or counts.dtype.kind not in "iu" or np.any(counts < 0):
@@ -172,7 +218,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         must give them in the sorted order of ``classes``. For an end-to-end
         private pipeline use a DP trainer on data disjoint from the
         calibration set.
-    classes : sequence of labels
+    classes : sequence of labels, default=None
         The public label set (required; never read from the data): any
         distinct labels (strings, 1..K, ...), in the column order of
         :meth:`predict_set` (and of ``class_sizes``), matched to the model's
@@ -181,42 +227,43 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         :meth:`calibrate` out of every class's calibration set (a per-record
         rule; its label is never quoted or counted). A DP trainer whose
         ``classes`` is ``None`` is given the set.
-    alpha : float
+    alpha : float, default=0.1
         Target miscoverage per class.
-    epsilon : float
+    epsilon : float, default=1.0
         Total privacy budget of the calibration (counts plus thresholds).
-    score : {"lac", "aps"}
-    calibrator : {"private_quantile", "pps", "opendp", "laplace_histogram"}
+    score : {"lac", "aps"}, default="lac"
+        The non-conformity score.
+    calibrator : {"private_quantile", "pps", "opendp", "laplace_histogram"}, default="private_quantile"
         The per-class private quantile, each run with the public size
         :math:`m_y` and a guarantee of exactly its budget under replace-one at
         that size: :func:`~dpcp_tutorial.private_quantile` (tight, default),
         :func:`~dpcp_tutorial.pps_private_quantile` (tight),
         :func:`~dpcp_tutorial.opendp_quantile` (corrected level),
         :func:`~dpcp_tutorial.laplace_histogram_quantile` (corrected).
-    bins : int
+    bins : int, default=100
         Grid size passed to the calibrator (``m`` for ``"pps"``).
-    class_sizes : "private" or sequence of int
+    class_sizes : "private" or sequence of int, default="private"
         ``"private"`` (default): sizes released with noise as described in
         :mod:`dpcp_tutorial.mondrian`. A sequence declares the per-class
         calibration sizes **public** (then they must equal the data's, no
         budget is spent on counts and :math:`\\zeta = 0`).
-    count_share : float
+    count_share : float, default=0.1
         Fraction of ``epsilon`` spent on the noisy counts, in :math:`[10^{-6}, 1)`
         (a public floor: below it the counts are pure noise).
-    count_failure : float or None
+    count_failure : float or None, default=None
         :math:`\\zeta`, the probability that a class's lower bound exceeds its
         true size (the lower bound's margin). The tight private quantile runs
         at level :math:`\\alpha` (padding keeps its guarantee); the other
         calibrators run at level :math:`\\alpha - \\zeta`.
         ``None``: :math:`\\alpha/10`.
-    prefit : bool
-    allow_low_coverage : bool
+    prefit : bool, default=False
+        Whether ``estimator`` is already fitted (then :meth:`fit` is skipped).
+    allow_low_coverage : bool, default=False
         ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
         above 1/2 is refused unless this is ``True``.
-    rng : None, int or numpy.random.Generator
-        Randomness of the counts, the subsampling and the thresholds. A known
-        seed makes the release reproducible by anyone who knows it, hence not
-        private: use ``rng=None`` (fresh OS entropy) for a real release.
+    rng : None, int or numpy.random.Generator, default=None
+        Randomness of the counts, the subsampling and the thresholds;
+        ``rng=None`` (fresh OS entropy) for a real release (:term:`Seed`).
 
     Attributes
     ----------
@@ -275,6 +322,22 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     every class, for the calibrators with a proven guarantee
     (``"private_quantile"``, ``"opendp"``, ``"laplace_histogram"``; ``"pps"``
     for :math:`\\alpha \\le 1/2` per its reference argument).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(1200, 2))
+    >>> y = (X[:, 0] + 0.5 * rng.normal(size=1200) > 0).astype(int)
+    >>> clf = MondrianPrivateConformalClassifier(
+    ...     LogisticRegression(), classes=[0, 1], alpha=0.1, epsilon=1.0, rng=0)
+    >>> clf = clf.fit(X[:200], y[:200]).calibrate(X[200:], y[200:])
+    >>> clf.qhat_, clf.calibration_sizes_
+    (array([0.81, 0.69]), array([526, 466]))
+    >>> clf.predict_set(X[:3])
+    array([[ True,  True],
+           [False,  True],
+           [ True, False]])
     """
 
     _METHODS = ("fit", "predict_proba")
