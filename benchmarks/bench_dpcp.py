@@ -32,7 +32,7 @@ from dpcp_tutorial import (
     DPRidgeRegression,
     PrivateSplitConformalRegressor,
     SplitConformalRegressor,
-    normalised_residual_score,
+    normalized_residual_score,
     private_quantile,
 )
 from dpcp_tutorial.experiments.dpcp_compare import SYNTHETIC, make_synthetic
@@ -56,7 +56,7 @@ def _methods(X, y):
     fitted = DPRidgeRegression(epsilon=0.3, l2=SYNTHETIC["l2"], y_bound=SYNTHETIC["y_bound"], rng=4, x_bound=1.0).fit(X, y)
 
     def dpcp_calibration():
-        scores = normalised_residual_score(y, fitted.predict(X), SYNTHETIC["score_bound"])
+        scores = normalized_residual_score(y, fitted.predict(X), SYNTHETIC["score_bound"])
         return private_quantile(scores, 0.07, 0.7, bins=1000, rng=3)
 
     def private_split():

@@ -99,7 +99,8 @@ _EXPORTS = {
     "PrivateSplitConformalClassifier": "private_split",
     "PrivateSplitConformalRegressor": "private_split",
     "bounded_interval": "private_split",
-    "normalised_residual_score": "private_split",
+    "normalized_residual_score": "private_split",
+    "normalised_residual_score": "private_split",   # deprecated alias (FutureWarning) of the name above
     "pps_choose_m": "private_split",
     "pps_corrected_level": "private_split",
     "pps_grid": "private_split",
@@ -209,7 +210,10 @@ _EXPORTS = {
 _SUBMODULES = ("conformal", "accounting", "datasets", "mechanisms", "quantile", "private_split", "calibrators", "mondrian", "adaptive", "dpcp", "preprocessing", "training", "depth", "localize", "median", "tukey_exact", "baselines", "aggregation", "_counts", "_validation")
 _ON_DEMAND = ("scale", "experiments", "exercises", "grading")
 
-__all__ = sorted(_EXPORTS) + sorted(m for m in _SUBMODULES if not m.startswith("_"))
+#: old public names kept working (each warns with a FutureWarning) but no longer advertised in __all__
+_DEPRECATED = frozenset({"normalised_residual_score"})
+
+__all__ = sorted(set(_EXPORTS) - _DEPRECATED) + sorted(m for m in _SUBMODULES if not m.startswith("_"))
 
 
 def __getattr__(name):
@@ -224,7 +228,7 @@ def __getattr__(name):
     return value
 
 
-_INTERNAL = {"importlib", "_EXPORTS", "_SUBMODULES", "_ON_DEMAND", "_INTERNAL", "__all__", "__dir__"}
+_INTERNAL = {"importlib", "_EXPORTS", "_SUBMODULES", "_ON_DEMAND", "_DEPRECATED", "_INTERNAL", "__all__", "__dir__"}
 
 
 def __dir__():

@@ -81,7 +81,7 @@ from .private_split import (
     _unbounded_interval,
     _warn_trivial,
     bounded_interval,
-    normalised_residual_score,
+    normalized_residual_score,
 )
 from .quantile import _check_variant as _check_quantile_variant
 from .quantile import (
@@ -754,7 +754,7 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
             pred = model_outputs(model.predict, X)
         if _is_unbounded(self.bound):
             return _residual_scores(y, pred)
-        return normalised_residual_score(y, pred, self.bound)
+        return normalized_residual_score(y, pred, self.bound)
 
     def _public(self):
         if _is_unbounded(self.bound):

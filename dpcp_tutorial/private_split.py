@@ -75,6 +75,7 @@ from ._validation import (
     check_random_state,
     check_same_length,
     check_scalar,
+    deprecated_alias,
     model_outputs,
     require,
     silenced_model,
@@ -101,7 +102,7 @@ __all__ = [
     "pps_private_quantile",
     "pps_privacy_loss",
     "PPS_VARIANTS",
-    "normalised_residual_score",
+    "normalized_residual_score",
     "bounded_interval",
     "PrivateSplitConformalRegressor",
     "PrivateSplitConformalClassifier",
@@ -129,6 +130,21 @@ def pps_grid(m: int) -> np.ndarray:
     """The :math:`m` equally spaced edges :math:`e_k = k/(m-1)`, :math:`k = 0, \\dots, m-1` (chapter 4).
 
     Both ends, 0 and 1, are edges; the resolution is :math:`1/(m-1)`.
+
+    Parameters
+    ----------
+    m : int
+        Number of edges, at least 2.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        The edges, from 0 to 1.
+
+    Examples
+    --------
+    >>> pps_grid(5)
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
     m = _check_m(m)
     return np.arange(m, dtype=float) / (m - 1)
@@ -146,6 +162,18 @@ def pps_round_up(scores, m: int) -> np.ndarray:
 
     so an interior edge moves to the next one and a score of 1 stays at 1.
     For continuous scores this is rounding up to the next edge.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        Scores in [0, 1].
+    m : int
+        Number of grid edges (:func:`pps_grid`).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The rounded scores, edges of the grid.
 
     Examples
     --------
@@ -188,6 +216,11 @@ def pps_corrected_level(n: int, alpha: float, epsilon: float, m: int, gamma: flo
         informative private quantile exists at this :math:`(n, \\varepsilon)`: the
         prediction set is the whole label or response space
         (:func:`pps_private_quantile` then returns 1 without touching the data).
+
+    Examples
+    --------
+    >>> round(pps_corrected_level(1000, alpha=0.1, epsilon=1.0, m=250, gamma=0.03), 4)
+    0.9263
     """
     n = check_positive_int(n, "n")
     alpha = check_alpha(alpha)
@@ -210,6 +243,25 @@ def pps_optimal_gamma(n: int, alpha: float, epsilon: float) -> float:
     in the cancellation-free form :math:`2/(b + \\sqrt{b^2 - 4\\alpha^2})` and, as in
     the reference implementation, clipped to :math:`[10^{-12}, 1 - 10^{-12}]`.
     The minimiser does not depend on :math:`m`.
+
+    Parameters
+    ----------
+    n : int
+        Size of the calibration set (public).
+    alpha : float
+        Miscoverage level in (0, 1).
+    epsilon : float
+        Privacy budget of the quantile release.
+
+    Returns
+    -------
+    float
+        :math:`\\gamma^\\ast`.
+
+    Examples
+    --------
+    >>> round(pps_optimal_gamma(1000, alpha=0.1, epsilon=1.0), 5)
+    0.0221
     """
     n = check_positive_int(n, "n")
     alpha = check_alpha(alpha)
@@ -292,6 +344,41 @@ def pps_privacy_loss(n: int, alpha: float, epsilon: float, m: int, gamma="auto",
     :math:`\\max(w_A, w_B)` when the level does not move. It is infinite when the
     release is trivial at exactly one of the two sizes (a constant against a
     random edge), and 0 when it is trivial at both.
+
+    Parameters
+    ----------
+    n : int
+        Public calibration size.
+    alpha : float
+        Miscoverage level in (0, 1).
+    epsilon : float
+        Privacy budget of the release.
+    m : int
+        Number of grid edges.
+    gamma : float or "auto", default="auto"
+        Split of :math:`\\alpha` (:func:`pps_optimal_gamma` for ``"auto"``).
+    variant : {"tight", "reference"}, default="tight"
+        The exponent of the release (:func:`pps_private_quantile`).
+    relation : {"replace-one", "add/remove"}, default="replace-one"
+        The neighbour relation.
+    public_n : bool, default=True
+        Whether the release is given the public ``n``; ``False`` (add/remove
+        only): the level is recomputed from each data set's own size.
+
+    Returns
+    -------
+    float
+        The privacy loss.
+
+    Examples
+    --------
+    >>> pps_privacy_loss(1000, alpha=0.1, epsilon=1.0, m=250)
+    1.0
+    >>> round(pps_privacy_loss(1000, alpha=0.1, epsilon=1.0, m=250, variant="reference"), 4)
+    0.7312
+    >>> round(pps_privacy_loss(1000, alpha=0.1, epsilon=1.0, m=250, relation="add/remove",
+    ...                        public_n=False), 4)
+    0.9503
     """
     variant = _check_variant(variant)
     relation = check_choice(relation, "relation", ("replace-one", "add/remove"))
@@ -351,11 +438,19 @@ def pps_quantile_probabilities(scores, alpha: float, epsilon: float, m: int, gam
 
     Parameters
     ----------
-    scores, alpha, epsilon, gamma, variant
-        As in :func:`pps_private_quantile`.
+    scores : array-like of shape (N,)
+        Calibration scores in [0, 1], as in :func:`pps_private_quantile`.
+    alpha : float
+        Miscoverage level.
+    epsilon : float
+        Privacy budget of the release.
     m : int
         Number of grid edges.
-    n : int, optional
+    gamma : float or "auto", default="auto"
+        Split of :math:`\\alpha`, as in :func:`pps_private_quantile`.
+    variant : {"tight", "reference"}, default="tight"
+        As in :func:`pps_private_quantile`.
+    n : int, default=None
         The public calibration size used in :math:`\\tilde q` (default: the number
         of scores). The counts are those of ``scores`` as given: this is the
         law of :func:`pps_private_quantile` when ``n`` is ``None`` or
@@ -363,7 +458,7 @@ def pps_quantile_probabilities(scores, alpha: float, epsilon: float, m: int, gam
         pads (its law is this one on the padded scores) or subsamples (the
         average of this one over the uniform ``n``-subsets); on :math:`n \\pm 1`
         scores at a fixed level it shows the mechanism's own add/remove loss.
-    log : bool
+    log : bool, default=False
         Return log-probabilities (exact where probabilities underflow).
 
     Returns
@@ -371,6 +466,13 @@ def pps_quantile_probabilities(scores, alpha: float, epsilon: float, m: int, gam
     edges : ndarray of shape (m,)
     probabilities : ndarray of shape (m,)
         :math:`P(\\hat s = e_j)`; all mass on the top edge when :math:`\\tilde q \\ge 1`.
+
+    Examples
+    --------
+    >>> s = np.random.default_rng(0).uniform(size=1000)
+    >>> edges, p = pps_quantile_probabilities(s, alpha=0.1, epsilon=1.0, m=41)
+    >>> edges[p > 0.01], np.round(p[p > 0.01], 3)
+    (array([0.925, 0.95 , 0.975]), array([0.789, 0.185, 0.021]))
     """
     edges, logits, _ = _pps_law(scores, alpha, epsilon, m, gamma, variant, n)
     if logits is None:
@@ -414,6 +516,25 @@ def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, variant:
     drawn from ``rng``. So the choice costs no privacy, and it is the same for
     every data set of the public size ``n``.
 
+    Parameters
+    ----------
+    n : int
+        Public calibration size.
+    alpha : float
+        Miscoverage level in (0, 1).
+    epsilon : float
+        Privacy budget of the release.
+    candidates : sequence of int, default=None
+        The grid sizes compared (each at least 2); ``None``: the rule's default
+        scan.
+    variant : {"tight", "reference"}, default="tight"
+        As in :func:`pps_private_quantile`.
+    rule : {"analytic", "reference"}, default="analytic"
+        The rule (above).
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the reference rule's simulated scores and releases (public:
+        :term:`Seed`).
+
     Returns
     -------
     m : int
@@ -421,6 +542,12 @@ def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, variant:
         :math:`\\lfloor 1/\\alpha \\rfloor` if no candidate beats 1).
     gamma : float
         :func:`pps_optimal_gamma` ``(n, alpha, epsilon)``.
+
+    Examples
+    --------
+    >>> m, gamma = pps_choose_m(1000, alpha=0.1, epsilon=1.0)
+    >>> m, round(gamma, 5)
+    (261, 0.0221)
     """
     n = check_positive_int(n, "n")
     alpha = check_alpha(alpha)
@@ -481,19 +608,19 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
         Miscoverage level.
     epsilon : float
         Privacy budget of this release.
-    m : int, "auto" or "reference"
+    m : int, "auto" or "reference", default="auto"
         Number of grid edges; ``"auto"``: :func:`pps_choose_m`'s deterministic
         analytic rule, ``"reference"``: the authors' random scan (slow; for
         reproduction). Neither reads the scores.
-    gamma : float or "auto"
+    gamma : float or "auto", default="auto"
         Split of :math:`\\alpha`; ``"auto"`` is :func:`pps_optimal_gamma`.
-    variant : {"tight", "reference"}
+    variant : {"tight", "reference"}, default="tight"
         ``"tight"`` (default): :math:`c = \\varepsilon\\tilde q(1-\\tilde q)`, exactly
         :math:`\\varepsilon`-DP under replace-one and
         :math:`\\varepsilon\\max(\\tilde q, 1-\\tilde q)`-DP under add/remove (:math:`n`
         public). ``"reference"``: :math:`c = \\varepsilon\\min(\\alpha,1-\\alpha)/2`,
         the authors' code; its loss can exceed :math:`\\varepsilon` (:func:`pps_privacy_loss`).
-    n : int, optional
+    n : int, default=None
         Public calibration size used in :math:`\\tilde q` (default: ``len(scores)``,
         then declared public). Given, the release runs on exactly ``n``
         scores: a uniform ``n``-subset when there are more (drawn from
@@ -505,9 +632,9 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
         is a replacement at size ``n`` (the add/remove loss is the replace-one
         loss, :func:`pps_privacy_loss`). Nothing is drawn when there are
         exactly ``n`` scores.
-    rng : None, int or numpy.random.Generator
-        A known seed makes the release reproducible by anyone who knows it,
-        hence not private: use ``rng=None`` (fresh OS entropy) for a real release.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise (and of the subsampling and the ``m`` search);
+        ``rng=None`` (fresh OS entropy) for a real release (:term:`Seed`).
 
     Returns
     -------
@@ -529,6 +656,12 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
     :math:`\\tilde q` itself. For a hardened release use the tight private
     quantile with ``sampler="opendp"`` (``calibrator="quantile"`` of the split
     estimators, the package default).
+
+    Examples
+    --------
+    >>> s = np.random.default_rng(0).uniform(size=1000)
+    >>> round(pps_private_quantile(s, alpha=0.1, epsilon=1.0, rng=1), 4)
+    0.9308
     """
     from .quantile import at_public_size
 
@@ -595,7 +728,7 @@ def _clipped_residual_scores(y_true: np.ndarray, y_pred, bound: float) -> np.nda
     return np.where(np.isnan(value), 1.0, np.minimum(value, 1.0))
 
 
-def normalised_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
+def normalized_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
     """Regression score on [0, 1] through a public bound :math:`B` (chapters 4 and 6).
 
     .. math:: R = \\min(|y - \\hat\\mu(x)| / B,\\ 1).
@@ -606,10 +739,34 @@ def normalised_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
     magnitude); ``y_pred`` may be any model output: a NaN or infinite
     residual is the worst score 1, so that no prediction of a model on private
     records can make the score fail.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        The responses, finite.
+    y_pred : array-like of shape (n,)
+        The model's predictions (any real values, NaN and infinities included).
+    bound : float
+        The public bound :math:`B > 0` on the absolute residuals, in the
+        response's units.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The scores, in [0, 1].
+
+    Examples
+    --------
+    >>> normalized_residual_score([1.0, 2.0, 5.0], [1.5, np.nan, 0.0], bound=2.0)
+    array([0.25, 1.  , 1.  ])
     """
     bound = _check_bound(bound)
     y_true = check_1d(y_true, "y_true")
     return _clipped_residual_scores(y_true, y_pred, bound)
+
+
+#: the former spelling (FutureWarning); the package writes ``normalized_`` (as ``normalized_score``)
+normalised_residual_score = deprecated_alias(normalized_residual_score, "normalised_residual_score")
 
 
 def bounded_interval(y_pred, qhat: float, bound: float) -> np.ndarray:
@@ -621,9 +778,24 @@ def bounded_interval(y_pred, qhat: float, bound: float) -> np.ndarray:
     or infinite (e.g. a model's output on missing features) gets the whole
     line: its residual is the worst score, which every threshold admits.
 
+    Parameters
+    ----------
+    y_pred : array-like of shape (n,)
+        The model's predictions.
+    qhat : float
+        The released threshold on the normalized scores, in [0, 1].
+    bound : float
+        The public bound :math:`B` of the scores (:func:`normalized_residual_score`).
+
     Returns
     -------
     ndarray of shape (n, 2)
+
+    Examples
+    --------
+    >>> bounded_interval([1.0, np.nan], qhat=0.25, bound=2.0)
+    array([[ 0.5,  1.5],
+           [-inf,  inf]])
     """
     y_pred = _real_array(y_pred, "y_pred")
     if y_pred.ndim != 1 or y_pred.size == 0:
@@ -1005,19 +1177,23 @@ class _PrivateSplitBase(_SplitConformalBase):
 
 
 _COMMON_PARAMS = """
-    calibrator : {"quantile", "pps"}
+    calibrator : {"quantile", "pps"}, default="quantile"
         ``"quantile"`` (default): chapter 3's tight private quantile
         (:func:`~dpcp_tutorial.private_quantile`, ``bins`` edges), exactly
         :math:`\\varepsilon`-DP under replace-one with the finite-sample guarantee
         :math:`P(s_{n+1} \\le \\hat q) \\ge 1-\\alpha`. ``"pps"``: Angelopoulos et al.'s
         mechanism (:func:`pps_private_quantile`, parameters ``m``, ``gamma``,
         ``variant``), reproduced from chapter 4's last section.
-    bins : int or array-like
+    bins : int or array-like, default=1000
         Edges of the tight private quantile (``calibrator="quantile"``).
-    m, gamma, variant
+    m : int, "auto" or "reference", default="auto"
         As in :func:`pps_private_quantile` (``calibrator="pps"``); validated in
-        both modes.
-    n : int or None
+        both modes, as are ``gamma`` and ``variant``.
+    gamma : float or "auto", default="auto"
+        As in :func:`pps_private_quantile` (``calibrator="pps"``).
+    variant : {"tight", "reference"}, default="tight"
+        As in :func:`pps_private_quantile` (``calibrator="pps"``).
+    n : int or None, default=None
         Public calibration size. Given: the calibration scores are subsampled
         or padded with 1 to exactly ``n`` records (``mondrian``'s rule,
         :func:`~dpcp_tutorial._counts.subsample_or_pad`), which keeps the coverage proof at every
@@ -1026,17 +1202,15 @@ _COMMON_PARAMS = """
         the number of calibration records is used and treated as **public**
         (replace-one: :math:`\\varepsilon`; add/remove: the bound for a level
         recomputed from each neighbour's size, reported in ``privacy_``).
-    prefit : bool
+    prefit : bool, default=False
         Whether ``estimator`` is already fitted.
-    allow_low_coverage : bool
+    allow_low_coverage : bool, default=False
         ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
         above 1/2 is refused unless this is ``True``.
-    rng : None, int or numpy.random.Generator
-        Randomness of the mechanism (and of the subsampling and the ``m`` search).
-        A known seed makes the release reproducible by anyone who knows it,
-        hence not private: use ``rng=None`` (fresh OS entropy) for a real
-        release; seeds are for teaching and tests.
-    sampler : {"numpy", "opendp"}
+    rng : None, int or numpy.random.Generator, default=None
+        Randomness of the mechanism (and of the subsampling and the ``m`` search);
+        ``rng=None`` (fresh OS entropy) for a real release (:term:`Seed`).
+    sampler : {"numpy", "opendp"}, default="numpy"
         The tight quantile's sampler (:func:`~dpcp_tutorial.private_quantile`):
         ``"numpy"`` (default), or OpenDP's exact report-noisy-max on integer
         utilities (``"opendp"``: level rounded down to the grid :math:`A/2^{32}`,
@@ -1099,9 +1273,9 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
     ----------
     estimator : scikit-learn regressor
         Ideally a DP trainer fitted on data disjoint from the calibration set.
-    alpha : float
+    alpha : float, default=0.1
         Miscoverage level.
-    epsilon : float
+    epsilon : float, default=1.0
         Budget of the calibration release (see Notes).
     bound : float or "unbounded"
         **Required** public bound :math:`B` on the absolute residuals, in the
@@ -1119,7 +1293,22 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
     Attributes
     ----------""" + _COMMON_ATTRIBUTES + """
     Notes
-    -----""" + _PRIVACY_NOTES
+    -----""" + _PRIVACY_NOTES + """
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> y = X @ [1.0, -2.0, 0.5] + rng.normal(size=2000)
+    >>> reg = PrivateSplitConformalRegressor(LinearRegression(), alpha=0.1, epsilon=1.0,
+    ...                                      bound=10.0, n=1000, rng=0)
+    >>> reg = reg.fit(X[:1000], y[:1000]).calibrate(X[1000:], y[1000:])
+    >>> round(reg.qhat_, 3), reg.n_features_in_
+    (0.196, 3)
+    >>> np.round(reg.predict_interval(X[:2]), 2)
+    array([[-1.22,  2.7 ],
+           [-0.6 ,  3.32]])
+"""
 
     def __init__(self, estimator, alpha: float = 0.1, epsilon: float = 1.0, *, bound=REQUIRED,
                  calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
@@ -1183,11 +1372,13 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         and a row of ``predict_proba`` that is not a probability vector (NaN,
         infinite, negative, not summing to 1) gives its record the worst
         score: no record can make :meth:`calibrate` fail.
-    alpha, epsilon
-        As in :class:`PrivateSplitConformalRegressor`.
-    score : {"lac", "aps"}
+    alpha : float, default=0.1
+        Miscoverage level.
+    epsilon : float, default=1.0
+        Budget of the calibration release (see Notes).
+    score : {"lac", "aps"}, default="lac"
         ``"lac"``: :math:`1-\\hat p_y(x)`; ``"aps"``: cumulative sorted mass.
-    classes : sequence of labels or None
+    classes : sequence of labels or None, default=None
         The **public** label set, from the codebook (never read from the data):
         any distinct labels (strings, 1..K, ...); their order is the column
         order of :meth:`predict_set` and :meth:`predict_proba`, matched to the
@@ -1198,7 +1389,23 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
     Attributes
     ----------""" + _COMMON_ATTRIBUTES + """
     Notes
-    -----""" + _PRIVACY_NOTES
+    -----""" + _PRIVACY_NOTES + """
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> y = np.where(X[:, 0] + rng.normal(size=2000) > 0, "yes", "no")
+    >>> clf = PrivateSplitConformalClassifier(LogisticRegression(), alpha=0.1, epsilon=1.0,
+    ...                                       classes=["no", "yes"], n=1000, rng=0)
+    >>> clf = clf.fit(X[:1000], y[:1000]).calibrate(X[1000:], y[1000:])
+    >>> round(clf.qhat_, 3), clf.classes_
+    (0.744, array(['no', 'yes'], dtype='<U3'))
+    >>> clf.predict_set(X[:3])
+    array([[ True,  True],
+           [ True,  True],
+           [False,  True]])
+"""
 
     _METHODS = ("fit", "predict_proba")
 

@@ -194,7 +194,7 @@ BASE = {
     "make_contaminated_gaussian": (None, dict(n=10, d=2, rng=0)),
     "make_heteroscedastic_regression": (None, dict(n=10, rng=0)),
     "mechanism_beta": (None, dict(epsilon=1.0, depth="halfspace", n=100)),
-    "normalised_residual_score": (None, dict(y_true=Y, y_pred=Y * 0.9, bound=2.0)),
+    "normalized_residual_score": (None, dict(y_true=Y, y_pred=Y * 0.9, bound=2.0)),
     "output_perturbation_sensitivity": (None, dict(x_bound=1.0, l2=1.0)),
     "pps_choose_m": (None, dict(n=500, alpha=0.1, epsilon=1.0, candidates=[10, 50, 100], rng=0)),
     "pps_corrected_level": (None, dict(n=500, alpha=0.1, epsilon=1.0, m=50, gamma=0.05)),
@@ -764,11 +764,11 @@ LEGAL = {
     ("PrivacyAccount", "epsilon", "zero"): "a release that reads no private data costs nothing",
     ("PrivacyAccount", "epsilon", "inf"): "the primary relation is not covered",
     ("PrivacyAccount", "delta", "one"): "a vacuous delta (group privacy of a large epsilon, or an uncovered relation)",
-    ("normalised_residual_score", "y_pred", "nan entry"): "model outputs on private records: a NaN residual is "
+    ("normalized_residual_score", "y_pred", "nan entry"): "model outputs on private records: a NaN residual is "
                                                           "the worst score 1, never refused",
-    ("normalised_residual_score", "y_pred", "inf entry"): "model outputs on private records: an infinite "
+    ("normalized_residual_score", "y_pred", "inf entry"): "model outputs on private records: an infinite "
                                                           "residual is the worst score 1 (documented)",
-    ("normalised_residual_score", "y_pred", "-inf entry"): "model outputs on private records: an infinite "
+    ("normalized_residual_score", "y_pred", "-inf entry"): "model outputs on private records: an infinite "
                                                            "residual is the worst score 1 (documented)",
     ("adaptive_privacy_account", "mean_privacy", "None"): "None is a mean model fitted on public data (documented; "
                                                           "chapter 17 passes it)",
@@ -777,7 +777,7 @@ LEGAL = {
     **{("reference.dpcp_intervals", "pred_train", label): "model outputs on private records: NaN read as 0, "
                                                            "+-inf clipped to +-1e100, never refused (documented)"
        for label in ("nan entry", "inf entry", "-inf entry")},
-    ("normalised_residual_score", "y_pred", "nullable Float64 with NA"): "model outputs on private records: a "
+    ("normalized_residual_score", "y_pred", "nullable Float64 with NA"): "model outputs on private records: a "
                                                                         "missing value is the worst score 1",
     ("reference.dpcp_intervals", "pred_train", "nullable Float64 with NA"): "model outputs on private records: "
                                                                            "a missing value is read as 0",

@@ -30,7 +30,7 @@ from dpcp_tutorial import (
     dpcp_set,
     interval_coverage,
     make_heteroscedastic_regression,
-    normalised_residual_score,
+    normalized_residual_score,
     private_quantile,
     quantile_edges,
     set_coverage,
@@ -601,7 +601,7 @@ def test_public_n_means_exactly_n_scores():
         model = DPCPRegressor(trainer, epsilon=8.0, bound=5.0, n=300, bins=100, rng=5).fit(X, y)
     gen = np.random.default_rng(5)
     gen.integers(2**63)                                    # the trainer's seed
-    scores = normalised_residual_score(y, model.estimator_.predict(X), 5.0)
+    scores = normalized_residual_score(y, model.estimator_.predict(X), 5.0)
     expected = private_quantile(np.r_[scores, np.ones(200)], model.alpha1_, model.epsilon2_, bins=100, n=300,
                                 rng=gen)
     assert model.qhat_ == expected and model.n_ == 300 and not hasattr(model, "n_samples_")

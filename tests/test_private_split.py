@@ -16,7 +16,7 @@ from dpcp_tutorial import (
     bounded_interval,
     interval_coverage,
     make_heteroscedastic_regression,
-    normalised_residual_score,
+    normalized_residual_score,
     pps_choose_m,
     pps_corrected_level,
     pps_grid,
@@ -357,7 +357,7 @@ def test_classifier_coverage_monte_carlo(score):
 
 
 def test_normalised_scores_and_bounded_interval():
-    s = normalised_residual_score([0.0, 1.0, 10.0], [0.0, 0.0, 0.0], bound=2.0)
+    s = normalized_residual_score([0.0, 1.0, 10.0], [0.0, 0.0, 0.0], bound=2.0)
     assert s.tolist() == [0.0, 0.5, 1.0]
     iv = bounded_interval([1.0, 2.0], 0.25, bound=2.0)
     assert iv.tolist() == [[0.5, 1.5], [1.5, 2.5]]
@@ -410,7 +410,7 @@ def test_bad_input_messages():
     with pytest.raises(TypeError, match="integer"):
         pps_grid(10.5)
     with pytest.raises(ValueError, match="never the data's own maximum"):
-        normalised_residual_score([1.0], [0.0], bound=0.0)
+        normalized_residual_score([1.0], [0.0], bound=0.0)
     with pytest.raises(ValueError, match="not calibrated"):
         PrivateSplitConformalRegressor(LinearRegression(), bound=1.0).fit(np.ones((3, 1)), [1, 2, 3]).predict_interval(
             np.ones((1, 1)))
@@ -444,7 +444,7 @@ def test_bound_is_required_with_advice():
     with pytest.raises(TypeError, match="needs the public bound: pass bound=.*response's units"):
         PrivateSplitConformalRegressor(LinearRegression())
     with pytest.raises(TypeError, match="needs the public bound"):
-        normalised_residual_score([1.0], [0.0], bound=PrivateSplitConformalRegressor.__init__.__kwdefaults__["bound"])
+        normalized_residual_score([1.0], [0.0], bound=PrivateSplitConformalRegressor.__init__.__kwdefaults__["bound"])
 
 
 def test_public_n_subsamples_or_pads_every_size_releases():
@@ -628,7 +628,7 @@ def test_split_estimators_release_with_the_opendp_sampler_from_its_law():
     rng = np.random.default_rng(30)
     X, y = rng.normal(size=(60, 1)), rng.normal(size=60)
     model = DummyRegressor().fit(X, y)                 # a public model: the scores are |y - mean|
-    scores = normalised_residual_score(y, model.predict(X), 3.0)
+    scores = normalized_residual_score(y, model.predict(X), 3.0)
     edges, law = private_quantile_probabilities(scores, 0.2, 2.0, bins=5, sampler="opendp")
     est = PrivateSplitConformalRegressor(model, alpha=0.2, epsilon=2.0, bound=3.0, bins=5, prefit=True,
                                          sampler="opendp")
@@ -688,3 +688,17 @@ def test_pps_grid_sizes_and_candidates_are_named():
     with pytest.raises(TypeError, match="candidates must be an integer"):
         pps_choose_m(500, 0.1, 1.0, candidates=[10.5, 50.0])
     assert pps_choose_m(500, 0.1, 1.0, candidates=(10, 50))[0] in (10, 50)
+
+
+def test_normalised_residual_score_is_a_deprecated_alias():
+    import dpcp_tutorial
+    from dpcp_tutorial.private_split import normalised_residual_score
+
+    y, pred = np.array([1.0, 2.0, 5.0]), np.array([1.5, np.nan, 0.0])
+    with pytest.warns(FutureWarning, match="renamed normalized_residual_score"):
+        old = normalised_residual_score(y, pred, 2.0)
+    np.testing.assert_array_equal(old, normalized_residual_score(y, pred, 2.0))
+    with pytest.warns(FutureWarning):
+        np.testing.assert_array_equal(dpcp_tutorial.normalised_residual_score(y, pred, bound=2.0), old)
+    assert "normalised_residual_score" not in dpcp_tutorial.__all__
+    assert "normalized_residual_score" in dpcp_tutorial.__all__

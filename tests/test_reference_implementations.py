@@ -548,7 +548,7 @@ def test_dpcp_model_outputs_are_never_refused_and_match_the_package(output):
     pred = np.zeros(600)
     pred[0] = output
     got = ref(y, pred, np.zeros(2), 4.0, 0.1, 1e-6, 0.5, 1.0, bins=100, rng=3)
-    scores = dt.normalised_residual_score(y, pred, 4.0)
+    scores = dt.normalized_residual_score(y, pred, 4.0)
     qhat = dt.dpcp_quantile(scores, 0.1, 0.5, 1.0, 1e-6, bins=100, rng=3)
     np.testing.assert_array_equal(got, dt.bounded_interval(np.zeros(2), qhat, 4.0))
 

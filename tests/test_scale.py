@@ -83,7 +83,7 @@ def test_private_split_and_dpcp_equal_in_memory(client):
 def test_parquet_to_threshold_without_collecting(client, tmp_path):
     from sklearn.linear_model import LinearRegression
 
-    from dpcp_tutorial import normalised_residual_score
+    from dpcp_tutorial import normalized_residual_score
 
     rng = np.random.default_rng(3)
     model = LinearRegression().fit(rng.standard_normal((200, 2)), rng.standard_normal(200))
@@ -98,7 +98,7 @@ def test_parquet_to_threshold_without_collecting(client, tmp_path):
     scores = scale.model_scores(ddf, model, ["x0", "x1"], "y", bound=6.0)
     X = np.concatenate([f[0] for f in frames])
     y = np.concatenate([f[1] for f in frames])
-    s = normalised_residual_score(y, model.predict(X), 6.0)
+    s = normalized_residual_score(y, model.predict(X), 6.0)
     assert scale.private_quantile(scores, 0.1, 1.0, rng=7) == private_quantile(s, 0.1, 1.0, rng=7)
     assert scale.pps_private_quantile(scores, 0.1, 1.0, m=1000, rng=7) == \
         pps_private_quantile(s, 0.1, 1.0, m=1000, rng=7)
@@ -285,7 +285,7 @@ def test_model_fitted_on_a_dataframe_gets_dataframes_without_warnings(client):
 
     from sklearn.linear_model import LinearRegression
 
-    from dpcp_tutorial import normalised_residual_score
+    from dpcp_tutorial import normalized_residual_score
 
     rng = np.random.default_rng(22)
     train, cal = _frame(rng, 300), _frame(rng, 4_000)
@@ -295,7 +295,7 @@ def test_model_fitted_on_a_dataframe_gets_dataframes_without_warnings(client):
     with warnings.catch_warnings():
         warnings.simplefilter("error")                 # in-process run: any sklearn warning would raise here
         local = scores.compute(scheduler="sync").to_numpy()
-    expected = normalised_residual_score(cal["y"].to_numpy(), model.predict(cal[["x0", "x1"]]), 6.0)
+    expected = normalized_residual_score(cal["y"].to_numpy(), model.predict(cal[["x0", "x1"]]), 6.0)
     assert np.array_equal(local, expected)
     assert scale.private_quantile(scores, 0.1, 1.0, rng=2) == private_quantile(expected, 0.1, 1.0, rng=2)
     # a model fitted on a NumPy array gets NumPy arrays (no "X has feature names" warning either)
@@ -311,14 +311,14 @@ def test_column_transformer_selecting_columns_by_name(client):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    from dpcp_tutorial import normalised_residual_score
+    from dpcp_tutorial import normalized_residual_score
 
     rng = np.random.default_rng(23)
     train, cal = _frame(rng, 300), _frame(rng, 3_000)
     columns = ColumnTransformer([("num", StandardScaler(), ["x1", "x0"]), ("cat", OneHotEncoder(), ["city"])])
     model = make_pipeline(columns, LinearRegression()).fit(train[["city", "x0", "x1"]], train["y"])
     scores = scale.model_scores(dd.from_pandas(cal, npartitions=4), model, ["city", "x0", "x1"], "y", bound=6.0)
-    expected = normalised_residual_score(cal["y"].to_numpy(), model.predict(cal[["city", "x0", "x1"]]), 6.0)
+    expected = normalized_residual_score(cal["y"].to_numpy(), model.predict(cal[["city", "x0", "x1"]]), 6.0)
     assert np.array_equal(scores.compute().to_numpy(), expected)
     assert scale.private_quantile(scores, 0.1, 1.0, rng=6) == private_quantile(expected, 0.1, 1.0, rng=6)
 

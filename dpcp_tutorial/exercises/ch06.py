@@ -344,7 +344,7 @@ def _interval_structure(ctx, intervals: np.ndarray, bound: float, bins: int) -> 
                      "dpcp_tutorial.dpcp.dpcp_interval", "dpcp_tutorial.dpcp.dpcp_set", "dpcp_tutorial.dpcp.dpcp_quantile",
                      "dpcp_tutorial.dpcp.dpcp_levels", "dpcp_tutorial.dpcp.differential_cp_level",
                      "dpcp_tutorial.dpcp._fit_trainer", "dpcp_tutorial.private_split.bounded_interval",
-                     "dpcp_tutorial.private_split.normalised_residual_score"))
+                     "dpcp_tutorial.private_split.normalized_residual_score"))
 def check_dpcp_assembly(ctx, case) -> None:
     """Check a reader's DPCP assembled end to end from three functions (chapter 6).
 

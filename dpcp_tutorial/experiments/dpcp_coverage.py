@@ -36,7 +36,7 @@ from tqdm import tqdm
 from .._validation import check_2d, check_1d, check_delta, check_epsilon, check_random_state, check_same_length
 from ..accounting import ReleaseWarning
 from ..dpcp import DPCPRegressor, dpcp_levels
-from ..private_split import normalised_residual_score
+from ..private_split import normalized_residual_score
 from ..quantile import private_quantile, private_quantile_miscoverage_bound
 from ..training import DPRidgeRegression, trainer_privacy_account
 from .dpcp_compare import SYNTHETIC, make_synthetic
@@ -198,7 +198,7 @@ def coverage_setting(trainer: str, n: int, epsilon1: float, epsilon2: float, rep
             # the oracle of the proof: the model has seen the test point; the quantile reads the first n scores
             oracle = config["trainer"]().set_params(epsilon=epsilon1, delta=delta, rng=int(rng.integers(2 ** 63)))
             oracle.fit(X, y)
-            scores = normalised_residual_score(y, oracle.predict(X), config["bound"])
+            scores = normalized_residual_score(y, oracle.predict(X), config["bound"])
             qhat = private_quantile(scores[:n], alpha1, epsilon2, bins=bins, rng=rng)
             miss["oracle"] += scores[n] > qhat
     out.update({"feasible": True, "alpha1": alpha1, "alpha0": alpha0, "oracle_bound": bound_oracle,
