@@ -169,11 +169,11 @@ def local_cluster(n_workers: int | None = None, threads_per_worker: int = 1, qui
 
     Parameters
     ----------
-    n_workers : int, optional
-        Number of worker processes (default: the number of cores).
-    threads_per_worker : int
+    n_workers : int, default=None
+        Number of worker processes (``None``: the number of cores).
+    threads_per_worker : int, default=1
         Threads per worker (1: the counting is single-threaded NumPy).
-    quiet : bool
+    quiet : bool, default=True
         Silence distributed's logging and put the dashboard on a free port.
     **kwargs
         Passed to :class:`distributed.LocalCluster` (e.g. ``memory_limit``).
@@ -187,6 +187,18 @@ def local_cluster(n_workers: int | None = None, threads_per_worker: int = 1, qui
     RuntimeError
         When called while a worker process imports the main module (the
         missing ``if __name__ == "__main__":`` guard), with that advice.
+
+    Examples
+    --------
+    One worker in this process (``processes=False``: threads, started in a
+    fraction of a second), closed on leaving the ``with`` block:
+
+    >>> import dask.array as da
+    >>> with local_cluster(n_workers=1, processes=False) as client:
+    ...     x = da.from_array(np.linspace(0.0, 1.0, 101), chunks=50)
+    ...     h = score_histogram(x, [0.5, 1.0], client=client)
+    >>> h.counts
+    array([50,  1, 49,  1,  0])
     """
     from distributed import Client
 
@@ -448,12 +460,12 @@ def score_histogram(scores, edges, client=None, progress: bool = False) -> _coun
         are refused with ``TypeError``, as in memory; they are never cast).
     edges : array-like of shape (L,)
         Public, finite, strictly increasing edges.
-    client : distributed.Client or str, optional
-        Where to run (default: the current Dask scheduler). An address string
+    client : distributed.Client or str, default=None
+        Where to run (``None``: the current Dask scheduler). An address string
         is checked by its syntax before anything runs; the connection made for
         it is closed afterwards (and at once if it fails), and it never
         becomes the default client.
-    progress : bool
+    progress : bool, default=False
         Show a progress bar: distributed's, or ``dask.diagnostics.ProgressBar``
         on the local scheduler.
 
@@ -468,6 +480,17 @@ def score_histogram(scores, edges, client=None, progress: bool = False) -> _coun
     ValueError
         If some score is NaN, infinite or outside [0, 1]: the in-memory
         function's fixed message, naming no value and no partition.
+
+    Examples
+    --------
+    ``counts`` alternates open cells and edges: 231 scores below 0.25, none
+    at 0.25, 242 between 0.25 and 0.5, ...
+
+    >>> import dask.array as da
+    >>> x = da.from_array(np.random.default_rng(0).uniform(size=1000), chunks=250)
+    >>> h = score_histogram(x, [0.25, 0.5, 0.75, 1.0])
+    >>> h.counts
+    array([231,   0, 242,   0, 260,   0, 267,   0,   0])
     """
     edges = _check_edges(edges)
     progress = check_bool(progress, "progress")
@@ -494,10 +517,36 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
     Parameters
     ----------
     scores : dask.array.Array of shape (N,) or dask.dataframe.Series
-    beta, epsilon, bins, rng, **kwargs
-        As in :func:`dpcp_tutorial.private_quantile`.
-    client : distributed.Client or str, optional
-    progress : bool
+        Scores in [0, 1], partitioned.
+    beta : float
+        Miscoverage level, as in :func:`dpcp_tutorial.private_quantile`.
+    epsilon : float
+        Privacy budget of the release.
+    bins : int or array-like, default=1000
+        The public edges, as in :func:`dpcp_tutorial.private_quantile`.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise, drawn on the client; ``None`` for a real release
+        (:term:`Seed`).
+    client : distributed.Client or str, default=None
+        Where to run (:func:`score_histogram`).
+    progress : bool, default=False
+        Show a progress bar.
+    **kwargs
+        Forwarded to :func:`dpcp_tutorial.private_quantile`.
+
+    Returns
+    -------
+    float
+        The release of :func:`dpcp_tutorial.private_quantile` on the same scores.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import dpcp_tutorial
+    >>> s = np.random.default_rng(0).uniform(size=1000)
+    >>> q = private_quantile(da.from_array(s, chunks=250), 0.1, 1.0, bins=100, rng=1)
+    >>> q, q == dpcp_tutorial.private_quantile(s, 0.1, 1.0, bins=100, rng=1)
+    (0.94, True)
     """
     hist = score_histogram(scores, quantile_edges(bins), client, progress)
     return _private_quantile(hist, beta, epsilon, bins=bins, rng=rng, **kwargs)
@@ -513,6 +562,46 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
     of scores, counted first, and then declared public). Then the scores are
     counted on the grid per partition, and the in-memory function runs once on
     the combined histogram.
+
+    Parameters
+    ----------
+    scores : dask.array.Array of shape (N,) or dask.dataframe.Series
+        Scores in [0, 1], partitioned.
+    alpha : float
+        Miscoverage level.
+    epsilon : float
+        Privacy budget of the release.
+    m : int or "auto", default="auto"
+        Number of grid edges, as in :func:`dpcp_tutorial.pps_private_quantile`.
+    gamma : float or "auto", default="auto"
+        Split of ``alpha``, as in memory.
+    variant : {"tight", "reference"}, default="tight"
+        As in memory.
+    n : int, default=None
+        Public calibration size, as in memory.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the ``m`` choice and of the noise; ``None`` for a real
+        release (:term:`Seed`).
+    client : distributed.Client or str, default=None
+        Where to run (:func:`score_histogram`).
+    progress : bool, default=False
+        Show a progress bar.
+    **kwargs
+        Forwarded to :func:`dpcp_tutorial.pps_private_quantile`.
+
+    Returns
+    -------
+    float
+        The release of the in-memory function on the same scores.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import dpcp_tutorial
+    >>> s = np.random.default_rng(0).uniform(size=1000)
+    >>> q = pps_private_quantile(da.from_array(s, chunks=250), 0.1, 1.0, rng=1)
+    >>> round(q, 4), q == dpcp_tutorial.pps_private_quantile(s, 0.1, 1.0, rng=1)
+    (0.9308, True)
     """
     rng = check_random_state(rng)
     progress = check_bool(progress, "progress")
@@ -533,7 +622,49 @@ def _count(scores, client) -> int:
 
 def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta: float, bins=1000,
                   rng: RandomLike = None, *, client=None, progress: bool = False, **kwargs) -> float:
-    """The DPCP threshold (:func:`dpcp_tutorial.dpcp_quantile`) on distributed scores (chapter 14)."""
+    """The DPCP threshold (:func:`dpcp_tutorial.dpcp_quantile`) on distributed scores (chapter 14).
+
+    The histogram of the scores over the public edges is counted per
+    partition and summed on the workers; the in-memory function runs once on
+    it, on the client: the same release for the same ``rng``.
+
+    Parameters
+    ----------
+    scores : dask.array.Array of shape (N,) or dask.dataframe.Series
+        Scores in [0, 1], partitioned.
+    alpha : float
+        Miscoverage level.
+    epsilon1 : float
+        Budget of the first stage, as in :func:`dpcp_tutorial.dpcp_quantile`.
+    epsilon2 : float
+        Budget of the second stage, as in memory.
+    delta : float
+        As in memory.
+    bins : int or array-like, default=1000
+        The public edges.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise; ``None`` for a real release (:term:`Seed`).
+    client : distributed.Client or str, default=None
+        Where to run (:func:`score_histogram`).
+    progress : bool, default=False
+        Show a progress bar.
+    **kwargs
+        Forwarded to :func:`dpcp_tutorial.dpcp_quantile`.
+
+    Returns
+    -------
+    float
+        The release of the in-memory function on the same scores.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import dpcp_tutorial
+    >>> s = np.random.default_rng(0).uniform(size=1000)
+    >>> q = dpcp_quantile(da.from_array(s, chunks=250), 0.1, 0.5, 0.5, 1e-5, bins=100, rng=1)
+    >>> q, q == dpcp_tutorial.dpcp_quantile(s, 0.1, 0.5, 0.5, 1e-5, bins=100, rng=1)
+    (0.97, True)
+    """
     hist = score_histogram(scores, quantile_edges(bins), client, progress)
     return _dpcp_quantile(hist, alpha, epsilon1, epsilon2, delta, bins=bins, rng=rng, **kwargs)
 
@@ -562,6 +693,45 @@ def unbounded_private_quantile(scores, beta: float, epsilon: float, *, lower: fl
     the same release for the same ``rng`` (chapters 14 and 18). A NaN or a score
     below ``lower`` in any partition raises the in-memory function's one fixed
     message, naming no value and no partition.
+
+    Parameters
+    ----------
+    scores : dask.array.Array of shape (N,) or dask.dataframe.Series
+        Scores at or above ``lower`` (``inf`` allowed), partitioned.
+    beta : float
+        Miscoverage level.
+    epsilon : float
+        Privacy budget of the release.
+    lower : float, default=0.0
+        Public lower end of the scores (:func:`dpcp_tutorial.unbounded_grid`).
+    unit : float, default=1.0
+        Public scale of the grid's first steps.
+    growth : float, default=1.005
+        Ratio of the grid.
+    max_steps : int, default=20000
+        Number of candidates.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise; ``None`` for a real release (:term:`Seed`).
+    client : distributed.Client or str, default=None
+        Where to run (:func:`score_histogram`).
+    progress : bool, default=False
+        Show a progress bar.
+    **kwargs
+        Forwarded to :func:`dpcp_tutorial.unbounded_private_quantile`.
+
+    Returns
+    -------
+    float
+        The release of the in-memory function on the same scores.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import dpcp_tutorial
+    >>> s = np.random.default_rng(0).uniform(size=1000)
+    >>> q = unbounded_private_quantile(da.from_array(s, chunks=250), 0.1, 1.0, rng=1)
+    >>> round(q, 4), q == dpcp_tutorial.unbounded_private_quantile(s, 0.1, 1.0, rng=1)
+    (0.922, True)
     """
     grid = _unbounded.unbounded_grid(lower, unit, growth, max_steps)
     progress = check_bool(progress, "progress")
@@ -679,16 +849,30 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
         Feature columns, in the order the model expects.
     target : str
         Label column (the classifier's labels, ``model.classes_``, for ``"lac"``/``"aps"``).
-    kind : {"residual", "lac", "aps"}
+    kind : {"residual", "lac", "aps"}, default="residual"
         ``"residual"``: :math:`\\min(|y - \\hat\\mu(x)|/B, 1)` with the public ``bound``
         :math:`B`; ``"lac"``/``"aps"``: the classification scores of chapter 1.
-    bound : float
-        Public residual bound (``kind="residual"`` only).
+    bound : float, default=None
+        Public residual bound (required with ``kind="residual"``, unset otherwise).
 
     Returns
     -------
     dask.dataframe.Series
         The scores, partitioned like ``frame``; nothing is collected.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd
+    >>> import pandas as pd
+    >>> from sklearn.linear_model import LinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x0": rng.normal(size=8), "x1": rng.normal(size=8)})
+    >>> df["y"] = df.x0 - df.x1 + 0.1 * rng.normal(size=8)
+    >>> model = LinearRegression().fit(df[["x0", "x1"]], df.y)   # public data in practice
+    >>> scores = model_scores(dd.from_pandas(df, npartitions=2), model, ["x0", "x1"], "y",
+    ...                       bound=1.0)
+    >>> np.round(scores.compute().to_numpy(), 2)
+    array([0.1 , 0.04, 0.01, 0.01, 0.04, 0.07, 0.02, 0.03])
     """
     from .private_split import _check_bound
 
@@ -748,18 +932,24 @@ def simulated_scores(n: int, chunk_size: int | str = "auto", seed: int = 0, dist
     ----------
     n : int
         Number of scores, at most :math:`2^{53}`.
-    chunk_size : int or "auto"
+    chunk_size : int or "auto", default="auto"
         Scores per chunk; at most :math:`10^7` chunks (the task graph is built
         on the client). ``"auto"``: :math:`\\lceil N/128 \\rceil` clipped to
         :math:`[2^{20}, 2^{24}]` (and at most :math:`N`).
-    seed : int
+    seed : int, default=0
         Non-negative integer seed.
-    distribution : {"uniform", "beta"}
+    distribution : {"uniform", "beta"}, default="uniform"
         Uniform scores, or Beta(2, 5) scores (a skewed score law).
 
     Returns
     -------
     dask.array.Array of shape (n,)
+
+    Examples
+    --------
+    >>> x = simulated_scores(1000, chunk_size=250, seed=0)
+    >>> x.chunks, np.round(x[:3].compute(), 3)
+    (((250, 250, 250, 250),), array([0.637, 0.27 , 0.041]))
     """
     seed = check_positive_int(seed, "seed", minimum=0)
     n = check_positive_int(n, "n", maximum=_MAX_SIMULATED)
@@ -891,10 +1081,10 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
         shape must be known (``d`` from the columns).
     epsilon : float
         Budget (replace-one neighbours), as in memory.
-    depth : {"spatial", "halfspace", "idd"}
-        Default ``"spatial"``, as in memory. Halfspace depth always uses public directions here (the exact
+    depth : {"spatial", "halfspace", "idd"}, default="spatial"
+        As in memory. Halfspace depth always uses public directions here (the exact
         angular sweep of ``d <= 2`` does not decompose into partition counts).
-    prior : GaussianPrior or "private"
+    prior : GaussianPrior or "private", default=None
         The public prior the candidates are drawn from; required unless
         explicit ``candidates`` or a ``box`` are given (choose its centre and
         scale from public knowledge of the data's units, never from the
@@ -904,16 +1094,28 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
         centre grid, distances on the scale grid) add across partitions, so
         the release equals the in-memory one (three passes over the data
         before the depth pass).
-    localize_share : float, optional
-        As in memory (default 0.2 with ``prior="private"``).
-    box : array-like of shape (2, d), optional
+    localize_share : float, default=None
+        As in memory (``None``: 0.2 with ``prior="private"``).
+    box : array-like of shape (2, d), default=None
         Public box that contains the median, as in memory: candidates are
         drawn uniformly in it, or from the prior restricted to it; explicit
         candidates must lie in it.
-    candidates, n_candidates, directions, n_directions, rng
-        As in :func:`dpcp_tutorial.private_depth_median`.
-    client : distributed.Client or str, optional
-    progress : bool
+    candidates : array-like of shape (k, d), default=None
+        Public candidates, as in :func:`dpcp_tutorial.private_depth_median`.
+    n_candidates : int, default=1000
+        Number of candidates drawn when none are given.
+    directions : array-like of shape (m, d), default=None
+        Public directions (``"halfspace"``, ``"idd"``), as in memory.
+    n_directions : int, default=None
+        Number of directions drawn when none are given (``None``: the depth's
+        default, as in memory).
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the localisation, directions, candidates and Gumbel draws;
+        ``None`` for a real release (:term:`Seed`).
+    client : distributed.Client or str, default=None
+        Where to run (:func:`score_histogram`).
+    progress : bool, default=False
+        Show a progress bar.
 
     Returns
     -------
@@ -931,6 +1133,19 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
         knowledge, and standardise the data by public constants first if the
         prior is the authors' one for standardised data, ``GaussianPrior(0.0,
         5 * sqrt(d))`` (:func:`dpcp_tutorial.private_depth_median`, Notes).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import dpcp_tutorial
+    >>> X = np.random.default_rng(0).normal(loc=1.0, size=(200, 2))
+    >>> prior = GaussianPrior(0.0, 5.0)
+    >>> m = private_depth_median(da.from_array(X, chunks=(50, 2)), 1.0, prior=prior,
+    ...                          n_candidates=200, rng=0)
+    >>> in_memory = dpcp_tutorial.private_depth_median(X, 1.0, method="candidates", prior=prior,
+    ...                                                n_candidates=200, rng=0)
+    >>> np.round(m, 3), np.allclose(m, in_memory)
+    (array([1.073, 1.777]), True)
     """
     epsilon = check_epsilon(epsilon)
     depth = check_depth_name(depth)
