@@ -60,6 +60,7 @@ from ._validation import (
     check_random_state,
     check_same_length,
     check_scalar,
+    renamed_keywords,
     require,
 )
 from ._counts import check_scores_or_histogram
@@ -983,7 +984,7 @@ def dpcp_set(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
 class DPRegressogram(RegressorMixin, BaseEstimator):
     """Noisy bin means of one feature: a small symmetric add/remove-DP trainer (chapter 5).
 
-    The feature range ``[low, high]`` (public) is cut into ``n_bins`` equal
+    The feature range ``[low, high]`` (public) is cut into ``bins`` equal
     bins; each bin releases its clipped response sum and its count with Laplace
     noise,
 
@@ -1003,8 +1004,9 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         Privacy budget.
     delta : float
         Accepted for the trainer contract; the mechanism is pure DP.
-    n_bins : int
-        Number of bins.
+    bins : int
+        Number of bins (``n_bins=``, its former name, still works with a
+        FutureWarning).
     low, high : float
         **Required** public range of the feature (values outside are clipped
         to it), from the feature's units and documented range.
@@ -1027,7 +1029,8 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
 
     neighbouring = "add/remove"
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 0.0, n_bins: int = 20, *, low=REQUIRED, high=REQUIRED,
+    @renamed_keywords(n_bins="bins")
+    def __init__(self, epsilon: float = 1.0, delta: float = 0.0, bins: int = 20, *, low=REQUIRED, high=REQUIRED,
                  y_bound=REQUIRED, rng: RandomLike = None):
         for name, value in (("low", low), ("high", high)):
             require(value, name, type(self).__name__, "low and high are the public range of the one feature (its "
@@ -1036,7 +1039,7 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
                 "units and a documented range); responses are clipped to [-C, C].")
         self.epsilon = epsilon
         self.delta = delta
-        self.n_bins = n_bins
+        self.bins = bins
         self.low = low
         self.high = high
         self.y_bound = y_bound
@@ -1051,7 +1054,7 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         if not low < high:
             raise ValueError(f"low={low:g} must be below high={high:g}: [low, high] is the public range of the "
                              "feature, chosen from domain knowledge")
-        n_bins = check_positive_int(self.n_bins, "n_bins", maximum=10 ** 7)
+        n_bins = check_positive_int(self.bins, "bins", maximum=10 ** 7)
         position = (np.clip(X[:, 0], low, high) - low) / (high - low) * n_bins
         return np.minimum(position.astype(int), n_bins - 1)
 
@@ -1062,11 +1065,11 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         bound = check_scalar(self.y_bound, "y_bound", low=0.0)
         rng = check_random_state(self.rng)
         y = check_1d(y, "y")
-        bins = self._bin(X, reset=True)
-        check_same_length(("X", bins), ("y", y))
-        n_bins = self.n_bins
-        sums = np.bincount(bins, weights=np.clip(y, -bound, bound), minlength=n_bins)
-        counts = np.bincount(bins, minlength=n_bins).astype(float)
+        cells = self._bin(X, reset=True)
+        check_same_length(("X", cells), ("y", y))
+        n_bins = self.bins
+        sums = np.bincount(cells, weights=np.clip(y, -bound, bound), minlength=n_bins)
+        counts = np.bincount(cells, minlength=n_bins).astype(float)
         self.sum_scale_ = 2.0 * bound / epsilon
         self.count_scale_ = 2.0 / epsilon
         self.sums_ = sums + rng.laplace(scale=self.sum_scale_, size=n_bins)
@@ -1074,7 +1077,7 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         self.privacy_ = trainer_privacy_account(
             "DP regressogram (Laplace bin sums and counts)", epsilon, 0.0,
             (f"feature range [{float(self.low):g}, {float(self.high):g}]", f"y_bound = {bound:g}",
-             f"n_bins = {n_bins}", "the record count is not used"))
+             f"bins = {n_bins}", "the record count is not used"))
         return self
 
     def predict(self, X) -> np.ndarray:

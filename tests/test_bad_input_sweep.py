@@ -264,7 +264,7 @@ BASE = {
     # estimators and classes: swept over their constructor parameters
     "DPRidgeRegression": (_est(dp.DPRidgeRegression, _fit_xy), dict(x_bound=1.0, y_bound=1.0, rng=0)),
     "DPLogisticRegression": (_est(dp.DPLogisticRegression, _fit_xc), dict(x_bound=1.0, rng=0, classes=[0, 1])),
-    "DPRegressogram": (_est(dp.DPRegressogram, _fit_x1y), dict(n_bins=10, low=-3.0, high=3.0, y_bound=3.0, rng=0)),
+    "DPRegressogram": (_est(dp.DPRegressogram, _fit_x1y), dict(bins=10, low=-3.0, high=3.0, y_bound=3.0, rng=0)),
     "PublicScaler": (_est(dp.PublicScaler, lambda m: m.fit(X)), dict(low=-2.0, high=2.0)),
     "DPSGDRegressor": (_est(dp.DPSGDRegressor, _fit_xy), dict(steps=5, x_bound=1.0, y_bound=1.0, rng=0,
                                                               expected_batch_size=8.0)),

@@ -152,8 +152,8 @@ def test_trainer_contract_refusals():
 class _CountingTrainer(DPRegressogram):
     fits = 0
 
-    def __init__(self, epsilon=1.0, delta=0.0, n_bins=20, *, low=-3.0, high=3.0, y_bound=3.0, rng=None):
-        super().__init__(epsilon, delta, n_bins, low=low, high=high, y_bound=y_bound, rng=rng)
+    def __init__(self, epsilon=1.0, delta=0.0, bins=20, *, low=-3.0, high=3.0, y_bound=3.0, rng=None):
+        super().__init__(epsilon, delta, bins, low=low, high=high, y_bound=y_bound, rng=rng)
 
     def fit(self, X, y):
         type(self).fits += 1
@@ -298,7 +298,7 @@ def test_regressogram_is_epsilon_dp_under_add_remove(epsilon):
     rng = np.random.default_rng(1)
     X, y = make_heteroscedastic_regression(200, rng=rng)
     y[:3] = [50.0, -50.0, 3.0]                                   # clipped outliers
-    trainer = DPRegressogram(epsilon=epsilon, n_bins=8, y_bound=3.0, low=-3.0, high=3.0)
+    trainer = DPRegressogram(epsilon=epsilon, bins=8, y_bound=3.0, low=-3.0, high=3.0)
 
     def statistics(Xd, yd):
         bins = trainer._bin(Xd)
@@ -307,7 +307,7 @@ def test_regressogram_is_epsilon_dp_under_add_remove(epsilon):
 
     worst = 0.0
     for seed in range(20):
-        model = DPRegressogram(epsilon=epsilon, n_bins=8, y_bound=3.0, rng=seed, low=-3.0, high=3.0).fit(X, y)
+        model = DPRegressogram(epsilon=epsilon, bins=8, y_bound=3.0, rng=seed, low=-3.0, high=3.0).fit(X, y)
         base = _regressogram_log_density(model, *statistics(X, y))
         for i in range(5):
             others = [(np.delete(X, i, axis=0), np.delete(y, i)),
@@ -320,9 +320,9 @@ def test_regressogram_is_epsilon_dp_under_add_remove(epsilon):
 def test_regressogram_noise_has_stated_scale():
     """Laplace(b) has variance 2 b^2; 4000 fits x 5 bins, relative SE of the variance about 2.4 %, tolerance 15 %."""
     X, y = make_heteroscedastic_regression(300, rng=0)
-    clean = DPRegressogram(epsilon=1e9, n_bins=5, rng=0, low=-3.0, high=3.0, y_bound=3.0).fit(X, y)
+    clean = DPRegressogram(epsilon=1e9, bins=5, rng=0, low=-3.0, high=3.0, y_bound=3.0).fit(X, y)
     rng = np.random.default_rng(1)
-    noise = np.array([DPRegressogram(epsilon=2.0, n_bins=5, rng=rng, low=-3.0, high=3.0, y_bound=3.0).fit(X, y).sums_ - clean.sums_
+    noise = np.array([DPRegressogram(epsilon=2.0, bins=5, rng=rng, low=-3.0, high=3.0, y_bound=3.0).fit(X, y).sums_ - clean.sums_
                       for _ in range(4000)])
     assert np.var(noise) == pytest.approx(2 * (2 * 3.0 / 2.0) ** 2, rel=0.15)
     assert clean.privacy_.add_remove == (1e9, 0.0) and clean.privacy_.replace_one == (2e9, 0.0)
@@ -348,7 +348,7 @@ def test_differential_cp_coverage_and_uncorrected_undercoverage():
     corrected = uncorrected = 0
     for _ in range(reps):
         X, y = make_heteroscedastic_regression(n + 1, rng=rng)
-        model = DPRegressogram(epsilon=eps, n_bins=50, rng=rng, low=-3.0, high=3.0, y_bound=3.0).fit(X[:n], y[:n])
+        model = DPRegressogram(epsilon=eps, bins=50, rng=rng, low=-3.0, high=3.0, y_bound=3.0).fit(X[:n], y[:n])
         scores = np.abs(y[:n] - model.predict(X[:n]))
         test = abs(y[n] - model.predict(X[n:])[0])
         corrected += test <= differential_cp_quantile(scores, ALPHA, eps, DELTA)
@@ -369,7 +369,7 @@ def test_differential_cp_interval_and_set_coverage():
     reg = cls = 0
     for _ in range(reps):
         X, y = make_heteroscedastic_regression(151, rng=rng)
-        iv = differential_cp_interval(DPRegressogram(epsilon=1.0, n_bins=10, low=-3.0, high=3.0, y_bound=3.0), X[:150], y[:150], X[150:],
+        iv = differential_cp_interval(DPRegressogram(epsilon=1.0, bins=10, low=-3.0, high=3.0, y_bound=3.0), X[:150], y[:150], X[150:],
                                       alpha=ALPHA, rng=rng)
         reg += interval_coverage(y[150:], iv)
         Xc = rng.normal(size=(301, 2)) * 0.5
@@ -392,7 +392,7 @@ def test_dpcp_regression_coverage_regressogram(n, eps, eps1, bins):
     covered = 0
     for _ in range(reps):
         X, y = make_heteroscedastic_regression(n + 1, rng=rng)
-        model = DPCPRegressor(DPRegressogram(n_bins=10, low=-3.0, high=3.0, y_bound=3.0), alpha=ALPHA, epsilon=eps, training_share=eps1 / eps, delta=DELTA,
+        model = DPCPRegressor(DPRegressogram(bins=10, low=-3.0, high=3.0, y_bound=3.0), alpha=ALPHA, epsilon=eps, training_share=eps1 / eps, delta=DELTA,
                               bound=4.0, bins=bins, rng=rng).fit(X[:n], y[:n])
         covered += interval_coverage(y[n:], model.predict_interval(X[n:]))
     coverage, floor = _coverage_check(covered, reps)
@@ -479,7 +479,7 @@ class _OwnBudgetTrainer(DPRegressogram):
 
     def get_params(self, deep=True):
         params = super().get_params(deep)
-        return {k: v for k, v in params.items() if k not in ("epsilon", "delta", "n_bins")}
+        return {k: v for k, v in params.items() if k not in ("epsilon", "delta", "bins")}
 
     def set_params(self, **params):
         if "noise_level" in params:
@@ -607,3 +607,17 @@ def test_public_n_means_exactly_n_scores():
     assert model.qhat_ == expected and model.n_ == 300 and not hasattr(model, "n_samples_")
     assert model.privacy_.add_remove[0] == pytest.approx(8.0)
     assert any("subsampled or padded" in p for p in model.privacy_.public)
+
+
+def test_regressogram_n_bins_is_a_deprecated_alias_of_bins():
+    from sklearn.base import clone
+
+    X, y = make_heteroscedastic_regression(200, rng=0)
+    bounds = dict(low=-3.0, high=3.0, y_bound=3.0)
+    with pytest.warns(FutureWarning, match="renamed bins="):
+        old = DPRegressogram(epsilon=1.0, n_bins=7, rng=0, **bounds)
+    new = DPRegressogram(epsilon=1.0, bins=7, rng=0, **bounds)
+    assert old.get_params() == new.get_params() and "n_bins" not in new.get_params()
+    np.testing.assert_array_equal(old.fit(X, y).predict(X), clone(new).fit(X, y).predict(X))
+    with pytest.raises(TypeError, match="bins= only"):
+        DPRegressogram(epsilon=1.0, bins=7, n_bins=7, **bounds)

@@ -458,3 +458,15 @@ def test_cell_helpers_refuse_bad_edges_and_regions():
     with pytest.raises(TypeError, match="regions"):
         exact_cell_probabilities("regions", 1.0, np.linspace(-3, 3, 4), np.linspace(-3, 3, 4))
     assert polygon_area(np.empty((0, 2))) == 0.0 and polygon_area([[0, 0], [1, 1]]) == 0.0
+
+
+def test_level_bins_n_bins_is_a_deprecated_alias_of_bins():
+    from dpcp_tutorial.experiments.tukey_exact import level_bins
+
+    p = np.random.default_rng(0).uniform(size=40)
+    with pytest.warns(FutureWarning, match="renamed bins="):
+        old = level_bins(p, n_bins=4)
+    np.testing.assert_array_equal(old, level_bins(p, bins=4))
+    assert set(old.tolist()) == {0, 1, 2, 3}
+    with pytest.raises(TypeError, match="bins= only"):
+        level_bins(p, bins=4, n_bins=4)

@@ -49,7 +49,7 @@ def _trainer_and_data(trainer: str, epsilon: float, rng):
     kind, _, bins = trainer.partition("-")
     if kind != "regressogram" or not bins.isdigit():
         raise ValueError(f"trainer={trainer!r} is not supported; choose 'memoriser' or 'regressogram-<bins>'")
-    return DPRegressogram(epsilon=epsilon, n_bins=int(bins), rng=rng, **REGRESSOGRAM_BOUNDS), \
+    return DPRegressogram(epsilon=epsilon, bins=int(bins), rng=rng, **REGRESSOGRAM_BOUNDS), \
         (lambda size, generator: make_heteroscedastic_regression(size, rng=generator))
 
 

@@ -27,6 +27,7 @@ import argparse
 import numpy as np
 from tqdm import tqdm
 
+from .._validation import renamed_keywords
 from ..depth import random_directions
 from ..median import GaussianPrior, depth_median_log_probabilities, private_depth_median
 from ..tukey_exact import private_tukey_median_2d, total_variation_on_cells, tukey_depth_regions
@@ -103,10 +104,11 @@ def grid_distance(data: np.ndarray, epsilon: float, box_half: float, k: int, reg
     return {"tv_cells": tv_cells, "tv_spread": tv_spread}
 
 
-def level_bins(probabilities: np.ndarray, n_bins: int = 10) -> np.ndarray:
-    """Bin index of every level: consecutive levels grouped into about ``n_bins`` bins of equal exact mass."""
+@renamed_keywords(n_bins="bins")
+def level_bins(probabilities: np.ndarray, bins: int = 10) -> np.ndarray:
+    """Bin index of every level: consecutive levels grouped into about ``bins`` bins of equal exact mass."""
     cdf = np.cumsum(probabilities) / np.sum(probabilities)
-    return np.minimum((cdf * n_bins - 1e-9).astype(int).clip(0), n_bins - 1)
+    return np.minimum((cdf * bins - 1e-9).astype(int).clip(0), bins - 1)
 
 
 def binned_distance(levels_drawn: np.ndarray, probabilities: np.ndarray, bins: np.ndarray) -> float:
