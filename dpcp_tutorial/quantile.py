@@ -1,12 +1,12 @@
 """Private quantile of conformal scores: Algorithm 1 of the DPCP write-up and its tight variant (chapter 3).
 
-Given scores :math:`R_1, \\dots, R_N \\in [0, 1]`, right bin edges
+Given scores :math:`R_1, \\dots, R_n \\in [0, 1]`, right bin edges
 :math:`0 \\le e_1 < \\dots < e_M = 1`, a miscoverage level :math:`\\beta` and a
 budget :math:`\\varepsilon`, both variants release an edge :math:`e_j` with
 probability :math:`\\propto \\exp(-\\varepsilon\\,u_j)`.
 
 ``variant="original"`` (the DPCP write-up's Algorithm 1, reproduced exactly):
-:math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)`, :math:`a_j = \\#\\{R_i < e_j\\}`,
+:math:`\\alpha_0 = \\beta - 2/(n\\varepsilon)`, :math:`a_j = \\#\\{R_i < e_j\\}`,
 :math:`b_j = \\#\\{R_i > e_j\\}`, loss
 :math:`w_j = \\max(a_j/(1-\\alpha_0), b_j/\\alpha_0)`, sensitivity
 :math:`\\Delta = 1/\\min(\\alpha_0, 1-\\alpha_0)` and
@@ -27,12 +27,12 @@ takes a uniform ``n``-subset of the scores, or pads them with the maximal score
 adding or removing a record becomes a replacement at size ``n``.
 
 Privacy (sharp bounds, :func:`private_quantile_privacy_loss`), under
-replace-one with :math:`N` public, and under both relations with a public ``n``:
+replace-one with :math:`n` public, and under both relations with a public ``n``:
 
 * ``"tight"``: :math:`\\varepsilon`;
 * ``"original"``: :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))`.
 
-(The exponential mechanism itself, run on :math:`N \\pm 1` scores at a level fixed
+(The exponential mechanism itself, run on :math:`n \\pm 1` scores at a level fixed
 by ``n``, moves by :math:`\\varepsilon\\max(\\alpha_0, 1-\\alpha_0)` and
 :math:`\\varepsilon/2`; without the subsample-or-pad step its coverage fails at sizes
 below ``n``.)
@@ -40,9 +40,9 @@ below ``n``.)
 When :math:`\\alpha_0` is recomputed from each data set's own size (``n=None``)
 under add/remove, the level moves with the size and the exact bound is
 ``private_quantile_privacy_loss(..., relation="add/remove", public_n=False)``.
-Coverage: the tight variant has :math:`P(R_{N+1} \\le \\hat q) \\ge 1-\\beta` for
+Coverage: the tight variant has :math:`P(R_{n+1} \\le \\hat q) \\ge 1-\\beta` for
 every exchangeable score distribution (ties included) at every feasible
-:math:`(N, \\varepsilon, M)`; the original has no such guarantee.
+:math:`(n, \\varepsilon, M)`; the original has no such guarantee.
 """
 
 from __future__ import annotations
@@ -118,14 +118,14 @@ def quantile_edges(bins) -> np.ndarray:
 
 
 def algorithm1_level(beta: float, n: int, epsilon: float) -> float:
-    """The shifted level :math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)` of Algorithm 1.
+    """The shifted level :math:`\\alpha_0 = \\beta - 2/(n\\varepsilon)` of Algorithm 1.
 
     Parameters
     ----------
     beta : float
         Miscoverage level of the quantile, in (0, 1).
     n : int
-        Public number of calibration scores :math:`N`.
+        Public number of calibration scores :math:`n`.
     epsilon : float
         Privacy budget of the release, > 0.
 
@@ -180,17 +180,17 @@ def algorithm1_add_remove_loss(beta: float, n: int, epsilon: float) -> float:
 
     which equals :math:`\\varepsilon/2` whenever :math:`\\beta \\le 1/2` and is
     :math:`\\varepsilon/2 + O(1/n)` in general; for :math:`\\beta > 1/2` and
-    :math:`N\\varepsilon` close to :math:`2/\\beta` it can exceed :math:`\\varepsilon`
+    :math:`n\\varepsilon` close to :math:`2/\\beta` it can exceed :math:`\\varepsilon`
     (chapter 3 has a counterexample). For a data set of size
-    :math:`N`, both ``algorithm1_add_remove_loss(beta, N - 1, epsilon)`` (remove
-    one) and ``algorithm1_add_remove_loss(beta, N, epsilon)`` (add one) apply.
+    :math:`n`, both ``algorithm1_add_remove_loss(beta, n - 1, epsilon)`` (remove
+    one) and ``algorithm1_add_remove_loss(beta, n, epsilon)`` (add one) apply.
 
     Parameters
     ----------
     beta : float
         Miscoverage level of the quantile, in (0, 1).
     n : int
-        Public number of calibration scores :math:`N`.
+        Public number of calibration scores :math:`n`.
     epsilon : float
         Privacy budget of the release, > 0.
 
@@ -242,23 +242,23 @@ def private_quantile_miscoverage_bound(alpha0: float, n: int, epsilon: float, bi
 
     With :math:`c = \\varepsilon(1-\\alpha_0)` and :math:`M` edges,
 
-    .. math:: P(R_{N+1} > \\hat q) \\le \\frac{1}{N+1}\\Big(1 + \\sum_{k=1}^{N} \\min\\big(1,\\
-              (M-1)\\,e^{-c\\,(k - \\alpha_0 N)}\\big)\\Big)
+    .. math:: P(R_{n+1} > \\hat q) \\le \\frac{1}{n+1}\\Big(1 + \\sum_{k=1}^{n} \\min\\big(1,\\
+              (M-1)\\,e^{-c\\,(k - \\alpha_0 n)}\\big)\\Big)
 
     for every exchangeable score distribution (ties included): the test
-    score's rank from the top is uniform on :math:`\\{0, \\dots, N\\}` and,
+    score's rank from the top is uniform on :math:`\\{0, \\dots, n\\}` and,
     whatever the data, the mechanism puts probability at most
-    :math:`(M-1)e^{-c(k - \\alpha_0 N)}` on edges with :math:`k` or more scores
+    :math:`(M-1)e^{-c(k - \\alpha_0 n)}` on edges with :math:`k` or more scores
     above them (the term :math:`k = 0` is bounded by 1). The sum is evaluated
     in closed form. For ``M = 1`` the
-    release is always 1 and the bound is :math:`1/(N+1)`.
+    release is always 1 and the bound is :math:`1/(n+1)`.
 
     Parameters
     ----------
     alpha0 : float
         Level of the mechanism, in [0, 1).
     n : int
-        Public number of calibration scores :math:`N`.
+        Public number of calibration scores :math:`n`.
     epsilon : float
         Privacy budget.
     bins : int or array-like, default=1000
@@ -318,10 +318,10 @@ def _tight_level(beta: float, n: int, epsilon: float, m: int) -> float:
 def private_quantile_level(beta: float, n: int, epsilon: float, bins=1000, variant: str = "tight") -> float:
     """The level :math:`\\alpha_0` of the private quantile (chapter 3).
 
-    ``variant="original"``: :math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)`
+    ``variant="original"``: :math:`\\alpha_0 = \\beta - 2/(n\\varepsilon)`
     (:func:`algorithm1_level`). ``variant="tight"``: the largest
     :math:`\\alpha_0` with :func:`private_quantile_miscoverage_bound`
-    :math:`\\le \\beta`, found by bisection; it depends on :math:`N`,
+    :math:`\\le \\beta`, found by bisection; it depends on :math:`n`,
     :math:`\\varepsilon`, :math:`\\beta` and the number of edges :math:`M`, all public.
 
     Parameters
@@ -329,7 +329,7 @@ def private_quantile_level(beta: float, n: int, epsilon: float, bins=1000, varia
     beta : float
         Miscoverage level of the quantile, in (0, 1).
     n : int
-        Public number of calibration scores :math:`N`.
+        Public number of calibration scores :math:`n`.
     epsilon : float
         Privacy budget of the release, > 0.
     bins : int or array-like, default=1000
@@ -378,14 +378,14 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
     at most :math:`\\max(A, B)` (the mechanism's own add/remove loss, the
     one chapter 4 audits). With :math:`M \\ge 2` bins these bounds are sharp
     (with one bin the release is constant and the loss 0): neighbouring data
-    sets come arbitrarily close to them as :math:`\\varepsilon N` grows (all
+    sets come arbitrarily close to them as :math:`\\varepsilon n` grows (all
     scores on one edge, one record moved to the next), while at a fixed
-    :math:`N` the largest log-ratio is slightly smaller, e.g. for the tight
-    variant at :math:`M = 2`, :math:`N = 20`, :math:`\\beta = 0.3` it is
+    :math:`n` the largest log-ratio is slightly smaller, e.g. for the tight
+    variant at :math:`M = 2`, :math:`n = 20`, :math:`\\beta = 0.3` it is
     :math:`0.982\\varepsilon` at :math:`\\varepsilon = 0.216` and
     :math:`0.9999997\\varepsilon` at :math:`\\varepsilon = 1` (chapter 3).
 
-    ``relation="replace-one"`` (sizes equal, :math:`N` public):
+    ``relation="replace-one"`` (sizes equal, :math:`n` public):
     :math:`\\varepsilon` (tight), :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))` (original).
     ``relation="add/remove"``, ``public_n=True``: the loss of
     :func:`private_quantile` with the public ``n``, which first subsamples or
@@ -410,7 +410,7 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
     beta : float
         Miscoverage level of the quantile, in (0, 1).
     n : int
-        Public number of calibration scores :math:`N`.
+        Public number of calibration scores :math:`n`.
     epsilon : float
         Privacy budget of the release, > 0.
     bins : int or array-like, default=1000
@@ -534,7 +534,7 @@ def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=100
     :func:`private_quantile` when ``n`` is ``None`` or ``len(scores)``. With
     a public ``n`` and other sizes, :func:`private_quantile` first pads (its law
     is this one on the padded scores) or subsamples (its law is the average of
-    this one over the uniform ``n``-subsets); on :math:`N \\pm 1` scores at a fixed
+    this one over the uniform ``n``-subsets); on :math:`n \\pm 1` scores at a fixed
     level it shows the mechanism's own add/remove loss (chapter 4).
 
     Parameters
@@ -591,29 +591,29 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
       :math:`u_j = \\max(\\alpha_0 a_j, (1-\\alpha_0) b_j)` with
       :math:`a_j = \\#\\{R_i \\le e_{j-1}\\}`, :math:`b_j = \\#\\{R_i > e_j\\}` and
       :math:`\\alpha_0` from :func:`private_quantile_level`. Exactly
-      :math:`\\varepsilon`-DP under replace-one (:math:`N` public), and under
+      :math:`\\varepsilon`-DP under replace-one (:math:`n` public), and under
       both relations with a public ``n`` (subsample-or-pad, below). Coverage
-      :math:`P(R_{N+1} \\le \\hat q) \\ge 1-\\beta` for exchangeable scores, at
+      :math:`P(R_{n+1} \\le \\hat q) \\ge 1-\\beta` for exchangeable scores, at
       every data size when ``n`` is public.
     * ``variant="original"``: the DPCP write-up's Algorithm 1,
       :math:`w_j = \\max(a_j/(1-\\alpha_0), b_j/\\alpha_0)` with
-      :math:`a_j = \\#\\{R_i < e_j\\}`, :math:`\\alpha_0 = \\beta - 2/(N\\varepsilon)` and
+      :math:`a_j = \\#\\{R_i < e_j\\}`, :math:`\\alpha_0 = \\beta - 2/(n\\varepsilon)` and
       :math:`\\varepsilon u_j = \\varepsilon w_j \\min(\\alpha_0, 1-\\alpha_0)/2`. Sharp loss
       :math:`\\varepsilon/(2\\max(\\alpha_0, 1-\\alpha_0))` under replace-one, and
       under add/remove with a public ``n`` (with ``n=None`` see
       :func:`algorithm1_add_remove_loss`); no coverage guarantee.
 
-    Cost :math:`O(N + M)`: one counting pass over the scores into the cells
+    Cost :math:`O(n + M)`: one counting pass over the scores into the cells
     of the edges (no sort; :mod:`dpcp_tutorial._counts`, shared with the
     distributed path of chapter 14).
 
     Parameters
     ----------
-    scores : array-like of shape (N,)
+    scores : array-like of shape (n,)
         Non-conformity scores, already normalised to [0, 1] by a *public* bound.
     beta : float
         Miscoverage level in (0, 1). ``"original"`` needs
-        :math:`\\beta > 2/(N\\varepsilon)`; ``"tight"`` needs the proven bound at
+        :math:`\\beta > 2/(n\\varepsilon)`; ``"tight"`` needs the proven bound at
         level 0 to be at most :math:`\\beta` (:func:`private_quantile_level`).
     epsilon : float
         Privacy budget spent on this release.
@@ -662,10 +662,10 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
         miscoverage bound increases with the level, the same coverage
         guarantee; its law (:func:`private_quantile_probabilities` with
         ``sampler="opendp"``) differs from the NumPy law by a factor within
-        :math:`e^{\\pm 2\\varepsilon N/2^{32}}` (``"tight"``; the utilities move
-        by at most :math:`N/2^{32}`) or :math:`e^{\\pm 4\\varepsilon N/2^{32}}`
+        :math:`e^{\\pm 2\\varepsilon n/2^{32}}` (``"tight"``; the utilities move
+        by at most :math:`n/2^{32}`) or :math:`e^{\\pm 4\\varepsilon n/2^{32}}`
         (``"original"``, whose exponent :math:`\\max(\\alpha a_j, (1-\\alpha)
-        b_j)/(2\\max(\\alpha, 1-\\alpha))` has slope at most :math:`2N` in the
+        b_j)/(2\\max(\\alpha, 1-\\alpha))` has slope at most :math:`2n` in the
         level). Domain: fewer than
         :math:`2^{31}` scores (64-bit utilities). The refusal beyond it
         depends on the number of scores, which is public under replace-one;
