@@ -28,6 +28,8 @@ def public_names() -> dict[str, str]:
             obj = getattr(package, name)
             if name.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)):
                 continue
+            if name in getattr(package, "_DEPRECATED", ()):     # an old name kept working, not taught
+                continue
             module = getattr(obj, "__module__", "")
             if module.startswith("dpcp_tutorial"):
                 names[name] = module
