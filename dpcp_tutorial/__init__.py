@@ -174,7 +174,7 @@ _EXPORTS = {
     "depth_median_account": "median",
     "depth_median_log_probabilities": "median",
     "langevin_step_size": "median",
-    "mechanism_beta": "median",
+    "mechanism_eta": "median",
     "private_depth_median": "median",
     "private_prior": "median",
     "public_grid": "median",
@@ -204,6 +204,11 @@ _EXPORTS = {
     "robust_aggregate": "aggregation",
 }
 
+#: deprecated old name -> the module that keeps it (importable, warns when called; not in ``__all__``)
+_DEPRECATED = {
+    "mechanism_beta": "median",
+}
+
 #: submodules bound as attributes after an eager import (and those imported on first use:
 #: ``scale`` needs the optional Dask extra; ``experiments``, ``exercises``, ``grading``)
 _SUBMODULES = ("conformal", "accounting", "datasets", "mechanisms", "quantile", "private_split", "calibrators", "mondrian", "adaptive", "dpcp", "preprocessing", "training", "depth", "localize", "median", "tukey_exact", "baselines", "aggregation", "_counts", "_validation")
@@ -213,6 +218,8 @@ __all__ = sorted(_EXPORTS) + sorted(m for m in _SUBMODULES if not m.startswith("
 
 
 def __getattr__(name):
+    if name in _DEPRECATED:   # not cached: a deprecated name never joins the module's namespace
+        return getattr(importlib.import_module(f".{_DEPRECATED[name]}", __name__), name)
     module = _EXPORTS.get(name)
     if module is not None:
         value = getattr(importlib.import_module(f".{module}", __name__), name)
@@ -224,7 +231,7 @@ def __getattr__(name):
     return value
 
 
-_INTERNAL = {"importlib", "_EXPORTS", "_SUBMODULES", "_ON_DEMAND", "_INTERNAL", "__all__", "__dir__"}
+_INTERNAL = {"importlib", "_EXPORTS", "_SUBMODULES", "_ON_DEMAND", "_DEPRECATED", "_INTERNAL", "__all__", "__dir__"}
 
 
 def __dir__():

@@ -15,7 +15,7 @@ same scores at equal privacy:
   (``variant="corrected"``, the default).
 * :func:`opendp_quantile` -- OpenDP's ``make_private_quantile`` (the library
   itself computes the scores and the privacy map) with a proven level
-  correction (``level="corrected"``, the default) or as is (``level="raw"``).
+  correction (``variant="corrected"``, the default) or as is (``variant="raw"``).
 
 Equal privacy between the pure-DP calibrators and P-COQS (rho-zCDP): an
 epsilon-DP mechanism is ``rho = epsilon * tanh(epsilon / 2)``-zCDP, the sharp
@@ -49,6 +49,7 @@ from ._validation import (
     check_epsilon,
     check_positive_int,
     check_scalar,
+    renamed_keywords,
 )
 from ._counts import subsample_or_pad
 from .mechanisms import _opendp_additive, check_sampler, opendp_prelude
@@ -724,7 +725,7 @@ def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation,
     epsilon = check_epsilon(epsilon)
     bins = check_positive_int(bins, "bins", maximum=10**6)
     lower, upper = _check_range(lower, upper)
-    level = check_choice(level, "level", _OPENDP_LEVELS, "'corrected' has coverage >= 1-alpha, 'raw' is OpenDP "
+    level = check_choice(level, "variant", _OPENDP_LEVELS, "'corrected' has coverage >= 1-alpha, 'raw' is OpenDP "
                          "at the empirical (1-alpha)-quantile, with no guarantee")
     relation = check_choice(relation, "relation", _RELATIONS)
     _noise_scale(2.0, epsilon)
@@ -799,14 +800,15 @@ def _report_noisy_max_log_law(utility: np.ndarray, scale: float) -> np.ndarray:
     return log_p + log_int
 
 
+@renamed_keywords(level="variant")
 def opendp_quantile_probabilities(scores, alpha: float, epsilon: float, *, bins: int = 100, lower: float = 0.0,
-                                  upper: float = 1.0, level: str = "corrected", relation: str = "replace-one",
+                                  upper: float = 1.0, variant: str = "corrected", relation: str = "replace-one",
                                   n: int | None = None, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Exact output law of :func:`opendp_quantile` (and of OpenDP's own sampler at the same scale).
 
     Parameters
     ----------
-    scores, alpha, epsilon, bins, lower, upper, level, relation, n
+    scores, alpha, epsilon, bins, lower, upper, variant, relation, n
         As in :func:`opendp_quantile`.
     log : bool
         Return log-probabilities (exact where probabilities underflow).
@@ -817,7 +819,7 @@ def opendp_quantile_probabilities(scores, alpha: float, epsilon: float, *, bins:
     probabilities : ndarray of shape (bins,)
     """
     log = check_bool(log, "log")
-    candidates, utility, scale, _, _, _ = _opendp_release(scores, alpha, epsilon, bins, lower, upper, level,
+    candidates, utility, scale, _, _, _ = _opendp_release(scores, alpha, epsilon, bins, lower, upper, variant,
                                                           relation, n)
     if utility is None:
         logp = np.full(candidates.size, -np.inf)
@@ -828,6 +830,7 @@ def opendp_quantile_probabilities(scores, alpha: float, epsilon: float, *, bins:
     return candidates, (logp if log else np.exp(logp))
 
 
+@renamed_keywords(level="variant")
 def opendp_quantile(
     scores,
     alpha: float,
@@ -836,7 +839,7 @@ def opendp_quantile(
     bins: int = 100,
     lower: float = 0.0,
     upper: float = 1.0,
-    level: str = "corrected",
+    variant: str = "corrected",
     relation: str = "replace-one",
     n: int | None = None,
     rng: RandomLike = None,
@@ -862,13 +865,13 @@ def opendp_quantile(
     :func:`opendp_quantile_probabilities` and that OpenDP's privacy map
     reports ``epsilon``.
 
-    * ``level="corrected"`` (default): the scores are first rounded **up** to
+    * ``variant="corrected"`` (default): the scores are first rounded **up** to
       the candidates, and the level is :math:`a'` =
       :func:`opendp_quantile_level` (rounded up to OpenDP's rational grid).
       Coverage :math:`P(S_{n+1} \le \hat c) \ge 1-\alpha` for exchangeable scores
       (Notes). When no level works, ``upper`` is returned without reading the
       scores.
-    * ``level="raw"``: OpenDP as a user would call it, at :math:`a = 1-\alpha` on
+    * ``variant="raw"``: OpenDP as a user would call it, at :math:`a = 1-\alpha` on
       the unrounded scores: the empirical quantile with no :math:`(n+1)` term
       and no noise correction; no coverage guarantee.
 
@@ -885,7 +888,8 @@ def opendp_quantile(
         Number of candidates :math:`M`.
     lower, upper : float
         Public score range.
-    level : {"corrected", "raw"}
+    variant : {"corrected", "raw"}, default="corrected"
+        The level correction above, or none (``"raw"``).
     relation : {"replace-one", "add/remove"}
         ``"replace-one"``: OpenDP's known-size domain
         (``vector_domain(..., size=n)``, ``symmetric_distance``, ``d_in = 2``) and
@@ -967,7 +971,7 @@ def opendp_quantile(
     actually applies, :math:`A/D`. The price of ties: the gap needs
     :math:`a > 2(1-\alpha)/(2-\alpha)` asymptotically (about 0.947 at
     :math:`\alpha = 0.1`), because OpenDP's score ignores the points tied with a
-    candidate. Without the rounding step (``level="raw"``) no such bound is
+    candidate. Without the rounding step (``variant="raw"``) no such bound is
     proven here.
 
     Examples
@@ -983,7 +987,7 @@ def opendp_quantile(
         scores = _check_scores(scores, allow_empty=True)
         scores, n = _at_public_n(scores, n, gen, _check_range(lower, upper)[1])
     candidates, utility, scale, _, measurement, data = _opendp_release(scores, alpha, epsilon, bins, lower, upper,
-                                                                       level, relation, n)
+                                                                       variant, relation, n)
     if sampler == "opendp":
         return float(candidates[-1]) if utility is None else float(measurement(data))
     noise = gen.standard_exponential(candidates.size)     # the only draw, after all counting

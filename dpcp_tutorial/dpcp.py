@@ -123,7 +123,8 @@ def check_dp_trainer(trainer) -> None:
     must therefore
 
     * be a scikit-learn estimator (``fit``, ``get_params``), and
-    * declare ``neighbouring = "add/remove"`` (a class attribute). A
+    * declare ``relation = "add/remove"`` (a class attribute; the older name
+      ``neighbouring`` is still read when ``relation`` is absent). A
       replace-one guarantee says nothing about data sets of different sizes;
     * state its budget: either a constructor parameter ``epsilon`` (and
       ``delta``), which DPCP sets on a clone (``training_share``), or, after
@@ -152,14 +153,16 @@ def check_dp_trainer(trainer) -> None:
             "set its budget on a clone and read its add/remove guarantee). Apply a public per-record transform to "
             "X first, e.g. X = PublicScaler(low, high).fit_transform(X) (public ranges, nothing learnt from the "
             "data), and pass the trainer alone")
-    neighbouring = getattr(trainer, "neighbouring", None)
-    if neighbouring != "add/remove":
+    relation = getattr(trainer, "relation", None)
+    if relation is None:
+        relation = getattr(trainer, "neighbouring", None)
+    if relation != "add/remove":
         raise ValueError(
-            f"{type(trainer).__name__} declares neighbouring={neighbouring!r}, but the no-split argument compares "
+            f"{type(trainer).__name__} declares relation={relation!r}, but the no-split argument compares "
             "D_n with D_n plus one point, so the trainer must be (epsilon, delta)-DP under add/remove neighbours "
             "(DPCP write-up error D8: not every DP trainer works). Use an add/remove trainer (e.g. "
             "dpcp_tutorial.DPRidgeRegression or Poisson-subsampled DP-SGD) or re-derive the trainer's guarantee for "
-            "add/remove and set neighbouring = 'add/remove'"
+            "add/remove and set relation = 'add/remove'"
         )
     if "expected_batch_size" in trainer.get_params(deep=False) and trainer.expected_batch_size is None:
         raise ValueError(

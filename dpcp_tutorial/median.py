@@ -2,12 +2,12 @@
 
 The exponential mechanism with a public base measure :math:`\\pi` releases
 
-.. math:: \\tilde\\theta \\sim Q_X(d\\theta) \\propto \\exp\\big(\\beta D(\\theta; X)\\big)\\,\\pi(d\\theta),
-          \\qquad \\beta = \\frac{\\varepsilon}{2\\,GS_n(D)},
+.. math:: \\tilde\\theta \\sim Q_X(d\\theta) \\propto \\exp\\big(\\eta D(\\theta; X)\\big)\\,\\pi(d\\theta),
+          \\qquad \\eta = \\frac{\\varepsilon}{2\\,GS_n(D)},
 
 which is :math:`\\varepsilon`-DP for replace-one neighbours with ``n`` public
 (McSherry & Talwar, 2007; Ramsay, Jagannath & Chenouri, 2025). For add/remove
-neighbours the same mechanism, with :math:`\\beta` computed from the data's own
+neighbours the same mechanism, with :math:`\\eta` computed from the data's own
 size, is :math:`\\varepsilon/2`-DP and ``n`` need not be public: for the depths
 here :math:`nD` never decreases and grows by at most :math:`n\\,GS_n` when a
 record is added (chapter 10, theorem ``thm-depth-mechanism``). Two methods
@@ -20,9 +20,9 @@ record is added (chapter 10, theorem ``thm-depth-mechanism``). Two methods
 * ``method="langevin"`` -- **approximate**: unadjusted Langevin on the
   logistic-smoothed integrated dual depth, as in the authors' experiments.
   Its output law only approximates :math:`Q_X`; if it is within total
-  variation :math:`\\eta` of :math:`Q_X` for every data set, the release is
-  :math:`(\\varepsilon, (1 + e^\\varepsilon)\\eta)`-DP, and :math:`\\eta` is not
-  computed. The Langevin median is therefore only **approximately**
+  variation :math:`\\delta_{\\mathrm{TV}}` of :math:`Q_X` for every data set, the
+  release is :math:`(\\varepsilon, (1 + e^\\varepsilon)\\delta_{\\mathrm{TV}})`-DP, and
+  :math:`\\delta_{\\mathrm{TV}}` is not computed. The Langevin median is therefore only **approximately**
   :math:`\\varepsilon`-DP.
 
 Everything the samplers use besides the data -- directions, candidates, the
@@ -67,6 +67,8 @@ from ._validation import (
     check_positive_int,
     check_random_state,
     check_scalar,
+    deprecated_alias,
+    renamed_keywords,
 )
 from .depth import (
     _CHUNK,
@@ -90,7 +92,7 @@ LOCALIZE_SHARE = 0.2
 
 __all__ = [
     "GaussianPrior",
-    "mechanism_beta",
+    "mechanism_eta",
     "public_grid",
     "langevin_step_size",
     "depth_median_log_probabilities",
@@ -303,13 +305,16 @@ class GaussianPrior:
         return -(x - self.mean_vector(x.shape[0])) / self.scale ** 2
 
 
-def mechanism_beta(epsilon: float, depth: str, n: int) -> float:
-    """Inverse temperature :math:`\\beta = \\varepsilon / (2\\,GS_n)` of the depth mechanism (chapter 10).
+def mechanism_eta(epsilon: float, depth: str, n: int) -> float:
+    """Inverse temperature :math:`\\eta = \\varepsilon / (2\\,GS_n)` of the depth mechanism (chapter 10).
 
     :math:`\\varepsilon n/2` for halfspace and (smoothed) integrated dual depth,
     :math:`\\varepsilon n/4` for spatial depth.
     """
     return check_epsilon(epsilon) / (2.0 * depth_sensitivity(depth, n))
+
+
+mechanism_beta = deprecated_alias(mechanism_eta, "mechanism_beta")
 
 
 def public_grid(lower: float, upper: float, num: int, d: int) -> np.ndarray:
@@ -332,20 +337,21 @@ def public_grid(lower: float, upper: float, num: int, d: int) -> np.ndarray:
     return np.stack([g.ravel() for g in np.meshgrid(*([axis] * d), indexing="ij")], axis=1)
 
 
-def langevin_step_size(beta: float, directions, smoothing: float = 10.0, prior_scale: float = np.inf) -> float:
+@renamed_keywords(beta="eta")
+def langevin_step_size(eta: float, directions, smoothing: float = 10.0, prior_scale: float = np.inf) -> float:
     """Default (public) Langevin step :math:`h = 1/L` (chapter 10).
 
-    :math:`L = \\beta\\, c\\, s^2\\, \\lambda_{\\max}\\big(\\tfrac1m \\sum_j u_j u_j^\\top\\big) + 1/\\tau^2`
+    :math:`L = \\eta\\, c\\, s^2\\, \\lambda_{\\max}\\big(\\tfrac1m \\sum_j u_j u_j^\\top\\big) + 1/\\tau^2`
     with :math:`c = 1/(6\\sqrt3) + 1/8` bounds the curvature of the log target
-    :math:`\\beta\\, IDD_s + \\log\\pi` for **every** data set, because
+    :math:`\\eta\\, IDD_s + \\log\\pi` for **every** data set, because
     :math:`|\\partial_t^2 F(1-F)| \\le c s^2` for a logistic-smoothed CDF. It
     depends on :math:`\\varepsilon`, :math:`n`, the directions and the prior
     only, never on the data.
 
     Parameters
     ----------
-    beta : float
-        Inverse temperature, ``> 0`` (:func:`mechanism_beta`).
+    eta : float
+        Inverse temperature, ``> 0`` (:func:`mechanism_eta`).
     directions : array-like of shape (m, d)
         Public, non-zero directions.
     smoothing : float
@@ -354,7 +360,7 @@ def langevin_step_size(beta: float, directions, smoothing: float = 10.0, prior_s
         Prior standard deviation :math:`\\tau > 0`; ``inf`` (the default) drops
         the prior's curvature :math:`1/\\tau^2`.
     """
-    beta = check_scalar(beta, "beta", low=0.0, hint="it is the inverse temperature, see mechanism_beta")
+    eta = check_scalar(eta, "eta", low=0.0, hint="it is the inverse temperature, see mechanism_eta")
     u = check_2d(directions, "directions")
     norms = np.linalg.norm(u, axis=1)
     if np.any(norms == 0) or not np.all(np.isfinite(norms)):
@@ -366,10 +372,10 @@ def langevin_step_size(beta: float, directions, smoothing: float = 10.0, prior_s
                                    high_inclusive=True, hint="it is the prior's standard deviation "
                                    f"(between {_MIN_SCALE:g} and {_MAX_SCALE:g}); pass numpy.inf for a flat prior")
     lam = float(np.linalg.eigvalsh(u.T @ u / u.shape[0])[-1])
-    curvature = beta * _CURVATURE * s ** 2 * lam + 1.0 / float(prior_scale) ** 2   # Python floats: may be 0 or inf
+    curvature = eta * _CURVATURE * s ** 2 * lam + 1.0 / float(prior_scale) ** 2   # Python floats: may be 0 or inf
     step = 1.0 / curvature if curvature > 0.0 else math.inf
     if not (math.isfinite(step) and step > 0):
-        raise ValueError(f"beta={beta:g}, smoothing={s:g} and prior_scale={prior_scale:g} give no usable step "
+        raise ValueError(f"eta={eta:g}, smoothing={s:g} and prior_scale={prior_scale:g} give no usable step "
                          "(it under- or overflows); use moderate values")
     return step
 
@@ -485,7 +491,7 @@ def depth_median_log_probabilities(data, epsilon: float, candidates, depth: str 
                                    directions=None, smoothing: float = 10.0) -> np.ndarray:
     """Exact output law of the candidate mechanism, in log space (chapter 10).
 
-    .. math:: \\log P(\\tilde\\theta = c_k) = \\beta D(c_k; X) - \\log \\sum_l e^{\\beta D(c_l; X)}
+    .. math:: \\log P(\\tilde\\theta = c_k) = \\eta D(c_k; X) - \\log \\sum_l e^{\\eta D(c_l; X)}
 
     Parameters
     ----------
@@ -507,7 +513,7 @@ def depth_median_log_probabilities(data, epsilon: float, candidates, depth: str 
     """
     data = _check_data(data)
     depth = check_depth_name(depth)
-    beta = mechanism_beta(epsilon, depth, data.shape[0])
+    eta = mechanism_eta(epsilon, depth, data.shape[0])
     cand = _check_candidates(candidates, data)
     smoothing = check_scalar(smoothing, "smoothing", low=0.0)
     needs = depth in ("idd", "smoothed_idd") or (depth == "halfspace" and data.shape[1] > 2)
@@ -515,7 +521,7 @@ def depth_median_log_probabilities(data, epsilon: float, candidates, depth: str 
         raise ValueError(f"depth={depth!r} in d={data.shape[1]} needs public `directions` "
                          "(e.g. random_directions(500, d, rng)) so that the law is well defined")
     values = _depth_at(cand, data, depth, directions, smoothing)
-    return log_softmax(beta * (values - values.max()))
+    return log_softmax(eta * (values - values.max()))
 
 
 _UNSET = object()
@@ -614,8 +620,8 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
                          rng: RandomLike = None, progress: bool = False, sampler=_UNSET) -> np.ndarray:
     """:math:`\\varepsilon`-DP depth median by the exponential mechanism with a public prior (chapter 10).
 
-    Releases a draw from :math:`Q_X \\propto \\exp(\\beta D(\\theta; X))\\pi(d\\theta)`
-    with :math:`\\beta = \\varepsilon/(2\\,GS_n)` (:func:`mechanism_beta`).
+    Releases a draw from :math:`Q_X \\propto \\exp(\\eta D(\\theta; X))\\pi(d\\theta)`
+    with :math:`\\eta = \\varepsilon/(2\\,GS_n)` (:func:`mechanism_eta`).
 
     Parameters
     ----------
@@ -638,7 +644,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
     method : {"candidates", "langevin"}
         ``"candidates"``: exact finite mechanism over data-independent candidates,
         **exactly** :math:`\\varepsilon`-DP. ``"langevin"``: unadjusted Langevin
-        :math:`\\theta_{t+1} = \\theta_t + h(\\nabla\\log\\pi + \\beta\\nabla IDD_s)(\\theta_t) + \\sqrt{2h}\\,\\xi_t`,
+        :math:`\\theta_{t+1} = \\theta_t + h(\\nabla\\log\\pi + \\eta\\nabla IDD_s)(\\theta_t) + \\sqrt{2h}\\,\\xi_t`,
         releasing the last iterate; **only approximately** :math:`\\varepsilon`-DP: if its
         output law is within total variation :math:`\\eta` of :math:`Q_X` for every data
         set it is :math:`(\\varepsilon, (1 + e^\\varepsilon)\\eta)`-DP, and :math:`\\eta` is not
@@ -786,7 +792,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
     if private and candidates is not None:
         raise ValueError("prior='private' builds the law of the candidates; it is not combined with explicit "
                          "candidates (drop candidates=, or pass a public prior)")
-    beta = mechanism_beta((1.0 - share) * epsilon, depth, n)
+    eta = mechanism_eta((1.0 - share) * epsilon, depth, n)
     n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=_MAX_CANDIDATES)  # checked in every mode
     smoothing = check_scalar(smoothing, "smoothing", low=0.0, hint="it is the logistic slope s of the smoothed "
                              "integrated dual depth (the authors use s = 10)")
@@ -828,7 +834,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
             cand = _check_candidates(candidates, data)
             _check_candidates_in_box(cand, box)
         values = _depth_at(cand, data, depth, u, smoothing, progress)
-        release = cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
+        release = cand[gumbel_max_sample(eta * (values - values.max()), rng)].copy()
         if prior is not None:
             _warn_far_tail(release, prior)
         return release
@@ -839,7 +845,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
         raise ValueError(f"n_steps={n_steps} in d={d} dimensions needs n_steps * d > 1e8 noise draws, more than "
                          "fit in memory; use fewer steps")
     mean, precision = prior.mean_vector(d), 1.0 / prior.scale ** 2
-    h = langevin_step_size(beta, u, smoothing, prior.scale) if step_size is None else \
+    h = langevin_step_size(eta, u, smoothing, prior.scale) if step_size is None else \
         check_scalar(step_size, "step_size", low=0.0, high=2.0 * prior.scale ** 2,
                      hint="a step of 2 * prior.scale**2 or more makes the chain unstable for every data set")
     if start is None:
@@ -848,14 +854,14 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
         theta = _check_point(start, d, "start")
     noise = np.sqrt(2.0 * h) * rng.standard_normal((n_steps, d))
     # A public bound on every iterate, for every data set: per coordinate x = theta - mean follows
-    # x' = (1 - a) x + h beta grad + noise with a = h / tau^2 in (0, 2) and |grad| <= s / 4 (the smoothed
-    # IDD's gradient: |(1 - 2F) F'| <= 1/4 and unit directions), so |x_t| <= |x_0| + (h beta s/4 + max|noise|)
+    # x' = (1 - a) x + h eta grad + noise with a = h / tau^2 in (0, 2) and |grad| <= s / 4 (the smoothed
+    # IDD's gradient: |(1 - 2F) F'| <= 1/4 and unit directions), so |x_t| <= |x_0| + (h eta s/4 + max|noise|)
     # / min(a, 2 - a). It uses no data, so refusing on it is not a release.
     a = h * precision
-    bound = float(np.abs(theta - mean).max()) + (h * beta * smoothing / 4.0 + float(np.abs(noise).max())) \
+    bound = float(np.abs(theta - mean).max()) + (h * eta * smoothing / 4.0 + float(np.abs(noise).max())) \
         / min(a, 2.0 - a) + float(np.abs(mean).max())
     if not bound < _LANGEVIN_LIMIT:
-        raise ValueError(f"with these public settings (step_size={h:.3g}, beta={beta:.3g}, prior scale "
+        raise ValueError(f"with these public settings (step_size={h:.3g}, eta={eta:.3g}, prior scale "
                          f"{prior.scale:.3g}) the chain's iterates are not bounded below {_LANGEVIN_LIMIT:g}; "
                          "use a smaller step_size, a smaller prior scale or the default step")
     cdfs = _smoothed_cdfs(data, u, smoothing, dtype=np.float32)   # drift only: float32 is ample
@@ -863,7 +869,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
 
     for step in tqdm(range(n_steps), desc=f"Langevin median (n={n}, d={d})", unit="step", leave=False,
                      disable=not progress):
-        drift = beta * _smoothed_gradient(cdfs, u, u @ theta) - precision * (theta - mean)
+        drift = eta * _smoothed_gradient(cdfs, u, u @ theta) - precision * (theta - mean)
         theta = theta + h * drift + noise[step]
     if box is not None:
         theta = np.clip(theta, box[0], box[1])       # post-processing of the last iterate: free
