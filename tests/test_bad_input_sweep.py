@@ -558,7 +558,7 @@ _KIND_OVERRIDES = {
     ("aps_score", "y"): "labels",
     ("lac_score", "y"): "labels",
     ("set_coverage", "y"): "labels",
-    ("langevin_step_size", "beta"): _POS,                # an inverse temperature, not a level
+    ("langevin_step_size", "eta"): _POS,                 # an inverse temperature
     ("DPSGDClassifier", "epsilon"): _POS,
     ("full_conformal_interval", "X"): "arr2",
     ("depth_sensitivity", "depth"): "choice",
