@@ -113,7 +113,7 @@ METHODS = {
     "tight": (True, GRIDS, lambda s, m, g: private_quantile(s, BETA, EPSILON, bins=m, rng=g, n=s.size)),
     "pps": (True, GRIDS, lambda s, m, g: pps_private_quantile(s, BETA, EPSILON, m=m, rng=g, n=s.size)),
     "opendp_corrected": (True, GRIDS[:3], lambda s, m, g: opendp_quantile(
-        s, BETA, EPSILON, bins=m, level="corrected", relation="replace-one", n=s.size, rng=g)),
+        s, BETA, EPSILON, bins=m, variant="corrected", relation="replace-one", n=s.size, rng=g)),
     "laplace_corrected": (True, GRIDS, lambda s, m, g: laplace_histogram_quantile(
         s, BETA, EPSILON, bins=m, variant="corrected", relation="replace-one", n=s.size, rng=g)),
     "pcoqs_corrected": (True, GRIDS, _pcoqs_corrected),
@@ -121,7 +121,7 @@ METHODS = {
     "original": (False, GRIDS, lambda s, m, g: private_quantile(
         s, BETA, original_epsilon(s.size), bins=m, rng=g, n=s.size, variant="original")),
     "opendp_raw": (False, GRIDS[:3], lambda s, m, g: opendp_quantile(
-        s, BETA, EPSILON, bins=m, level="raw", relation="replace-one", n=s.size, rng=g)),
+        s, BETA, EPSILON, bins=m, variant="raw", relation="replace-one", n=s.size, rng=g)),
     "laplace_paper": (False, GRIDS, lambda s, m, g: laplace_histogram_quantile(
         s, BETA, EPSILON, bins=m, variant="paper", relation="replace-one", n=s.size, rng=g)),
     "pcoqs_paper": (False, GRIDS, lambda s, m, g: pcoqs_quantile(

@@ -100,7 +100,6 @@ _EXPORTS = {
     "PrivateSplitConformalRegressor": "private_split",
     "bounded_interval": "private_split",
     "normalized_residual_score": "private_split",
-    "normalised_residual_score": "private_split",   # deprecated alias (FutureWarning) of the name above
     "pps_choose_m": "private_split",
     "pps_corrected_level": "private_split",
     "pps_grid": "private_split",
@@ -175,7 +174,7 @@ _EXPORTS = {
     "depth_median_account": "median",
     "depth_median_log_probabilities": "median",
     "langevin_step_size": "median",
-    "mechanism_beta": "median",
+    "mechanism_eta": "median",
     "private_depth_median": "median",
     "private_prior": "median",
     "public_grid": "median",
@@ -205,18 +204,23 @@ _EXPORTS = {
     "robust_aggregate": "aggregation",
 }
 
+#: deprecated old name -> the module that keeps it (importable, warns when called; not in ``__all__``)
+_DEPRECATED = {
+    "mechanism_beta": "median",
+    "normalised_residual_score": "private_split",
+}
+
 #: submodules bound as attributes after an eager import (and those imported on first use:
 #: ``scale`` needs the optional Dask extra; ``experiments``, ``exercises``, ``grading``)
 _SUBMODULES = ("conformal", "accounting", "datasets", "mechanisms", "quantile", "private_split", "calibrators", "mondrian", "adaptive", "dpcp", "preprocessing", "training", "depth", "localize", "median", "tukey_exact", "baselines", "aggregation", "_counts", "_validation")
 _ON_DEMAND = ("scale", "experiments", "exercises", "grading")
 
-#: old public names kept working (each warns with a FutureWarning) but no longer advertised in __all__
-_DEPRECATED = frozenset({"normalised_residual_score"})
-
-__all__ = sorted(set(_EXPORTS) - _DEPRECATED) + sorted(m for m in _SUBMODULES if not m.startswith("_"))
+__all__ = sorted(_EXPORTS) + sorted(m for m in _SUBMODULES if not m.startswith("_"))
 
 
 def __getattr__(name):
+    if name in _DEPRECATED:   # not cached: a deprecated name never joins the module's namespace
+        return getattr(importlib.import_module(f".{_DEPRECATED[name]}", __name__), name)
     module = _EXPORTS.get(name)
     if module is not None:
         value = getattr(importlib.import_module(f".{module}", __name__), name)

@@ -132,6 +132,11 @@ def normalized_score(y_true, y_pred, scale, score_bound: float) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> normalized_score([1.0, 2.0, 9.0], [0.0, 0.0, 0.0], [1.0, 4.0, 1.0], score_bound=4.0)
+    array([0.25 , 0.125, 1.   ])
     """
     score_bound = _check_positive(score_bound, "score_bound",
                                   "B is a public bound on the normalised residual, chosen before seeing the data")
@@ -155,9 +160,26 @@ def normalized_interval(y_pred, scale, qhat: float, score_bound: float) -> np.nd
     the top edge :math:`\\hat q = 1` admits every clipped score, i.e. every
     :math:`y`.
 
+    Parameters
+    ----------
+    y_pred : array-like of shape (n,)
+        Mean predictions :math:`\\hat\\mu(x)`.
+    scale : array-like of shape (n,)
+        The scales :math:`\\hat\\sigma(x) > 0`.
+    qhat : float
+        The released threshold in :math:`[0, 1]`.
+    score_bound : float
+        The public bound :math:`B > 0` of :func:`normalized_score`.
+
     Returns
     -------
     ndarray of shape (n, 2)
+
+    Examples
+    --------
+    >>> normalized_interval([0.0, 5.0], [1.0, 2.0], qhat=0.5, score_bound=4.0)
+    array([[-2.,  2.],
+           [ 1.,  9.]])
     """
     y_pred = check_1d(y_pred, "y_pred")
     scale = check_1d(scale, "scale")
@@ -250,9 +272,35 @@ def adaptive_privacy_account(mean_privacy, scale_privacy, calibration_epsilon: f
     releases as public inputs. ``disjoint=False`` (every step reads the same
     records): sequential composition, the sums.
 
+    Parameters
+    ----------
+    mean_privacy, scale_privacy : (float, float), PrivacyAccount or None
+        The trainers' guarantees, as above.
+    calibration_epsilon : float
+        Budget :math:`\\varepsilon_c` of the private quantile.
+    alpha : float, default=None
+        Target miscoverage; needed with ``public_n=False``.
+    n : int, default=None
+        The calibration part's size; needed with ``public_n=False``.
+    bins : int, default=1000
+        Edges of the private quantile.
+    public_n : bool, default=True
+        Whether the calibration part is subsampled or padded to a public size.
+    disjoint : bool, default=True
+        Whether the three parts are disjoint.
+
     Returns
     -------
     PrivacyAccount
+
+    Examples
+    --------
+    >>> acc = adaptive_privacy_account((1.0, 1e-6), (1.0, 1e-6), 1.0)
+    >>> acc.relation, round(acc.epsilon, 3)
+    ('add/remove', 1.0)
+    >>> acc = adaptive_privacy_account((1.0, 1e-6), (1.0, 1e-6), 1.0, disjoint=False)
+    >>> round(acc.epsilon, 3)
+    3.0
     """
     disjoint = check_bool(disjoint, "disjoint")
     public_n = check_bool(public_n, "public_n")
@@ -293,16 +341,15 @@ def _clean_outputs(values, low: float, high: float, nan: float) -> np.ndarray:
 #: Public cap of the scale :math:`\\hat\\sigma(x)` (a scale model's output on a private record is clipped to it)
 MAX_SCALE = 1e100
 
-_RNG_DOC = """rng : None, int or numpy.random.Generator
-        Randomness of the private quantile (and of the subsampling). A known
-        seed makes the release reproducible by anyone who knows it, hence not
-        private: use ``rng=None`` (fresh OS entropy) for a real release.
-    sampler : {"numpy", "opendp"}
+_RNG_DOC = """rng : None, int or numpy.random.Generator, default=None
+        Randomness of the private quantile (and of the subsampling); ``None``
+        for a real release (:term:`Seed`).
+    sampler : {"numpy", "opendp"}, default="numpy"
         The private quantile's sampler (:func:`~dpcp_tutorial.private_quantile`):
-        ``"numpy"`` (default) or OpenDP's exact report-noisy-max (``"opendp"``,
+        ``"numpy"`` or OpenDP's exact report-noisy-max (``"opendp"``,
         the same privacy and coverage guarantees; ``rng`` must be ``None``)."""
 
-_N_DOC = """n : int or None
+_N_DOC = """n : int or None, default=None
         Public calibration size. Given: the calibration scores are subsampled
         or padded with 1 to exactly ``n`` (``mondrian``'s rule), which keeps the
         coverage proof at every data size and makes the calibration
@@ -328,13 +375,13 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         For a private pipeline, a DP trainer (e.g.
         :class:`~dpcp_tutorial.DPRidgeRegression`, possibly after a public,
         data-independent feature map in a :class:`sklearn.pipeline.Pipeline`).
-    scale_estimator : scikit-learn regressor or None
+    scale_estimator : scikit-learn regressor or None, default=None
         The scale model (a DP trainer whose public label bound covers the
         targets: :math:`[0, 2Y]` for ``"abs"``). ``None``: constant scale 1
         (the constant-width private interval).
-    alpha : float
+    alpha : float, default=0.1
         Target miscoverage.
-    epsilon : float
+    epsilon : float, default=1.0
         Budget of the private quantile, the one release this estimator
         computes from part 3 (the trainers carry their own budgets, read from
         their ``privacy_``; the rule: :mod:`dpcp_tutorial.accounting`).
@@ -346,17 +393,17 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         **required** with a scale model (the smallest noise level that domain
         knowledge allows, e.g. the measurement resolution); unused (but
         validated) without one.
-    score_bound : float or None
+    score_bound : float or None, default=None
         Public :math:`B`; ``None``: :math:`2y_{\\max}/\\sigma_{\\min}` (:math:`2Y` with a
         constant scale), which never clips a response inside :math:`[-y_{\\max}, y_{\\max}]`.
-    bins : int
+    bins : int, default=1000
         Edges of the private quantile (:math:`j/M`).
-    scale_target : {"abs", "log"}
+    scale_target : {"abs", "log"}, default="abs"
         Target of the scale model: :math:`|r|` or :math:`\\log(|r| + \\sigma_{\\min})`.
     """ + _N_DOC + """
-    prefit : bool
+    prefit : bool, default=False
         Whether both models are already fitted (then only ``calibrate``).
-    allow_low_coverage : bool
+    allow_low_coverage : bool, default=False
         ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
         above 1/2 is refused unless this is ``True``.
     """ + _RNG_DOC + """
@@ -399,6 +446,23 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     :math:`P(s_{n+1} \\le \\hat q) \\ge 1-\\alpha` by the tight private quantile's
     guarantee (subsampling and padding keep it), and :math:`s \\le \\hat q` is
     exactly :math:`Y \\in` the interval, computed with the same clipped outputs.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import DPRidgeRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, size=(30000, 1))       # the noise grows with x
+    >>> y = np.clip(X[:, 0] + (0.1 + 0.5 * X[:, 0]) * rng.normal(size=30000), -3, 3)
+    >>> ridge = dict(epsilon=1.0, x_bound=1.0, rng=1)
+    >>> model = PrivateNormalizedConformalRegressor(
+    ...     DPRidgeRegression(y_bound=3.0, **ridge), DPRidgeRegression(y_bound=3.0, **ridge),
+    ...     alpha=0.1, epsilon=1.0, y_bound=3.0, sigma_min=0.05, score_bound=5.0, rng=2)
+    >>> parts = np.array_split(np.arange(30000), 3)            # three disjoint parts
+    >>> model = model.fit(X[parts[0]], y[parts[0]]).fit_scale(X[parts[1]], y[parts[1]])
+    >>> model = model.calibrate(X[parts[2]], y[parts[2]])
+    >>> model.predict_interval([[0.0], [1.0]]).round(1)
+    array([[-0.2,  0.2],
+           [ 0. ,  1.9]])
     """
 
     def __init__(self, mean_estimator, scale_estimator=None, alpha: float = 0.1, epsilon: float = 1.0, *,
@@ -712,6 +776,24 @@ def cqr_score(y_true, lower, upper, score_bound: float) -> np.ndarray:
     with a public :math:`B > 0` (Romano et al., 2019, made bounded for the
     private quantile). :math:`s \\le \\hat q < 1` is exactly
     :math:`E \\le (2\\hat q - 1)B` (:func:`cqr_interval`).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Responses.
+    lower, upper : array-like of shape (n,)
+        The two quantile models' predictions.
+    score_bound : float
+        The public :math:`B > 0`.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> cqr_score([0.5, 3.0, -9.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0], score_bound=4.0)
+    array([0.4375, 0.75  , 1.    ])
     """
     score_bound = _check_score_bound(score_bound)
     y_true = check_1d(y_true, "y_true")
@@ -730,9 +812,24 @@ def cqr_interval(lower, upper, qhat: float, score_bound: float) -> np.ndarray:
     :math:`\\hat q = 1`. The margin :math:`t` may be negative; a row with
     lower end above its upper end is an **empty** set (it covers nothing).
 
+    Parameters
+    ----------
+    lower, upper : array-like of shape (n,)
+        The two quantile models' predictions.
+    qhat : float
+        The released threshold in :math:`[0, 1]`.
+    score_bound : float
+        The public :math:`B > 0` of :func:`cqr_score`.
+
     Returns
     -------
     ndarray of shape (n, 2)
+
+    Examples
+    --------
+    >>> cqr_interval([0.0, 1.0], [1.0, 3.0], qhat=0.6, score_bound=2.0)
+    array([[-0.4,  1.4],
+           [ 0.6,  3.4]])
     """
     lower = check_1d(lower, "lower")
     upper = check_1d(upper, "upper")
@@ -762,20 +859,21 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
     lower_estimator, upper_estimator : scikit-learn regressors
         Quantile models at levels about :math:`\\alpha/2` and :math:`1-\\alpha/2`
         (any levels keep the guarantee), e.g. :class:`DPSGDQuantileRegressor`.
-    alpha : float
+    alpha : float, default=0.1
         Target miscoverage.
-    epsilon : float
+    epsilon : float, default=1.0
         Budget of the private quantile (the trainers carry their own; the rule:
         :mod:`dpcp_tutorial.accounting`).
     score_bound : float
         **Required** public :math:`B > 0` of :func:`cqr_score`, in the
         response's units: how far outside the quantile band a response can
         plausibly fall (e.g. the documented range of the response).
-    bins : int
+    bins : int, default=1000
         Edges of the private quantile.
     """ + _N_DOC + """
-    prefit : bool
-    allow_low_coverage : bool
+    prefit : bool, default=False
+        Whether both models are already fitted (then only ``calibrate``).
+    allow_low_coverage : bool, default=False
         ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
         above 1/2 is refused unless this is ``True``.
     """ + _RNG_DOC + """
@@ -799,6 +897,22 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
     **Coverage.** Given the two models the scores of the calibration part and
     of a test point are exchangeable, so :math:`P(Y \\in C(X)) \\ge 1-\\alpha`;
     the test-time interval uses the same clipped outputs.
+
+    Examples
+    --------
+    Two quantile models fitted on public data (``prefit=True``), calibrated
+    on private records:
+
+    >>> from sklearn.linear_model import QuantileRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, size=(2200, 1))
+    >>> y = X[:, 0] + 0.3 * rng.normal(size=2200)
+    >>> low, high = (QuantileRegressor(quantile=q, alpha=0.0).fit(X[:200], y[:200])
+    ...              for q in (0.05, 0.95))
+    >>> cqr = PrivateConformalizedQuantileRegressor(low, high, score_bound=2.0,
+    ...                                             prefit=True, rng=1)
+    >>> cqr.calibrate(X[200:], y[200:]).predict_interval([[0.5]]).round(1)
+    array([[0., 1.]])
     """
 
     def __init__(self, lower_estimator, upper_estimator, alpha: float = 0.1, epsilon: float = 1.0, *,

@@ -85,12 +85,30 @@ def ball_candidates(n_candidates: int, d: int, radius: float, center=0.0, rng: R
     :math:`U \\sim U(0, 1)`. The candidates are public because they are drawn
     from ``rng`` only; :math:`R` and :math:`c` must come from public knowledge
     (e.g. a norm bound on the updates), never from the updates themselves.
-    Public randomness: a seed is fine (see :mod:`dpcp_tutorial.mechanisms`,
-    *Randomness and real releases*).
+    Public randomness: a seed is fine (:term:`Seed`).
+
+    Parameters
+    ----------
+    n_candidates : int
+        Number of candidates :math:`K`.
+    d : int
+        Dimension.
+    radius : float
+        Public radius :math:`R > 0`.
+    center : float or array-like of shape (d,), default=0.0
+        Public centre :math:`c`.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the candidates.
 
     Returns
     -------
     ndarray of shape (n_candidates, d)
+
+    Examples
+    --------
+    >>> c = ball_candidates(1000, 2, radius=3.0, rng=0)
+    >>> c.shape, bool(np.linalg.norm(c, axis=1).max() <= 3.0)
+    ((1000, 2), True)
     """
     k = check_positive_int(n_candidates, "n_candidates", maximum=10 ** 9)
     d = check_positive_int(d, "d", maximum=10 ** 6)
@@ -113,8 +131,8 @@ def aggregation_log_probabilities(updates, epsilon: float, candidates, depth: st
                                   directions=None) -> np.ndarray:
     """Exact output law of :func:`private_median_aggregate`, in log space (chapter 13).
 
-    .. math:: \\log P(\\text{release } c_k) = \\beta D(c_k; g_{1:n}) - \\log\\sum_l e^{\\beta D(c_l; g_{1:n})},
-              \\qquad \\beta = \\frac{\\varepsilon}{2\\,GS_n(D)}.
+    .. math:: \\log P(\\text{release } c_k) = \\eta D(c_k; g_{1:n}) - \\log\\sum_l e^{\\eta D(c_l; g_{1:n})},
+              \\qquad \\eta = \\frac{\\varepsilon}{2\\,GS_n(D)}.
 
     Parameters
     ----------
@@ -124,15 +142,23 @@ def aggregation_log_probabilities(updates, epsilon: float, candidates, depth: st
         Budget of this round for one client's update.
     candidates : array-like of shape (K, d)
         Public candidates (e.g. :func:`ball_candidates`).
-    depth : {"halfspace", "spatial", "idd"}
+    depth : {"halfspace", "spatial", "idd"}, default="halfspace"
         The utility; ``"halfspace"`` is exact for ``d <= 2`` and uses the public
         ``directions`` otherwise.
-    directions : array-like of shape (m, d), optional
+    directions : array-like of shape (m, d), default=None
         Public directions; required for ``"idd"`` and for ``"halfspace"`` when ``d > 2``.
 
     Returns
     -------
     ndarray of shape (K,)
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> updates = rng.normal(size=(50, 2))
+    >>> cand = np.array([[0.0, 0.0], [1.0, 1.0], [3.0, 3.0]])
+    >>> np.exp(aggregation_log_probabilities(updates, 1.0, cand)).round(3)
+    array([0.998, 0.002, 0.   ])
     """
     updates = _check_updates(updates)
     depth = _check_aggregation_depth(depth)
@@ -153,7 +179,7 @@ def private_median_aggregate(updates, epsilon: float, candidates, depth: str = "
     """:math:`\\varepsilon`-DP depth median of the clients' updates (chapter 13).
 
     Releases candidate :math:`c_k` with probability proportional to
-    :math:`\\exp(\\beta D(c_k; g_{1:n}))`, :math:`\\beta = \\varepsilon/(2\\,GS_n)`
+    :math:`\\exp(\\eta D(c_k; g_{1:n}))`, :math:`\\eta = \\varepsilon/(2\\,GS_n)`
     (:math:`\\varepsilon n/2` for halfspace and integrated dual depth,
     :math:`\\varepsilon n/4` for spatial depth), by the Gumbel-max trick: the
     exact finite exponential mechanism with base measure the empirical law of the
@@ -170,7 +196,7 @@ def private_median_aggregate(updates, epsilon: float, candidates, depth: str = "
     direction separates from all honest rows (outside their convex hull for
     exact halfspace depth; outside the polygon cut out by the public directions
     otherwise) has depth at most :math:`m/n`, so the probability of releasing such
-    a candidate is at most :math:`(K_{out}/K_t)\\,e^{-\\beta(t - m/n)}` for every
+    a candidate is at most :math:`(K_{out}/K_t)\\,e^{-\\eta(t - m/n)}` for every
     level :math:`t`, where :math:`K_t` counts the candidates of depth at least
     :math:`t`. Below a fraction :math:`1/(d+1)` of attackers some point is deeper
     than :math:`m/n` (centerpoint theorem), and the bound vanishes as
@@ -179,18 +205,20 @@ def private_median_aggregate(updates, epsilon: float, candidates, depth: str = "
     Parameters
     ----------
     updates : array-like of shape (n_clients, d)
+        One row per client.
     epsilon : float
+        Budget of this round for one client's update.
     candidates : array-like of shape (K, d)
         Public candidates, chosen without looking at the updates (:func:`ball_candidates`).
-    depth : {"halfspace", "spatial", "idd"}
-    directions : array-like of shape (m, d), optional
+    depth : {"halfspace", "spatial", "idd"}, default="halfspace"
+        The utility.
+    directions : array-like of shape (m, d), default=None
         Public directions (see :func:`aggregation_log_probabilities`).
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the Gumbel variates: ``None`` (fresh entropy) for a real
-        round; a seed makes the release reproducible by anyone, so not
-        private. NumPy's floating-point sampler (not hardened, see
+        round (:term:`Seed`). NumPy's floating-point sampler (not hardened, see
         :mod:`dpcp_tutorial.mechanisms`); to draw the same law with OpenDP's
-        exact sampler, pass the exponents ``beta * D(c_k)`` (the log-law of
+        exact sampler, pass the exponents ``eta * D(c_k)`` (the log-law of
         :func:`aggregation_log_probabilities` up to a constant) to
         :func:`~dpcp_tutorial.exponential_mechanism` with ``sampler="opendp"``.
 
@@ -198,6 +226,14 @@ def private_median_aggregate(updates, epsilon: float, candidates, depth: str = "
     -------
     ndarray of shape (d,)
         One of the candidates.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> updates = rng.normal(loc=1.0, size=(100, 2))
+    >>> cand = ball_candidates(200, 2, radius=4.0, rng=1)
+    >>> private_median_aggregate(updates, 1.0, cand, rng=2).round(2)
+    array([1.13, 1.18])
     """
     updates = _check_updates(updates)
     depth = _check_aggregation_depth(depth)
@@ -210,7 +246,20 @@ def private_median_aggregate(updates, epsilon: float, candidates, depth: str = "
 
 
 def clipped_mean_sensitivity(n_clients: int, clip_norm: float) -> float:
-    """Replace-one :math:`L_2` sensitivity :math:`2C/n` of the mean of updates clipped to norm :math:`C` (chapter 13)."""
+    """Replace-one :math:`L_2` sensitivity :math:`2C/n` of the mean of updates clipped to norm :math:`C` (chapter 13).
+
+    Parameters
+    ----------
+    n_clients : int
+        Public number of clients :math:`n`.
+    clip_norm : float
+        Public clipping norm :math:`C`.
+
+    Examples
+    --------
+    >>> clipped_mean_sensitivity(100, 1.0)
+    0.02
+    """
     n = check_positive_int(n_clients, "n_clients")
     clip_norm = check_scalar(clip_norm, "clip_norm", low=0.0)
     return 2.0 * clip_norm / n
@@ -228,19 +277,26 @@ def dp_clipped_mean_aggregate(updates, clip_norm: float, epsilon: float, delta: 
     Parameters
     ----------
     updates : array-like of shape (n_clients, d)
+        One row per client.
     clip_norm : float
         Public clipping norm :math:`C`.
     epsilon, delta : float
-    rng : None, int or numpy.random.Generator
-        Source of the noise: ``None`` (fresh entropy) for a real release; a
-        seed makes the release reproducible by anyone, so not private
-        (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real releases*).
-        The Gaussian noise is NumPy's (:func:`~dpcp_tutorial.gaussian_mechanism`,
+        Budget of this round for one client's update.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise: ``None`` (fresh entropy) for a real release
+        (:term:`Seed`). The Gaussian noise is NumPy's (:func:`~dpcp_tutorial.gaussian_mechanism`,
         whose Notes say why no OpenDP sampler is offered).
 
     Returns
     -------
     ndarray of shape (d,)
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> updates = rng.normal(loc=0.5, size=(1000, 2))
+    >>> dp_clipped_mean_aggregate(updates, 2.0, 1.0, 1e-5, rng=1).round(2)
+    array([0.44, 0.44])
     """
     updates = _check_updates(updates)
     epsilon = check_epsilon(epsilon)
@@ -259,18 +315,28 @@ def robust_aggregate(updates, method: str = "spatial_median", directions=None) -
     Parameters
     ----------
     updates : array-like of shape (n_clients, d)
-    method : {"mean", "coordinate_median", "spatial_median", "tukey_median"}
+        One row per client.
+    method : {"mean", "coordinate_median", "spatial_median", "tukey_median"}, default="spatial_median"
         ``"mean"``: FedAvg's average (breakdown point :math:`1/n`).
         ``"coordinate_median"``: the median of every coordinate.
         ``"spatial_median"``: :math:`\\arg\\min_\\theta\\sum_i\\|g_i - \\theta\\|` (breakdown point 1/2).
         ``"tukey_median"``: the deepest update in halfspace depth (exact for
         ``d <= 2``, public ``directions`` otherwise).
-    directions : array-like of shape (m, d), optional
+    directions : array-like of shape (m, d), default=None
         Public directions for ``"tukey_median"`` in ``d > 2``.
 
     Returns
     -------
     ndarray of shape (d,)
+
+    Examples
+    --------
+    >>> honest = np.random.default_rng(0).normal(loc=1.0, size=(40, 2))
+    >>> updates = byzantine_updates(honest, 10, rng=1)   # 10 attackers at -10 * mean
+    >>> robust_aggregate(updates, "mean").round(2)
+    array([-1.28, -1.41])
+    >>> robust_aggregate(updates).round(2)
+    array([0.66, 0.92])
     """
     updates = _check_updates(updates)
     method = check_choice(method, "method", AGGREGATORS)
@@ -308,18 +374,30 @@ def byzantine_updates(honest, n_byzantine: int, attack: str = "collude", scale: 
     Parameters
     ----------
     honest : array-like of shape (n_honest, d)
+        The honest clients' updates.
     n_byzantine : int
         Number of attackers (0 allowed).
-    attack : {"collude", "sign_flip", "noise"}
-    scale : float
+    attack : {"collude", "sign_flip", "noise"}, default="collude"
+        The attack, as above.
+    scale : float, default=10.0
         Size of the attack (positive).
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         A simulation: a seed is fine.
 
     Returns
     -------
     ndarray of shape (n_honest + n_byzantine, d)
         The honest rows first, then the attackers.
+
+    Examples
+    --------
+    >>> honest = np.ones((3, 2))
+    >>> byzantine_updates(honest, 2, attack="collude", scale=5.0)
+    array([[ 1.,  1.],
+           [ 1.,  1.],
+           [ 1.,  1.],
+           [-5., -5.],
+           [-5., -5.]])
     """
     honest = check_2d(honest, "honest")
     m = check_positive_int(n_byzantine, "n_byzantine", minimum=0, maximum=10 ** 7)

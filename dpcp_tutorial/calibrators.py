@@ -15,7 +15,7 @@ same scores at equal privacy:
   (``variant="corrected"``, the default).
 * :func:`opendp_quantile` -- OpenDP's ``make_private_quantile`` (the library
   itself computes the scores and the privacy map) with a proven level
-  correction (``level="corrected"``, the default) or as is (``level="raw"``).
+  correction (``variant="corrected"``, the default) or as is (``variant="raw"``).
 
 Equal privacy between the pure-DP calibrators and P-COQS (rho-zCDP): an
 epsilon-DP mechanism is ``rho = epsilon * tanh(epsilon / 2)``-zCDP, the sharp
@@ -49,6 +49,7 @@ from ._validation import (
     check_epsilon,
     check_positive_int,
     check_scalar,
+    renamed_keywords,
 )
 from ._counts import subsample_or_pad
 from .mechanisms import _opendp_additive, check_sampler, opendp_prelude
@@ -126,9 +127,11 @@ def pcoqs_steps(lower: float = 0.0, upper: float = 1.0, tol: float = 1e-10) -> i
 
     Parameters
     ----------
-    lower, upper : float
-        The public search interval :math:`[l, u]`.
-    tol : float
+    lower : float, default=0.0
+        Lower end of the public search interval :math:`[l, u]`.
+    upper : float, default=1.0
+        Upper end of the public search interval.
+    tol : float, default=1e-10
         The tolerance :math:`\kappa` (1e-10 in the paper and its R package): after
         :math:`T` halvings the search interval is no longer than :math:`\kappa`.
 
@@ -136,6 +139,13 @@ def pcoqs_steps(lower: float = 0.0, upper: float = 1.0, tol: float = 1e-10) -> i
     -------
     int
         ``T`` (34 for the defaults).
+
+    Examples
+    --------
+    >>> pcoqs_steps()
+    34
+    >>> pcoqs_steps(0.0, 10.0, tol=1e-3)
+    14
     """
     lower, upper = _check_range(lower, upper)
     tol = check_scalar(tol, "tol", low=0.0, hint="the search stops once the interval is shorter than tol")
@@ -183,31 +193,31 @@ def pcoqs_quantile(
         Miscoverage level in (0, 1).
     rho : float
         zCDP budget of the whole search, > 0.
-    lower, upper : float
-        Public search interval (the paper's ``lower_bound``, ``upper_bound``).
-    tol : float
-        Tolerance :math:`\kappa` of the search (1e-10 by default).
-    decimals : int or None
+    lower : float, default=0.0
+        Lower end of the public search interval (the paper's ``lower_bound``).
+    upper : float, default=1.0
+        Upper end (the paper's ``upper_bound``).
+    tol : float, default=1e-10
+        Tolerance :math:`\kappa` of the search.
+    decimals : int or None, default=2
         Round the output to this many decimals (2 reproduces the authors'
         package); ``None`` returns the search's midpoint unrounded.
-    rounding : {"nearest", "up"}
+    rounding : {"nearest", "up"}, default="nearest"
         ``"nearest"`` is the authors' ``round``; ``"up"`` rounds up to the
         decimal grid instead, which can only raise the threshold (so it never
         costs coverage). Post-processing: no privacy cost either way.
-    n : int, optional
+    n : int, default=None
         The public number of calibration scores. ``None`` uses the data's own
         size, which is then **declared public**. With a public ``n`` the release
         runs on exactly ``n`` scores (a uniform subset, or the scores padded
         with ``upper``): the rule, coverage and add/remove cost of ``n`` in
         :func:`~dpcp_tutorial.private_quantile`.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the Gaussian noise with ``sampler="numpy"``: all :math:`T`
         draws are made once, up front. ``None`` (fresh entropy) for a real
-        release; a seed makes the release reproducible by anyone, so not
-        private (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real
-        releases*). Must be ``None`` with ``sampler="opendp"``.
-    sampler : {"numpy", "opendp"}
-        ``"numpy"`` (default): NumPy's floating-point Gaussian, not a hardened
+        release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}, default="numpy"
+        ``"numpy"``: NumPy's floating-point Gaussian, not a hardened
         DP implementation. ``"opendp"``: each step's count goes through
         OpenDP's ``make_gaussian`` (exact noise on the finest lattice, one
         rounding), drawn step by step; OpenDP's zCDP map of a step is
@@ -359,9 +369,12 @@ def pcoqs_corrected_level(alpha: float, n: int, rho: float, *, lower: float = 0.
         Public number of calibration scores.
     rho : float
         zCDP budget of the search, > 0.
-    lower, upper, tol : float
-        The search interval and tolerance :math:`\kappa` passed to
-        :func:`pcoqs_quantile` (they fix :math:`T`).
+    lower : float, default=0.0
+        The search interval passed to :func:`pcoqs_quantile`
+    upper : float, default=1.0
+        (with ``tol``, they fix :math:`T`).
+    tol : float, default=1e-10
+        The search's tolerance :math:`\kappa`.
 
     Returns
     -------
@@ -420,6 +433,11 @@ def laplace_prefix_tail(bins: int, scale: float, failure: float) -> float:
     -------
     float
         :math:`\tau`.
+
+    Examples
+    --------
+    >>> round(laplace_prefix_tail(100, 2.0, 0.01), 2)
+    86.81
     """
     bins = check_positive_int(bins, "bins")
     scale = check_scalar(scale, "scale", low=0.0)
@@ -498,33 +516,34 @@ def laplace_histogram_quantile(
         Miscoverage level in (0, 1).
     epsilon : float
         Privacy loss, > 0.
-    bins : int
+    bins : int, default=100
         Number of public cells :math:`M`.
-    lower, upper : float
-        Public range of the scores.
-    variant : {"corrected", "paper"}
-    relation : {"replace-one", "add/remove"}
+    lower : float, default=0.0
+        Lower end of the public range of the scores.
+    upper : float, default=1.0
+        Upper end of the public range.
+    variant : {"corrected", "paper"}, default="corrected"
+        The rule above.
+    relation : {"replace-one", "add/remove"}, default="replace-one"
         The neighbour relation for which the release is ``epsilon``-DP: the
         histogram's L1 sensitivity is 2 under replace-one (a record leaves one
         cell and joins another) and 1 under add/remove, so :math:`b = 2/\varepsilon`
         or :math:`1/\varepsilon`. Under the other relation the same noise gives
         :math:`\varepsilon/2` (replace-one scale, add/remove neighbours) or
         :math:`2\varepsilon` (add/remove scale, replace-one neighbours).
-    n : int, optional
+    n : int, default=None
         Public number of calibration scores; ``None`` uses the data's size,
         then declared public. The corrected variant's rank :math:`k` depends on
         it; the paper variant does not. With a public ``n`` the release
         runs on exactly ``n`` scores (a uniform subset, or the scores padded
         with ``upper``): the rule, coverage and add/remove cost of ``n`` in
         :func:`~dpcp_tutorial.private_quantile`.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the Laplace noise with ``sampler="numpy"``, drawn once after
-        the counting. ``None`` (fresh entropy) for a real release; a seed makes
-        the release reproducible by anyone, so not private
-        (:mod:`dpcp_tutorial.mechanisms`, *Randomness and real releases*).
-        Must be ``None`` with ``sampler="opendp"``.
-    sampler : {"numpy", "opendp"}
-        ``"numpy"`` (default): NumPy's floating-point Laplace sampler, not a
+        the counting. ``None`` (fresh entropy) for a real release
+        (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}, default="numpy"
+        ``"numpy"``: NumPy's floating-point Laplace sampler, not a
         hardened DP implementation. ``"opendp"``: the histogram goes through
         OpenDP's ``make_laplace`` (exact noise, one rounding; OpenDP's map at
         the L1 sensitivity is ``epsilon``): the same law.
@@ -694,16 +713,22 @@ def opendp_quantile_level(alpha: float, n: int, epsilon: float, *, bins: int = 1
         Public number of calibration scores.
     epsilon : float
         Privacy loss of the release under ``relation``.
-    bins : int
+    bins : int, default=100
         Number of equal-width cells of the public score range; the candidates
         are their :math:`M` = ``bins`` right edges.
-    relation : {"replace-one", "add/remove"}
+    relation : {"replace-one", "add/remove"}, default="replace-one"
+        The neighbour relation of ``epsilon`` (:func:`opendp_quantile`).
 
     Returns
     -------
     float
         :math:`a'` (before OpenDP's rational rounding, which
         :func:`opendp_quantile` performs upwards).
+
+    Examples
+    --------
+    >>> round(opendp_quantile_level(0.1, 5000, 1.0), 4)
+    0.9502
     """
     alpha = check_alpha(alpha)
     n = check_positive_int(n, "n")
@@ -724,7 +749,7 @@ def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation,
     epsilon = check_epsilon(epsilon)
     bins = check_positive_int(bins, "bins", maximum=10**6)
     lower, upper = _check_range(lower, upper)
-    level = check_choice(level, "level", _OPENDP_LEVELS, "'corrected' has coverage >= 1-alpha, 'raw' is OpenDP "
+    level = check_choice(level, "variant", _OPENDP_LEVELS, "'corrected' has coverage >= 1-alpha, 'raw' is OpenDP "
                          "at the empirical (1-alpha)-quantile, with no guarantee")
     relation = check_choice(relation, "relation", _RELATIONS)
     _noise_scale(2.0, epsilon)
@@ -799,25 +824,46 @@ def _report_noisy_max_log_law(utility: np.ndarray, scale: float) -> np.ndarray:
     return log_p + log_int
 
 
+@renamed_keywords(level="variant")
 def opendp_quantile_probabilities(scores, alpha: float, epsilon: float, *, bins: int = 100, lower: float = 0.0,
-                                  upper: float = 1.0, level: str = "corrected", relation: str = "replace-one",
+                                  upper: float = 1.0, variant: str = "corrected", relation: str = "replace-one",
                                   n: int | None = None, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Exact output law of :func:`opendp_quantile` (and of OpenDP's own sampler at the same scale).
 
     Parameters
     ----------
-    scores, alpha, epsilon, bins, lower, upper, level, relation, n
+    scores, alpha, epsilon
         As in :func:`opendp_quantile`.
-    log : bool
+    bins : int, default=100
+        As in :func:`opendp_quantile`.
+    lower : float, default=0.0
+        As in :func:`opendp_quantile`.
+    upper : float, default=1.0
+        As in :func:`opendp_quantile`.
+    variant : {"corrected", "raw"}, default="corrected"
+        As in :func:`opendp_quantile` (``level=`` is its deprecated old name).
+    relation : {"replace-one", "add/remove"}, default="replace-one"
+        As in :func:`opendp_quantile`.
+    n : int, default=None
+        As in :func:`opendp_quantile`.
+    log : bool, default=False
         Return log-probabilities (exact where probabilities underflow).
 
     Returns
     -------
     candidates : ndarray of shape (bins,)
     probabilities : ndarray of shape (bins,)
+
+    Examples
+    --------
+    >>> scores = np.random.default_rng(0).uniform(size=2000)
+    >>> cand, p = opendp_quantile_probabilities(scores, 0.1, 1.0, bins=10,
+    ...                                         variant="raw")
+    >>> print(f"{cand[p.argmax()]:.1f} {p.max():.3f}")
+    0.9 1.000
     """
     log = check_bool(log, "log")
-    candidates, utility, scale, _, _, _ = _opendp_release(scores, alpha, epsilon, bins, lower, upper, level,
+    candidates, utility, scale, _, _, _ = _opendp_release(scores, alpha, epsilon, bins, lower, upper, variant,
                                                           relation, n)
     if utility is None:
         logp = np.full(candidates.size, -np.inf)
@@ -828,6 +874,7 @@ def opendp_quantile_probabilities(scores, alpha: float, epsilon: float, *, bins:
     return candidates, (logp if log else np.exp(logp))
 
 
+@renamed_keywords(level="variant")
 def opendp_quantile(
     scores,
     alpha: float,
@@ -836,7 +883,7 @@ def opendp_quantile(
     bins: int = 100,
     lower: float = 0.0,
     upper: float = 1.0,
-    level: str = "corrected",
+    variant: str = "corrected",
     relation: str = "replace-one",
     n: int | None = None,
     rng: RandomLike = None,
@@ -862,13 +909,13 @@ def opendp_quantile(
     :func:`opendp_quantile_probabilities` and that OpenDP's privacy map
     reports ``epsilon``.
 
-    * ``level="corrected"`` (default): the scores are first rounded **up** to
+    * ``variant="corrected"`` (default): the scores are first rounded **up** to
       the candidates, and the level is :math:`a'` =
       :func:`opendp_quantile_level` (rounded up to OpenDP's rational grid).
       Coverage :math:`P(S_{n+1} \le \hat c) \ge 1-\alpha` for exchangeable scores
       (Notes). When no level works, ``upper`` is returned without reading the
       scores.
-    * ``level="raw"``: OpenDP as a user would call it, at :math:`a = 1-\alpha` on
+    * ``variant="raw"``: OpenDP as a user would call it, at :math:`a = 1-\alpha` on
       the unrounded scores: the empirical quantile with no :math:`(n+1)` term
       and no noise correction; no coverage guarantee.
 
@@ -881,30 +928,33 @@ def opendp_quantile(
         Miscoverage level in (0, 1).
     epsilon : float
         Privacy loss under ``relation``.
-    bins : int
+    bins : int, default=100
         Number of candidates :math:`M`.
-    lower, upper : float
-        Public score range.
-    level : {"corrected", "raw"}
-    relation : {"replace-one", "add/remove"}
+    lower : float, default=0.0
+        Lower end of the public score range.
+    upper : float, default=1.0
+        Upper end of the public score range.
+    variant : {"corrected", "raw"}, default="corrected"
+        The level correction above, or none (``"raw"``); ``level=`` is its
+        deprecated old name.
+    relation : {"replace-one", "add/remove"}, default="replace-one"
         ``"replace-one"``: OpenDP's known-size domain
         (``vector_domain(..., size=n)``, ``symmetric_distance``, ``d_in = 2``) and
         :math:`s = 2/\varepsilon`; ``"add/remove"``: the unsized domain with
         ``d_in = 1`` and :math:`s = 2\max(a, 1-a)/\varepsilon`. In both cases
         OpenDP's privacy map at ``d_in`` equals ``epsilon``.
-    n : int, optional
+    n : int, default=None
         Public number of scores; ``None`` uses the data's size, which is then
         **declared public**. The corrected level depends on it. With a public ``n`` the release
         runs on exactly ``n`` scores (a uniform subset, or the scores padded
         with ``upper``): the rule, coverage and add/remove cost of ``n`` in
         :func:`~dpcp_tutorial.private_quantile`.
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Source of the :math:`M` exponential variates with ``sampler="numpy"``,
         drawn once after all counting. ``None`` (fresh entropy) for a real
-        release; a seed makes the release reproducible by anyone, so not
-        private. Must be ``None`` with ``sampler="opendp"``.
-    sampler : {"numpy", "opendp"}
-        ``"numpy"`` (default): NumPy's floating-point exponential variates on
+        release (:term:`Seed`). Must be ``None`` with ``sampler="opendp"``.
+    sampler : {"numpy", "opendp"}, default="numpy"
+        ``"numpy"``: NumPy's floating-point exponential variates on
         OpenDP's scores (seedable, not hardened). ``"opendp"``: the release is
         OpenDP's ``make_private_quantile`` measurement applied to the (rounded
         up, clipped) scores: its exact sampler, the same law.
@@ -967,7 +1017,7 @@ def opendp_quantile(
     actually applies, :math:`A/D`. The price of ties: the gap needs
     :math:`a > 2(1-\alpha)/(2-\alpha)` asymptotically (about 0.947 at
     :math:`\alpha = 0.1`), because OpenDP's score ignores the points tied with a
-    candidate. Without the rounding step (``level="raw"``) no such bound is
+    candidate. Without the rounding step (``variant="raw"``) no such bound is
     proven here.
 
     Examples
@@ -983,7 +1033,7 @@ def opendp_quantile(
         scores = _check_scores(scores, allow_empty=True)
         scores, n = _at_public_n(scores, n, gen, _check_range(lower, upper)[1])
     candidates, utility, scale, _, measurement, data = _opendp_release(scores, alpha, epsilon, bins, lower, upper,
-                                                                       level, relation, n)
+                                                                       variant, relation, n)
     if sampler == "opendp":
         return float(candidates[-1]) if utility is None else float(measurement(data))
     noise = gen.standard_exponential(candidates.size)     # the only draw, after all counting

@@ -93,6 +93,13 @@ def conformal_rank(n: int, alpha: float) -> int:
     int
         The rank, between 1 and n + 1; a value of n + 1 means the quantile is
         infinite.
+
+    Examples
+    --------
+    >>> conformal_rank(9, 0.7)
+    3
+    >>> conformal_rank(5, 0.1)       # n + 1: too few scores, the quantile is infinite
+    6
     """
     return _rank(check_positive_int(n, "n"), check_alpha(alpha))
 
@@ -171,7 +178,24 @@ def _kth_smallest(values: np.ndarray, k: int) -> float:
 # ---------------------------------------------------------------------------
 
 def absolute_residual_score(y_true, y_pred) -> np.ndarray:
-    """Regression score :math:`s(x, y) = |y - \\hat\\mu(x)|`."""
+    """Regression score :math:`s(x, y) = |y - \\hat\\mu(x)|`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Responses.
+    y_pred : array-like of shape (n,)
+        The model's predictions.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> absolute_residual_score([1.0, 2.0, 3.0], [1.5, 2.0, 2.0])
+    array([0.5, 0. , 1. ])
+    """
     y_true = check_1d(y_true, "y_true")
     y_pred = check_1d(y_pred, "y_pred")
     check_same_length(("y_true", y_true), ("y_pred", y_pred))
@@ -223,6 +247,15 @@ def lac_score(proba, y) -> np.ndarray:
         Predicted class probabilities.
     y : array of shape (n,)
         Integer class indices.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> lac_score([[0.7, 0.2, 0.1], [0.1, 0.6, 0.3]], [0, 2])
+    array([0.3, 0.7])
     """
     proba = _check_proba(proba)
     y = _check_labels(y, proba.shape[1], proba.shape[0])
@@ -249,6 +282,22 @@ def aps_score(proba, y) -> np.ndarray:
 
     the total probability of the classes ranked at or above ``y`` when classes
     are sorted by decreasing :math:`\\hat p` (ties broken by class index).
+
+    Parameters
+    ----------
+    proba : array of shape (n, K)
+        Predicted class probabilities.
+    y : array of shape (n,)
+        Integer class indices.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> aps_score([[0.5, 0.3, 0.2], [0.5, 0.3, 0.2]], [0, 2]).round(3)
+    array([0.5, 1. ])
     """
     proba = _check_proba(proba)
     y = _check_labels(y, proba.shape[1], proba.shape[0])
@@ -313,7 +362,25 @@ def _check_qhat(qhat) -> float:
 
 
 def lac_prediction_set(proba, qhat: float) -> np.ndarray:
-    """Boolean matrix of LAC sets :math:`\\{y : 1 - \\hat p_y(x) \\le \\hat q\\}`."""
+    """Boolean matrix of LAC sets :math:`\\{y : 1 - \\hat p_y(x) \\le \\hat q\\}`.
+
+    Parameters
+    ----------
+    proba : array of shape (n, K)
+        Predicted class probabilities.
+    qhat : float
+        Calibrated threshold (``inf``: every label).
+
+    Returns
+    -------
+    ndarray of bool, shape (n, K)
+
+    Examples
+    --------
+    >>> lac_prediction_set([[0.7, 0.2, 0.1], [0.4, 0.35, 0.25]], qhat=0.7)
+    array([[ True, False, False],
+           [ True,  True, False]])
+    """
     proba = _check_proba(proba)
     return (1.0 - proba) <= _check_qhat(qhat)
 
@@ -323,6 +390,22 @@ def aps_prediction_set(proba, qhat: float) -> np.ndarray:
 
     Uses the same score as :func:`aps_score`, so calibration and prediction
     agree (a set built by a different rule loses the guarantee).
+
+    Parameters
+    ----------
+    proba : array of shape (n, K)
+        Predicted class probabilities.
+    qhat : float
+        Calibrated threshold (``inf``: every label).
+
+    Returns
+    -------
+    ndarray of bool, shape (n, K)
+
+    Examples
+    --------
+    >>> aps_prediction_set([[0.5, 0.3, 0.2]], qhat=0.8)
+    array([[ True,  True, False]])
     """
     proba = _check_proba(proba)
     return _aps_all_scores(proba) <= _check_qhat(qhat)
@@ -366,6 +449,17 @@ def full_conformal_interval(estimator, X, y, x_new, alpha: float, y_grid) -> tup
         ``LinAlgWarning``, ``ConvergenceWarning``): an unreliable fit gives an
         unreliable set, so it is refused once instead of warning once per
         grid value. Other warnings of the refits are passed on once each.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 1))
+    >>> y = 2 * X[:, 0] + rng.normal(size=30)
+    >>> lo, hi = full_conformal_interval(LinearRegression(), X, y, np.array([0.0]),
+    ...                                  alpha=0.2, y_grid=np.linspace(-5, 5, 41))
+    >>> print(f"[{lo:.2f}, {hi:.2f}]")
+    [-1.00, 1.50]
     """
     X = check_2d(X, "X")
     y = check_1d(y, "y")
@@ -427,7 +521,20 @@ def _check_intervals(intervals) -> np.ndarray:
 
 
 def interval_coverage(y, intervals) -> float:
-    """Fraction of ``y`` inside the closed intervals ``[lower, upper]`` (infinite ends allowed, lower <= upper)."""
+    """Fraction of ``y`` inside the closed intervals ``[lower, upper]`` (infinite ends allowed, lower <= upper).
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Responses.
+    intervals : array-like of shape (n, 2)
+        One row ``[lower, upper]`` per point.
+
+    Examples
+    --------
+    >>> interval_coverage([0.5, 2.0, 3.0], [[0, 1], [0, 1], [2, np.inf]])
+    0.6666666666666666
+    """
     y = check_1d(y, "y")
     intervals = _check_intervals(intervals)
     check_same_length(("y", y), ("intervals", intervals))
@@ -435,7 +542,18 @@ def interval_coverage(y, intervals) -> float:
 
 
 def interval_width(intervals) -> np.ndarray:
-    """Width ``upper - lower`` of each interval of shape (n, 2) (``inf`` for unbounded ones)."""
+    """Width ``upper - lower`` of each interval of shape (n, 2) (``inf`` for unbounded ones).
+
+    Parameters
+    ----------
+    intervals : array-like of shape (n, 2)
+        One row ``[lower, upper]`` per point.
+
+    Examples
+    --------
+    >>> interval_width([[0.0, 1.5], [2.0, np.inf]])
+    array([1.5, inf])
+    """
     intervals = _check_intervals(intervals)
     return intervals[:, 1] - intervals[:, 0]
 
@@ -457,14 +575,38 @@ def _check_sets(sets) -> np.ndarray:
 
 
 def set_coverage(y, sets) -> float:
-    """Fraction of labels ``y`` contained in boolean prediction sets of shape (n, K)."""
+    """Fraction of labels ``y`` contained in boolean prediction sets of shape (n, K).
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Integer class indices.
+    sets : array-like of bool, shape (n, K)
+        Prediction sets, as returned by ``predict_set``.
+
+    Examples
+    --------
+    >>> set_coverage([0, 2], [[True, True, False], [True, False, False]])
+    0.5
+    """
     sets = _check_sets(sets)
     y = _check_labels(y, sets.shape[1], sets.shape[0])
     return float(np.mean(sets[np.arange(sets.shape[0]), y]))
 
 
 def set_size(sets) -> np.ndarray:
-    """Number of labels in each boolean prediction set."""
+    """Number of labels in each boolean prediction set.
+
+    Parameters
+    ----------
+    sets : array-like of bool, shape (n, K)
+        Prediction sets, as returned by ``predict_set``.
+
+    Examples
+    --------
+    >>> set_size([[True, True, False], [True, False, False]])
+    array([2, 1])
+    """
     return _check_sets(sets).sum(axis=1)
 
 
@@ -550,11 +692,11 @@ class SplitConformalRegressor(_SplitConformalBase):
     estimator : scikit-learn regressor
         Fitted (with ``prefit=True``) or unfitted; an unfitted one is cloned
         and fitted by :meth:`fit`.
-    alpha : float
+    alpha : float, default=0.1
         Miscoverage level; intervals cover with probability at least 1 - alpha.
-    prefit : bool
+    prefit : bool, default=False
         Whether ``estimator`` is already fitted.
-    allow_low_coverage : bool
+    allow_low_coverage : bool, default=False
         ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
         above 1/2 is refused unless this is ``True``.
 
@@ -580,9 +722,15 @@ class SplitConformalRegressor(_SplitConformalBase):
     Examples
     --------
     >>> from sklearn.linear_model import LinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> y = X @ [1.0, -1.0] + rng.normal(size=200)
     >>> scr = SplitConformalRegressor(LinearRegression(), alpha=0.1)
-    >>> scr.fit(X_train, y_train).calibrate(X_cal, y_cal)          # doctest: +SKIP
-    >>> scr.predict_interval(X_test)                                # doctest: +SKIP
+    >>> scr = scr.fit(X[:100], y[:100]).calibrate(X[100:], y[100:])
+    >>> round(scr.qhat_, 3)
+    1.519
+    >>> scr.predict_interval([[0.0, 0.0]]).round(2)
+    array([[-1.51,  1.52]])
     """
 
     def _scores(self, model, X, y):
@@ -617,16 +765,16 @@ class SplitConformalClassifier(_SplitConformalBase):
         the probability columns. With ``classes``: its ``classes_`` must be the
         label set (in any order); a DP trainer with a ``classes`` parameter
         left at ``None`` is given it.
-    alpha : float
+    alpha : float, default=0.1
         Miscoverage level.
-    score : {"lac", "aps"}
+    score : {"lac", "aps"}, default="lac"
         ``"lac"``: :math:`1 - \\hat p_y(x)`; ``"aps"``: cumulative sorted mass.
-    prefit : bool
+    prefit : bool, default=False
         Whether ``estimator`` is already fitted.
-    allow_low_coverage : bool
+    allow_low_coverage : bool, default=False
         ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
         above 1/2 is refused unless this is ``True``.
-    classes : sequence of labels or None
+    classes : sequence of labels or None, default=None
         The label set (strings, 1..K, ...), in the column order of
         :meth:`predict_set` and :meth:`predict_proba`, matched to the model's
         ``classes_`` by name. A calibration label outside it, and a row of
@@ -641,6 +789,18 @@ class SplitConformalClassifier(_SplitConformalBase):
         The label set in the order of ``classes`` (only with ``classes``).
     n_features_in_, feature_names_in_ : int, ndarray
         As in :class:`SplitConformalRegressor`.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2))
+    >>> y = (X[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(int)
+    >>> scc = SplitConformalClassifier(LogisticRegression(), alpha=0.1)
+    >>> scc = scc.fit(X[:150], y[:150]).calibrate(X[150:], y[150:])
+    >>> scc.predict_set([[2.0, 0.0], [0.0, 0.0]])
+    array([[False,  True],
+           [ True,  True]])
     """
 
     _METHODS = ("fit", "predict_proba")

@@ -124,7 +124,8 @@ def check_dp_trainer(trainer) -> None:
     must therefore
 
     * be a scikit-learn estimator (``fit``, ``get_params``), and
-    * declare ``neighbouring = "add/remove"`` (a class attribute). A
+    * declare ``relation = "add/remove"`` (a class attribute; the older name
+      ``neighbouring`` is still read when ``relation`` is absent). A
       replace-one guarantee says nothing about data sets of different sizes;
     * state its budget: either a constructor parameter ``epsilon`` (and
       ``delta``), which DPCP sets on a clone (``training_share``), or, after
@@ -136,6 +137,11 @@ def check_dp_trainer(trainer) -> None:
     records); that cannot be checked in code and is the trainer's promise.
     Every check reads public settings only.
 
+    Parameters
+    ----------
+    trainer : scikit-learn estimator
+        The DP trainer (unfitted).
+
     Raises
     ------
     TypeError
@@ -143,6 +149,17 @@ def check_dp_trainer(trainer) -> None:
     ValueError
         If it does not declare add/remove neighbours, or divides by its data's
         own size (DP-SGD with ``expected_batch_size=None``).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from dpcp_tutorial import DPRidgeRegression
+    >>> check_dp_trainer(DPRidgeRegression(x_bound=1.0, y_bound=1.0))     # accepted
+    >>> try:
+    ...     check_dp_trainer(LinearRegression())
+    ... except ValueError as error:
+    ...     print(str(error)[:55])
+    LinearRegression declares relation=None, but the no-spl
     """
     check_estimator(trainer, "trainer", ("fit", "get_params"))
     from .accounting import _children
@@ -153,14 +170,16 @@ def check_dp_trainer(trainer) -> None:
             "set its budget on a clone and read its add/remove guarantee). Apply a public per-record transform to "
             "X first, e.g. X = PublicScaler(low, high).fit_transform(X) (public ranges, nothing learnt from the "
             "data), and pass the trainer alone")
-    neighbouring = getattr(trainer, "neighbouring", None)
-    if neighbouring != "add/remove":
+    relation = getattr(trainer, "relation", None)
+    if relation is None:
+        relation = getattr(trainer, "neighbouring", None)
+    if relation != "add/remove":
         raise ValueError(
-            f"{type(trainer).__name__} declares neighbouring={neighbouring!r}, but the no-split argument compares "
+            f"{type(trainer).__name__} declares relation={relation!r}, but the no-split argument compares "
             "D_n with D_n plus one point, so the trainer must be (epsilon, delta)-DP under add/remove neighbours "
             "(DPCP write-up error D8: not every DP trainer works). Use an add/remove trainer (e.g. "
             "dpcp_tutorial.DPRidgeRegression or Poisson-subsampled DP-SGD) or re-derive the trainer's guarantee for "
-            "add/remove and set neighbouring = 'add/remove'"
+            "add/remove and set relation = 'add/remove'"
         )
     if "expected_batch_size" in trainer.get_params(deep=False) and trainer.expected_batch_size is None:
         raise ValueError(
@@ -203,10 +222,22 @@ def differential_cp_level(alpha: float, epsilon: float, delta: float) -> float:
     add/remove trainer gives miscoverage at most
     :math:`e^{\\varepsilon}\\alpha_1 + \\delta = \\alpha`.
 
+    Parameters
+    ----------
+    alpha : float
+        Target miscoverage in (0, 1).
+    epsilon, delta : float
+        The trainer's add/remove guarantee :math:`(\\varepsilon, \\delta)`.
+
     Raises
     ------
     ValueError
         If :math:`\\alpha \\le \\delta` (no level works).
+
+    Examples
+    --------
+    >>> round(differential_cp_level(0.1, 0.5, 1e-6), 4)
+    0.0607
     """
     return _shifted_level(alpha, epsilon, delta, "epsilon")
 
@@ -235,6 +266,20 @@ def differential_cp_coverage_floor(alpha: float, epsilon: float, delta: float) -
     The stability argument applied at level :math:`\\alpha` itself; it can be
     negative (vacuous) for large :math:`\\varepsilon`, and is ``-inf`` where
     :math:`e^{\\varepsilon}\\alpha` exceeds the floating-point range.
+
+    Parameters
+    ----------
+    alpha : float
+        Target miscoverage in (0, 1).
+    epsilon, delta : float
+        The trainer's add/remove guarantee :math:`(\\varepsilon, \\delta)`.
+
+    Examples
+    --------
+    >>> round(differential_cp_coverage_floor(0.1, 0.5, 1e-6), 4)
+    0.8351
+    >>> round(differential_cp_coverage_floor(0.1, 3.0, 1e-6), 4)      # vacuous
+    -1.0086
     """
     alpha = check_alpha(alpha)
     epsilon = check_epsilon(epsilon)
@@ -253,6 +298,25 @@ def differential_cp_quantile(scores, alpha: float, epsilon: float, delta: float,
     with ``inf`` when :math:`k > n`. The scores are those of the model fitted on
     the *same* :math:`n` points. ``corrected=False`` uses :math:`\\alpha` itself
     (coverage only :math:`\\ge 1 - e^{\\varepsilon}\\alpha - \\delta`).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        In-sample scores.
+    alpha : float
+        Target miscoverage in (0, 1).
+    epsilon, delta : float
+        The trainer's add/remove guarantee :math:`(\\varepsilon, \\delta)`.
+    corrected : bool, default=True
+        Calibrate at :math:`\\alpha_1` (``False``: at :math:`\\alpha`).
+
+    Examples
+    --------
+    >>> scores = np.arange(1, 101) / 100
+    >>> differential_cp_quantile(scores, 0.1, 0.5, 1e-6)
+    0.95
+    >>> differential_cp_quantile(scores, 0.1, 0.5, 1e-6, corrected=False)
+    0.91
     """
     level = differential_cp_level(alpha, epsilon, delta) if check_bool(corrected, "corrected") else check_alpha(alpha)
     return conformal_quantile(scores, level)
@@ -265,13 +329,36 @@ def differential_cp_interval(trainer, X, y, X_test, alpha: float = 0.1, correcte
     Fits ``trainer`` (an add/remove :math:`(\\varepsilon, \\delta)`-DP estimator,
     whose own guarantee, read from the fitted model's ``privacy_``, is used) on
     all of ``X, y`` and calibrates on the same data with
-    :func:`differential_cp_quantile`. ``rng`` seeds the trainer (a known seed
-    makes its output reproducible by anyone; ``rng=None`` for a real release).
+    :func:`differential_cp_quantile`.
+
+    Parameters
+    ----------
+    trainer : scikit-learn regressor
+        DP under add/remove (:func:`check_dp_trainer`); cloned and fitted.
+    X, y : array-like of shape (n, p) and (n,)
+        The data: the model is trained and calibrated on all of it.
+    X_test : array-like of shape (n_test, p)
+        Test features.
+    alpha : float, default=0.1
+        Target miscoverage.
+    corrected : bool, default=True
+        Calibrate at :math:`\\alpha_1` (:func:`differential_cp_quantile`).
+    rng : None, int or numpy.random.Generator, default=None
+        Seeds the trainer (:term:`Seed`).
 
     Returns
     -------
     ndarray of shape (n_test, 2)
         Rows are ``(-inf, inf)`` when the rank exceeds ``n``.
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import DPRidgeRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(2000, 1)); y = X[:, 0] + 0.3 * rng.normal(size=2000)
+    >>> trainer = DPRidgeRegression(epsilon=0.5, x_bound=1.0, y_bound=2.0)
+    >>> differential_cp_interval(trainer, X, y, [[0.0]], rng=1).round(2)
+    array([[-0.55,  0.6 ]])
     """
     check_dp_trainer(trainer)
     X, X_test = _test_features(X, X_test)
@@ -292,19 +379,44 @@ def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bo
     """Differential-CP prediction sets (chapter 5; not private).
 
     As :func:`differential_cp_interval` for a classifier with ``predict_proba``;
-    the score is LAC (:math:`1-\\hat p_y`) or APS. ``rng`` seeds the trainer: a
-    known seed makes its output reproducible by anyone, so use ``rng=None``
-    for a model that is released.
+    the score is LAC (:math:`1-\\hat p_y`) or APS.
 
-    ``classes``: the public label set (any labels), in the column order of
-    the sets; it is given to the trainer (whose own ``classes`` must then be
-    ``None`` or the same set) and matched to its ``classes_`` by name. A
-    label outside the set has the worst score.
+    Parameters
+    ----------
+    trainer : scikit-learn classifier with ``predict_proba``
+        DP under add/remove (:func:`check_dp_trainer`); cloned and fitted.
+    X, y : array-like of shape (n, p) and (n,)
+        The data: the model is trained and calibrated on all of it.
+    X_test : array-like of shape (n_test, p)
+        Test features.
+    alpha : float, default=0.1
+        Target miscoverage.
+    corrected : bool, default=True
+        Calibrate at :math:`\\alpha_1` (:func:`differential_cp_quantile`).
+    score : {"lac", "aps"}, default="lac"
+        The classification score.
+    rng : None, int or numpy.random.Generator, default=None
+        Seeds the trainer (:term:`Seed`).
+    classes : array-like, default=None
+        The public label set (any labels), in the column order of the sets;
+        it is given to the trainer (whose own ``classes`` must then be
+        ``None`` or the same set) and matched to its ``classes_`` by name. A
+        label outside the set has the worst score.
 
     Returns
     -------
     ndarray of shape (n_test, K)
         Boolean; column order is ``classes`` (``model.classes_`` without it).
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import DPLogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(5000, 1)); y = np.where(X[:, 0] > 0, "b", "a")
+    >>> trainer = DPLogisticRegression(epsilon=1.0, x_bound=1.0)
+    >>> differential_cp_set(trainer, X, y, [[-0.9], [0.9]], classes=["a", "b"], rng=1)
+    array([[ True, False],
+           [False,  True]])
     """
     check_dp_trainer(trainer)
     X, X_test = _test_features(X, X_test)
@@ -346,6 +458,31 @@ def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: f
     :func:`dpcp_tutorial.private_quantile_level` ``(alpha1, n, epsilon2, bins)``,
     the level at which the tight private quantile provably keeps miscoverage
     at most :math:`\\alpha_1` (chapter 3).
+
+    Parameters
+    ----------
+    n : int
+        Public number of scores.
+    alpha : float
+        Target miscoverage; must exceed ``delta``.
+    epsilon1, epsilon2 : float
+        Budgets of the trainer and of the private quantile.
+    delta : float
+        The trainer's :math:`\\delta`.
+    bins : int or array-like, default=1000
+        Edges of the private quantile.
+    variant : {"tight", "original"}, default="tight"
+        The private quantile (:func:`dpcp_tutorial.private_quantile`).
+
+    Returns
+    -------
+    (alpha1, alpha0) : tuple of float
+
+    Examples
+    --------
+    >>> a1, a0 = dpcp_levels(5000, 0.1, 0.3, 0.7, 1e-6)
+    >>> round(a1, 4), round(a0, 4)
+    (0.0741, 0.0716)
 
     Raises
     ------
@@ -405,13 +542,11 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
         Target miscoverage and the trainer's :math:`\\delta`.
     epsilon1, epsilon2 : float
         Budgets of the trainer (enters :math:`\\alpha_1`) and of this release.
-    bins : int or array-like
+    bins : int or array-like, default=1000
         Edges of Algorithm 1 (:func:`dpcp_tutorial.quantile_edges`).
-    rng : None, int or numpy.random.Generator
-        The mechanism's randomness. A known seed makes the release
-        reproducible by anyone who knows it, hence not private: use
-        ``rng=None`` (fresh OS entropy) for a real release.
-    n : int, optional
+    rng : None, int or numpy.random.Generator, default=None
+        The mechanism's randomness; ``None`` for a real release (:term:`Seed`).
+    n : int, default=None
         Public record count for :math:`\\alpha_0` and the feasibility check; the
         scores are subsampled or padded with 1 to exactly ``n``
         (:func:`dpcp_tutorial.private_quantile`), which keeps the coverage proof
@@ -419,9 +554,9 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
         **public** (the infeasibility error and its message depend on it). For
         an add/remove guarantee with a private size pass a public ``n`` (e.g. a
         planned size): the data's own size is then never used.
-    variant : {"tight", "original"}
+    variant : {"tight", "original"}, default="tight"
         The private quantile (:func:`dpcp_tutorial.private_quantile`).
-    sampler : {"numpy", "opendp"}
+    sampler : {"numpy", "opendp"}, default="numpy"
         The private quantile's sampler (:func:`dpcp_tutorial.private_quantile`):
         ``"opendp"`` draws with OpenDP's exact report-noisy-max on integer
         utilities (level rounded down to the grid :math:`A/2^{32}`: the same
@@ -431,6 +566,12 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
     -------
     float
         :math:`\\hat q`, an edge; 1 (the top edge) means the whole space.
+
+    Examples
+    --------
+    >>> scores = np.random.default_rng(0).uniform(size=5000)
+    >>> dpcp_quantile(scores, 0.1, 0.3, 0.7, 1e-6, rng=1)
+    0.929
     """
     check_sampler(sampler, rng)                   # a seed with sampler="opendp" is refused before any work
     scores = check_scores_or_histogram(scores)    # an array, or a merged histogram (chapter 14)
@@ -592,13 +733,13 @@ class _DPCPBase(BaseEstimator):
 
 
 _DPCP_PARAMS = """
-    alpha : float
+    alpha : float, default=0.1
         Target miscoverage; must exceed ``delta``.
-    epsilon : float
+    epsilon : float, default=1.0
         Total budget :math:`\\varepsilon = \\varepsilon_1 + \\varepsilon_2` of everything
         :meth:`fit` computes from the data (the rule for ``epsilon``:
         :mod:`dpcp_tutorial.accounting`).
-    training_share : float or None
+    training_share : float or None, default=0.3
         Fraction of ``epsilon`` given to the trainer, in (0, 1):
         :math:`\\varepsilon_1 = \\text{training\\_share}\\cdot\\varepsilon` is set as the
         ``epsilon`` parameter of a clone of ``trainer`` (shown in ``privacy_``),
@@ -608,11 +749,11 @@ _DPCP_PARAMS = """
         its own settings (e.g. a DP-SGD noise multiplier) and must report its
         budget in ``privacy_`` after fitting (checked from public settings
         only); :math:`\\varepsilon_1` is read from it.
-    delta : float
+    delta : float, default=1e-6
         :math:`\\delta` of the trainer; keep it far below :math:`1/n`.
-    bins : int or array-like
-        Edges of the private quantile (default 1000 equal bins; a package choice).
-    n : int, optional
+    bins : int or array-like, default=1000
+        Edges of the private quantile (1000 equal bins: a package choice).
+    n : int, default=None
         Public record count for :math:`\\alpha_0` and the feasibility check.
         Given, the in-sample scores are subsampled (a uniform ``n``-subset) or
         padded with the worst score 1 to exactly ``n`` before the private
@@ -629,21 +770,20 @@ _DPCP_PARAMS = """
         invalid trainer, ``X``/``y`` of the wrong type or shape, or with
         non-finite values (outside the data domain; the message is the same for
         every such data set).
-    variant : {"tight", "original"}
-        The private quantile: ``"tight"`` (default; exactly :math:`\\varepsilon_2`-DP
+    variant : {"tight", "original"}, default="tight"
+        The private quantile: ``"tight"`` (exactly :math:`\\varepsilon_2`-DP
         under replace-one, proven finite-sample level) or ``"original"`` (the
         DPCP write-up's Algorithm 1, for reproduction); see
         :func:`dpcp_tutorial.private_quantile`.
-    allow_low_coverage : bool
+    allow_low_coverage : bool, default=False
         ``alpha`` is the miscoverage, ``1 - confidence_level``; an ``alpha``
         above 1/2 is refused unless this is ``True``.
-    rng : None, int or numpy.random.Generator
-        Seeds the trainer's clone and draws the quantile. A known seed makes
-        the release reproducible by anyone who knows it, hence not private:
-        use ``rng=None`` (fresh OS entropy) for a real release.
-    sampler : {"numpy", "opendp"}
+    rng : None, int or numpy.random.Generator, default=None
+        Seeds the trainer's clone and draws the quantile; ``None`` for a real
+        release (:term:`Seed`).
+    sampler : {"numpy", "opendp"}, default="numpy"
         The private quantile's sampler (:func:`dpcp_tutorial.private_quantile`):
-        ``"numpy"`` (default) or OpenDP's exact report-noisy-max
+        ``"numpy"`` or OpenDP's exact report-noisy-max
         (``"opendp"``: level rounded down to the grid :math:`A/2^{32}`, the same
         privacy and coverage guarantees; needs ``rng=None``). The trainer keeps
         its own sampler (e.g. NumPy's Gaussian noise, see its docstring).
@@ -853,8 +993,9 @@ class DPCPClassifier(_DPCPBase):
     ----------
     trainer : scikit-learn classifier with ``predict_proba``
         DP under add/remove with a ``classes`` parameter (the public label set
-        is passed to it); see :func:`check_dp_trainer`.""" + _DPCP_PARAMS + """    score : {"lac", "aps"}
-    classes : array-like
+        is passed to it); see :func:`check_dp_trainer`.""" + _DPCP_PARAMS + """    score : {"lac", "aps"}, default="lac"
+        The classification score.
+    classes : array-like, default=None
         The public label set, **required** by :meth:`fit` (e.g. ``[0, 1]``),
         here or as the trainer's ``classes``. It is handed to the trainer;
         reading it from ``y`` would make the release depend on which classes
@@ -872,7 +1013,20 @@ class DPCPClassifier(_DPCPBase):
         As in :class:`DPCPRegressor`.
 
     Notes
-    -----""" + _DPCP_PRIVACY
+    -----""" + _DPCP_PRIVACY + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcp_tutorial import DPCPClassifier, DPLogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(10000, 1)); y = np.where(X[:, 0] > 0, "b", "a")
+    >>> trainer = DPLogisticRegression(x_bound=1.0)
+    >>> model = DPCPClassifier(trainer, epsilon=2.0, classes=["a", "b"], n=10000, rng=1)
+    >>> model.fit(X, y).predict_set([[-0.9], [0.0], [0.9]])
+    array([[ True, False],
+           [ True, False],
+           [False,  True]])
+    """
 
     _trivial_message = "every prediction set holds every label"
 
@@ -951,9 +1105,39 @@ def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.
                   sampler: str = "numpy") -> np.ndarray:
     """DPCP intervals for ``X_test`` in one call (chapter 6); see :class:`DPCPRegressor` (``bound`` is required).
 
-    ``rng``: a known seed makes the release reproducible by anyone who knows
-    it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
-    ``sampler``: the private quantile's, as in :class:`DPCPRegressor`.
+    Parameters
+    ----------
+    trainer : scikit-learn regressor
+        As in :class:`DPCPRegressor`.
+    X, y : array-like of shape (n, p) and (n,)
+        The private data (training and calibration at once).
+    X_test : array-like of shape (n_test, p)
+        Test features.
+    alpha : float, default=0.1
+    epsilon : float, default=1.0
+    training_share : float or None, default=0.3
+    delta : float, default=1e-6
+    bound : float or "unbounded"
+    bins : int or array-like, default=1000
+    n : int, default=None
+    variant : {"tight", "original"}, default="tight"
+    rng : None, int or numpy.random.Generator, default=None
+    sampler : {"numpy", "opendp"}, default="numpy"
+        As in :class:`DPCPRegressor` (``rng=None`` for a real release, :term:`Seed`).
+
+    Returns
+    -------
+    ndarray of shape (n_test, 2)
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import DPRidgeRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(4000, 1)); y = X[:, 0] + 0.3 * rng.normal(size=4000)
+    >>> trainer = DPRidgeRegression(x_bound=1.0, y_bound=2.0)
+    >>> dpcp_interval(trainer, X, y, [[0.0], [0.5]], bound=2.0, n=4000, rng=1).round(2)
+    array([[-0.53,  0.58],
+           [-0.05,  1.06]])
     """
     _test_features(X, X_test)
     model = DPCPRegressor(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,
@@ -967,9 +1151,40 @@ def dpcp_set(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,
              sampler: str = "numpy") -> np.ndarray:
     """DPCP prediction sets for ``X_test`` in one call (chapter 6); see :class:`DPCPClassifier` (``classes`` is required).
 
-    ``rng``: a known seed makes the release reproducible by anyone who knows
-    it, hence not private; use ``rng=None`` (fresh OS entropy) for a real release.
-    ``sampler``: the private quantile's, as in :class:`DPCPClassifier`.
+    Parameters
+    ----------
+    trainer : scikit-learn classifier
+        As in :class:`DPCPClassifier`.
+    X, y : array-like of shape (n, p) and (n,)
+        The private data (training and calibration at once).
+    X_test : array-like of shape (n_test, p)
+        Test features.
+    alpha : float, default=0.1
+    epsilon : float, default=1.0
+    training_share : float or None, default=0.3
+    delta : float, default=1e-6
+    score : {"lac", "aps"}, default="lac"
+    classes : array-like, default=None
+    bins : int or array-like, default=1000
+    n : int, default=None
+    variant : {"tight", "original"}, default="tight"
+    rng : None, int or numpy.random.Generator, default=None
+    sampler : {"numpy", "opendp"}, default="numpy"
+        As in :class:`DPCPClassifier` (``rng=None`` for a real release, :term:`Seed`).
+
+    Returns
+    -------
+    ndarray of bool, shape (n_test, K)
+
+    Examples
+    --------
+    >>> from dpcp_tutorial import DPLogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(10000, 1)); y = (X[:, 0] > 0).astype(int)
+    >>> trainer = DPLogisticRegression(x_bound=1.0)
+    >>> dpcp_set(trainer, X, y, [[-0.9], [0.9]], epsilon=2.0, classes=[0, 1], n=10000, rng=1)
+    array([[ True, False],
+           [False,  True]])
     """
     _test_features(X, X_test)
     model = DPCPClassifier(trainer, alpha=alpha, epsilon=epsilon, training_share=training_share, delta=delta,

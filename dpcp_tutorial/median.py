@@ -2,12 +2,12 @@
 
 The exponential mechanism with a public base measure :math:`\\pi` releases
 
-.. math:: \\tilde\\theta \\sim Q_X(d\\theta) \\propto \\exp\\big(\\beta D(\\theta; X)\\big)\\,\\pi(d\\theta),
-          \\qquad \\beta = \\frac{\\varepsilon}{2\\,GS_n(D)},
+.. math:: \\tilde\\theta \\sim Q_X(d\\theta) \\propto \\exp\\big(\\eta D(\\theta; X)\\big)\\,\\pi(d\\theta),
+          \\qquad \\eta = \\frac{\\varepsilon}{2\\,GS_n(D)},
 
 which is :math:`\\varepsilon`-DP for replace-one neighbours with ``n`` public
 (McSherry & Talwar, 2007; Ramsay, Jagannath & Chenouri, 2025). For add/remove
-neighbours the same mechanism, with :math:`\\beta` computed from the data's own
+neighbours the same mechanism, with :math:`\\eta` computed from the data's own
 size, is :math:`\\varepsilon/2`-DP and ``n`` need not be public: for the depths
 here :math:`nD` never decreases and grows by at most :math:`n\\,GS_n` when a
 record is added (chapter 10, theorem ``thm-depth-mechanism``). Two methods
@@ -20,9 +20,9 @@ record is added (chapter 10, theorem ``thm-depth-mechanism``). Two methods
 * ``method="langevin"`` -- **approximate**: unadjusted Langevin on the
   logistic-smoothed integrated dual depth, as in the authors' experiments.
   Its output law only approximates :math:`Q_X`; if it is within total
-  variation :math:`\\eta` of :math:`Q_X` for every data set, the release is
-  :math:`(\\varepsilon, (1 + e^\\varepsilon)\\eta)`-DP, and :math:`\\eta` is not
-  computed. The Langevin median is therefore only **approximately**
+  variation :math:`\\delta_{\\mathrm{TV}}` of :math:`Q_X` for every data set, the
+  release is :math:`(\\varepsilon, (1 + e^\\varepsilon)\\delta_{\\mathrm{TV}})`-DP, and
+  :math:`\\delta_{\\mathrm{TV}}` is not computed. The Langevin median is therefore only **approximately**
   :math:`\\varepsilon`-DP.
 
 Everything the samplers use besides the data -- directions, candidates, the
@@ -67,6 +67,8 @@ from ._validation import (
     check_positive_int,
     check_random_state,
     check_scalar,
+    deprecated_alias,
+    renamed_keywords,
 )
 from .depth import (
     _CHUNK,
@@ -90,7 +92,7 @@ LOCALIZE_SHARE = 0.2
 
 __all__ = [
     "GaussianPrior",
-    "mechanism_beta",
+    "mechanism_eta",
     "public_grid",
     "langevin_step_size",
     "depth_median_log_probabilities",
@@ -185,6 +187,16 @@ class GaussianPrior:
     deviations away from the data and the release lands near the prior, far
     from the data: standardise the data with public constants or centre the
     prior on public knowledge.
+
+    Examples
+    --------
+    >>> prior = GaussianPrior(mean=[125.0, 80.0], scale=20.0)   # blood pressures, mmHg
+    >>> prior.sample(3, 2, rng=0).round(1)
+    array([[127.5,  77.4],
+           [137.8,  82.1],
+           [114.3,  87.2]])
+    >>> round(prior.far_tail_radius(2), 2)
+    5.26
     """
 
     mean: float | tuple
@@ -217,8 +229,16 @@ class GaussianPrior:
         """``size`` i.i.d. draws, shape ``(size, d)``.
 
         Inside :func:`private_depth_median` these are the mechanism's public
-        candidates: a known seed makes them (and the release) reproducible by
-        anyone, so a real release passes ``rng=None``.
+        candidates, drawn from its ``rng`` (:term:`Seed`).
+
+        Parameters
+        ----------
+        size : int
+            Number of draws.
+        d : int
+            Dimension.
+        rng : None, int or numpy.random.Generator, default=None
+            Source of the draws.
         """
         size = check_positive_int(size, "size")
         d = check_positive_int(d, "d")
@@ -240,9 +260,17 @@ class GaussianPrior:
         Parameters
         ----------
         size : int
+            Number of draws.
         box : array-like of shape (2, d)
             Lower corner, then upper corner (:func:`private_depth_median`, ``box``).
-        rng : None, int or numpy.random.Generator
+        rng : None, int or numpy.random.Generator, default=None
+            Source of the draws.
+
+        Examples
+        --------
+        >>> GaussianPrior(0.0, 1.0).sample_in_box(2, [[0, 0], [1, 1]], rng=0).round(2)
+        array([[0.58, 0.23],
+               [0.04, 0.01]])
         """
         from scipy.stats import truncnorm
 
@@ -275,6 +303,13 @@ class GaussianPrior:
         :math:`\\|\\theta - \\mu\\|/\\tau` is :math:`\\chi_d`-distributed under the prior; the
         far tail starts at its :math:`1 - 10^{-6}` quantile, :math:`\\sqrt{\\chi^2_{d,\\,1-10^{-6}}}`
         (about 4.9 in one dimension, 6.0 in five).
+
+        Parameters
+        ----------
+        d : int
+            Dimension.
+        tail : float, default=1e-06
+            The prior mass beyond the radius.
         """
         from scipy.stats import chi2
 
@@ -303,21 +338,62 @@ class GaussianPrior:
         return -(x - self.mean_vector(x.shape[0])) / self.scale ** 2
 
 
-def mechanism_beta(epsilon: float, depth: str, n: int) -> float:
-    """Inverse temperature :math:`\\beta = \\varepsilon / (2\\,GS_n)` of the depth mechanism (chapter 10).
+def mechanism_eta(epsilon: float, depth: str, n: int) -> float:
+    """Inverse temperature :math:`\\eta = \\varepsilon / (2\\,GS_n)` of the depth mechanism (chapter 10).
 
     :math:`\\varepsilon n/2` for halfspace and (smoothed) integrated dual depth,
     :math:`\\varepsilon n/4` for spatial depth.
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of the depth mechanism.
+    depth : {"halfspace", "spatial", "idd", "smoothed_idd"}
+        The utility.
+    n : int
+        Public record count.
+
+    Examples
+    --------
+    >>> mechanism_eta(1.0, "halfspace", 1000)
+    500.0
+    >>> mechanism_eta(1.0, "spatial", 1000)
+    250.0
     """
     return check_epsilon(epsilon) / (2.0 * depth_sensitivity(depth, n))
+
+
+mechanism_beta = deprecated_alias(mechanism_eta, "mechanism_beta")
 
 
 def public_grid(lower: float, upper: float, num: int, d: int) -> np.ndarray:
     """A public grid of candidates: ``num`` equally spaced values per axis in ``[lower, upper]^d``.
 
+    Parameters
+    ----------
+    lower, upper : float
+        Public range of every axis.
+    num : int
+        Points per axis (at least 2; at most :math:`10^6` grid points in all).
+    d : int
+        Dimension.
+
     Returns
     -------
     ndarray of shape (num**d, d)
+
+    Examples
+    --------
+    >>> public_grid(0.0, 1.0, 3, 2)
+    array([[0. , 0. ],
+           [0. , 0.5],
+           [0. , 1. ],
+           [0.5, 0. ],
+           [0.5, 0.5],
+           [0.5, 1. ],
+           [1. , 0. ],
+           [1. , 0.5],
+           [1. , 1. ]])
     """
     lower = check_scalar(lower, "lower")
     upper = check_scalar(upper, "upper")
@@ -332,29 +408,36 @@ def public_grid(lower: float, upper: float, num: int, d: int) -> np.ndarray:
     return np.stack([g.ravel() for g in np.meshgrid(*([axis] * d), indexing="ij")], axis=1)
 
 
-def langevin_step_size(beta: float, directions, smoothing: float = 10.0, prior_scale: float = np.inf) -> float:
+@renamed_keywords(beta="eta")
+def langevin_step_size(eta: float, directions, smoothing: float = 10.0, prior_scale: float = np.inf) -> float:
     """Default (public) Langevin step :math:`h = 1/L` (chapter 10).
 
-    :math:`L = \\beta\\, c\\, s^2\\, \\lambda_{\\max}\\big(\\tfrac1m \\sum_j u_j u_j^\\top\\big) + 1/\\tau^2`
+    :math:`L = \\eta\\, c\\, s^2\\, \\lambda_{\\max}\\big(\\tfrac1m \\sum_j u_j u_j^\\top\\big) + 1/\\tau^2`
     with :math:`c = 1/(6\\sqrt3) + 1/8` bounds the curvature of the log target
-    :math:`\\beta\\, IDD_s + \\log\\pi` for **every** data set, because
+    :math:`\\eta\\, IDD_s + \\log\\pi` for **every** data set, because
     :math:`|\\partial_t^2 F(1-F)| \\le c s^2` for a logistic-smoothed CDF. It
     depends on :math:`\\varepsilon`, :math:`n`, the directions and the prior
     only, never on the data.
 
     Parameters
     ----------
-    beta : float
-        Inverse temperature, ``> 0`` (:func:`mechanism_beta`).
+    eta : float
+        Inverse temperature, ``> 0`` (:func:`mechanism_eta`; ``beta=`` is its
+        deprecated old name).
     directions : array-like of shape (m, d)
         Public, non-zero directions.
-    smoothing : float
+    smoothing : float, default=10.0
         Logistic slope :math:`s > 0`.
-    prior_scale : float
-        Prior standard deviation :math:`\\tau > 0`; ``inf`` (the default) drops
-        the prior's curvature :math:`1/\\tau^2`.
+    prior_scale : float, default=inf
+        Prior standard deviation :math:`\\tau > 0`; ``inf`` drops the prior's
+        curvature :math:`1/\\tau^2`.
+
+    Examples
+    --------
+    >>> print(f"{langevin_step_size(500.0, np.eye(2), prior_scale=1.0):.3g}")
+    0.000181
     """
-    beta = check_scalar(beta, "beta", low=0.0, hint="it is the inverse temperature, see mechanism_beta")
+    eta = check_scalar(eta, "eta", low=0.0, hint="it is the inverse temperature, see mechanism_eta")
     u = check_2d(directions, "directions")
     norms = np.linalg.norm(u, axis=1)
     if np.any(norms == 0) or not np.all(np.isfinite(norms)):
@@ -366,10 +449,10 @@ def langevin_step_size(beta: float, directions, smoothing: float = 10.0, prior_s
                                    high_inclusive=True, hint="it is the prior's standard deviation "
                                    f"(between {_MIN_SCALE:g} and {_MAX_SCALE:g}); pass numpy.inf for a flat prior")
     lam = float(np.linalg.eigvalsh(u.T @ u / u.shape[0])[-1])
-    curvature = beta * _CURVATURE * s ** 2 * lam + 1.0 / float(prior_scale) ** 2   # Python floats: may be 0 or inf
+    curvature = eta * _CURVATURE * s ** 2 * lam + 1.0 / float(prior_scale) ** 2   # Python floats: may be 0 or inf
     step = 1.0 / curvature if curvature > 0.0 else math.inf
     if not (math.isfinite(step) and step > 0):
-        raise ValueError(f"beta={beta:g}, smoothing={s:g} and prior_scale={prior_scale:g} give no usable step "
+        raise ValueError(f"eta={eta:g}, smoothing={s:g} and prior_scale={prior_scale:g} give no usable step "
                          "(it under- or overflows); use moderate values")
     return step
 
@@ -485,29 +568,39 @@ def depth_median_log_probabilities(data, epsilon: float, candidates, depth: str 
                                    directions=None, smoothing: float = 10.0) -> np.ndarray:
     """Exact output law of the candidate mechanism, in log space (chapter 10).
 
-    .. math:: \\log P(\\tilde\\theta = c_k) = \\beta D(c_k; X) - \\log \\sum_l e^{\\beta D(c_l; X)}
+    .. math:: \\log P(\\tilde\\theta = c_k) = \\eta D(c_k; X) - \\log \\sum_l e^{\\eta D(c_l; X)}
 
     Parameters
     ----------
     data : array-like of shape (n, d)
+        The private sample.
     epsilon : float
+        Privacy budget.
     candidates : array-like of shape (K, d)
         Public, data-independent candidates. A candidate may equal a data row
         (lattice data on a public grid); nothing is refused on that ground.
-    depth : {"halfspace", "spatial", "idd", "smoothed_idd"}
-    directions : array-like of shape (m, d), optional
+    depth : {"halfspace", "spatial", "idd", "smoothed_idd"}, default="halfspace"
+        The utility.
+    directions : array-like of shape (m, d), default=None
         Public directions. Required for ``"idd"``, ``"smoothed_idd"`` and for
         ``"halfspace"`` when ``d > 2`` (exact halfspace depth is used for ``d <= 2``).
-    smoothing : float
+    smoothing : float, default=10.0
         Logistic slope for ``"smoothed_idd"``.
 
     Returns
     -------
     ndarray of shape (K,)
+
+    Examples
+    --------
+    >>> data = np.random.default_rng(0).normal(size=(100, 2))
+    >>> cand = public_grid(-1.0, 1.0, 3, 2)
+    >>> np.exp(depth_median_log_probabilities(data, 0.2, cand)).round(3)
+    array([0.02 , 0.054, 0.022, 0.036, 0.726, 0.06 , 0.016, 0.036, 0.03 ])
     """
     data = _check_data(data)
     depth = check_depth_name(depth)
-    beta = mechanism_beta(epsilon, depth, data.shape[0])
+    eta = mechanism_eta(epsilon, depth, data.shape[0])
     cand = _check_candidates(candidates, data)
     smoothing = check_scalar(smoothing, "smoothing", low=0.0)
     needs = depth in ("idd", "smoothed_idd") or (depth == "halfspace" and data.shape[1] > 2)
@@ -515,23 +608,10 @@ def depth_median_log_probabilities(data, epsilon: float, candidates, depth: str 
         raise ValueError(f"depth={depth!r} in d={data.shape[1]} needs public `directions` "
                          "(e.g. random_directions(500, d, rng)) so that the law is well defined")
     values = _depth_at(cand, data, depth, directions, smoothing)
-    return log_softmax(beta * (values - values.max()))
+    return log_softmax(eta * (values - values.max()))
 
 
-_UNSET = object()
-
-
-def _resolve_method(method, sampler) -> str:
-    """``method``, or the deprecated alias ``sampler`` with a FutureWarning (never both)."""
-    if sampler is not _UNSET:
-        import warnings
-
-        if method is not None:
-            raise TypeError("pass method= only: sampler= is its deprecated alias")
-        check_choice(sampler, "sampler", ("candidates", "langevin"), "it is the deprecated alias of method=")
-        warnings.warn("private_depth_median's sampler= is renamed method= (sampler= means the noise sampler "
-                      "elsewhere in the package, e.g. sampler='opendp'); pass method=", FutureWarning, stacklevel=3)
-        method = sampler
+def _resolve_method(method) -> str:
     return check_choice("candidates" if method is None else method, "method", ("candidates", "langevin"),
                         "'candidates' is the exact mechanism, 'langevin' the approximate one")
 
@@ -555,6 +635,26 @@ def private_prior(data, epsilon: float, rng: RandomLike = None) -> GaussianPrior
     (add/remove and replace-one alike); the prior is a function of that
     release only (post-processing). The centre is clipped to the prior's public
     range :math:`\\pm 10^{100}` and the scale to :math:`[10^{-100}, 10^{100}]`.
+
+    Parameters
+    ----------
+    data : array-like of shape (n, d)
+        The private sample.
+    epsilon : float
+        Budget of the localisation.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise (:term:`Seed`).
+
+    Returns
+    -------
+    GaussianPrior
+
+    Examples
+    --------
+    >>> data = np.random.default_rng(0).normal(loc=50.0, size=(2000, 2))
+    >>> prior = private_prior(data, 1.0, rng=1)
+    >>> np.round(prior.mean, 1), round(prior.scale, 1)
+    (array([49.9, 50. ]), 0.8)
     """
     from .localize import private_localization
 
@@ -570,12 +670,12 @@ def depth_median_account(epsilon: float, prior: str = "public", localize_share: 
     ----------
     epsilon : float
         The ``epsilon`` passed to :func:`private_depth_median`.
-    prior : {"public", "private"}
+    prior : {"public", "private"}, default="public"
         ``"public"``: a public prior, box or candidates; ``"private"``:
         ``prior="private"``.
-    localize_share : float, optional
+    localize_share : float, default=None
         With ``prior="private"``: the share of ``epsilon`` spent on the
-        localisation (default 0.2).
+        localisation (``None``: 0.2).
 
     Returns
     -------
@@ -588,6 +688,12 @@ def depth_median_account(epsilon: float, prior: str = "public", localize_share: 
         and half that under add/remove; sequential composition, chapter 19,
         ``thm-private-prior``). The Langevin method is only approximately DP
         and has no certified account.
+
+    Examples
+    --------
+    >>> acc = depth_median_account(1.0, "private")
+    >>> acc.relation, round(acc.epsilon, 3)
+    ('replace-one', 1.0)
     """
     from .accounting import Spend, make_account
 
@@ -606,16 +712,17 @@ def depth_median_account(epsilon: float, prior: str = "public", localize_share: 
                         composition="sequential: both parts read every record" if share else None)
 
 
+@renamed_keywords(sampler="method")    # sampler= means the noise sampler elsewhere (sampler="opendp")
 def private_depth_median(data, epsilon: float, depth: str = "spatial", method: str | None = None,
                          prior: GaussianPrior | str | None = None, *, localize_share: float | None = None,
                          box=None, candidates=None, n_candidates: int = 1000,
                          directions=None, n_directions: int | None = None, smoothing: float = 10.0,
                          start=None, n_steps: int | None = None, step_size: float | None = None,
-                         rng: RandomLike = None, progress: bool = False, sampler=_UNSET) -> np.ndarray:
+                         rng: RandomLike = None, progress: bool = False) -> np.ndarray:
     """:math:`\\varepsilon`-DP depth median by the exponential mechanism with a public prior (chapter 10).
 
-    Releases a draw from :math:`Q_X \\propto \\exp(\\beta D(\\theta; X))\\pi(d\\theta)`
-    with :math:`\\beta = \\varepsilon/(2\\,GS_n)` (:func:`mechanism_beta`).
+    Releases a draw from :math:`Q_X \\propto \\exp(\\eta D(\\theta; X))\\pi(d\\theta)`
+    with :math:`\\eta = \\varepsilon/(2\\,GS_n)` (:func:`mechanism_eta`).
 
     Parameters
     ----------
@@ -628,22 +735,23 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
         :math:`\\varepsilon`-DP. Under add/remove neighbours the same release
         is :math:`\\varepsilon/2`-DP and ``n`` need not be public (chapter 10,
         ``thm-depth-mechanism``).
-    depth : {"spatial", "halfspace", "idd", "smoothed_idd"}
-        The utility; default ``"spatial"``, whose cost is :math:`O(Knd)` for
+    depth : {"spatial", "halfspace", "idd", "smoothed_idd"}, default="spatial"
+        The utility; ``"spatial"``, the default, costs is :math:`O(Knd)` for
         :math:`K` candidates (about as long as one pass over the data per
         candidate). The exact 2-D halfspace depth sorts the data's angles
         around every candidate, :math:`O(Kn \\log n)`, which is more than ten
         times slower at :math:`n = 10^6` (``python -m benchmarks median``).
         ``method="langevin"`` needs ``"smoothed_idd"``.
-    method : {"candidates", "langevin"}
+    method : {"candidates", "langevin"}, default=None
         ``"candidates"``: exact finite mechanism over data-independent candidates,
         **exactly** :math:`\\varepsilon`-DP. ``"langevin"``: unadjusted Langevin
-        :math:`\\theta_{t+1} = \\theta_t + h(\\nabla\\log\\pi + \\beta\\nabla IDD_s)(\\theta_t) + \\sqrt{2h}\\,\\xi_t`,
+        :math:`\\theta_{t+1} = \\theta_t + h(\\nabla\\log\\pi + \\eta\\nabla IDD_s)(\\theta_t) + \\sqrt{2h}\\,\\xi_t`,
         releasing the last iterate; **only approximately** :math:`\\varepsilon`-DP: if its
-        output law is within total variation :math:`\\eta` of :math:`Q_X` for every data
-        set it is :math:`(\\varepsilon, (1 + e^\\varepsilon)\\eta)`-DP, and :math:`\\eta` is not
-        computed (chapter 10). Default ``"candidates"``.
-    prior : GaussianPrior or "private"
+        output law is within total variation :math:`\\delta_{\\mathrm{TV}}` of :math:`Q_X` for
+        every data set it is :math:`(\\varepsilon, (1 + e^\\varepsilon)\\delta_{\\mathrm{TV}})`-DP,
+        and :math:`\\delta_{\\mathrm{TV}}` is not computed (chapter 10). ``None`` means
+        ``"candidates"``. (``sampler=`` is its deprecated old name.)
+    prior : GaussianPrior or "private", default=None
         Public prior :math:`\\pi`, **required** unless explicit public
         ``candidates`` or a public ``box`` are given (with candidates it is only
         used for the far-tail check). Candidates are drawn from it; Langevin uses its
@@ -658,10 +766,10 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
         ``n`` private (:func:`depth_median_account`; chapter 19). Not combined
         with explicit ``candidates``. It needs :math:`n\\varepsilon a/d` large
         enough to find every coordinate (chapter 19 measures it).
-    localize_share : float, optional
+    localize_share : float, default=None
         With ``prior="private"`` only: the share :math:`a \\in (0, 1)` of
-        ``epsilon`` spent on the localisation; default 0.2.
-    box : array-like of shape (2, d), optional
+        ``epsilon`` spent on the localisation; ``None`` means 0.2.
+    box : array-like of shape (2, d), default=None
         Public box :math:`B = \\prod_k [l_k, h_k]` that contains the median,
         ``((l_1, ..., l_d), (h_1, ..., h_d))``, from public knowledge (a
         codebook, the instrument's range, a public cap), never from the data.
@@ -675,45 +783,43 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
         :math:`\\varepsilon`-DP for every candidate set; clipping the Langevin
         iterate is post-processing. Data outside the box are allowed (the
         depths are defined for all data).
-    candidates : array-like of shape (K, d), optional
+    candidates : array-like of shape (K, d), default=None
         Public candidates, e.g. :func:`public_grid`. By default ``n_candidates``
         draws from ``prior`` (restricted to ``box`` if given) or, with ``box``
         and no prior, uniform draws in the box. The caller is responsible for their independence
         from the data; a candidate that equals a data row is allowed (the
         mechanism is exactly epsilon-DP for every fixed public candidate set,
         lattice data included), and nothing is refused on that ground.
-    n_candidates : int
+    n_candidates : int, default=1000
         Number of prior draws when ``candidates`` is not given.
-    directions : array-like of shape (m, d), optional
+    directions : array-like of shape (m, d), default=None
         Public directions for the direction-based depths (``"idd"``,
         ``"smoothed_idd"``, and ``"halfspace"`` when ``d > 2``); by default
         ``n_directions`` are drawn from ``rng`` (1000 for halfspace, 500 otherwise).
         For ``d <= 2`` halfspace depth is exact unless directions are given.
-    n_directions : int, optional
-    smoothing : float
+    n_directions : int, default=None
+        Number of random directions drawn when ``directions`` is not given.
+    smoothing : float, default=10.0
         Logistic slope :math:`s` of the smoothed IDD.
-    start : array-like of shape (d,), optional
+    start : array-like of shape (d,), default=None
         Langevin starting point; by default a draw from :math:`N(\\text{prior mean}, I_d)`
         (the authors' choice). Must be data-independent (it may equal a data row).
-    n_steps : int, optional
+    n_steps : int, default=None
         Langevin steps; by default :math:`\\max(1000, 80d)`, a public rule of thumb
         that reaches the stationary regime with the default step on unit-scale
         data (chapter 10). At most :math:`10^8/d` (the noise is drawn up front).
-    step_size : float, optional
+    step_size : float, default=None
         Langevin step :math:`h`; by default :func:`langevin_step_size`. Must be
         below :math:`2\\tau^2` (:math:`\\tau` the prior scale), which keeps the
         chain stable for every data set. The defaults of ``start``,
         ``n_steps`` and ``step_size`` **assume standardised data** (see Notes).
-    rng : None, int or numpy.random.Generator
+    rng : None, int or numpy.random.Generator, default=None
         Randomness, used in the order: the localisation (with
-        ``prior="private"``), directions, candidates or start, sampling. A known seed makes the release reproducible by anyone who
-        knows it, hence not private: use ``rng=None`` (fresh OS entropy) for a
-        real release.
-    progress : bool
+        ``prior="private"``), directions, candidates or start, sampling;
+        ``None`` for a real release (:term:`Seed`).
+    progress : bool, default=False
         Show a tqdm progress bar (on stderr) over the depth computation or the
         Langevin steps; off by default. The release is the same either way.
-    sampler : {"candidates", "langevin"}
-        Deprecated alias of ``method`` (FutureWarning).
 
     Returns
     -------
@@ -773,12 +879,20 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
         iterates (computed from the public settings and the data-independent
         noise, before the chain runs) leaves the floating-point range. Nothing
         is raised because of data values (tests/test_private_errors.py).
+
+    Examples
+    --------
+    >>> data = np.random.default_rng(0).normal(loc=1.0, size=(500, 2))
+    >>> box = ([-3.0, -3.0], [3.0, 3.0])          # public bounds on the median
+    >>> private_depth_median(data, 1.0, prior=GaussianPrior(0.0, 1.0), box=box,
+    ...                      rng=1).round(2)
+    array([0.86, 0.96])
     """
     data = _check_data(data)
     n, d = data.shape
     depth = check_depth_name(depth)
     epsilon = check_epsilon(epsilon)
-    method = _resolve_method(method, sampler)
+    method = _resolve_method(method)
     private = isinstance(prior, str)
     if private and prior != "private":
         raise ValueError(f"prior must be a GaussianPrior or 'private', got {prior!r}")
@@ -786,7 +900,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
     if private and candidates is not None:
         raise ValueError("prior='private' builds the law of the candidates; it is not combined with explicit "
                          "candidates (drop candidates=, or pass a public prior)")
-    beta = mechanism_beta((1.0 - share) * epsilon, depth, n)
+    eta = mechanism_eta((1.0 - share) * epsilon, depth, n)
     n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=_MAX_CANDIDATES)  # checked in every mode
     smoothing = check_scalar(smoothing, "smoothing", low=0.0, hint="it is the logistic slope s of the smoothed "
                              "integrated dual depth (the authors use s = 10)")
@@ -828,7 +942,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
             cand = _check_candidates(candidates, data)
             _check_candidates_in_box(cand, box)
         values = _depth_at(cand, data, depth, u, smoothing, progress)
-        release = cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
+        release = cand[gumbel_max_sample(eta * (values - values.max()), rng)].copy()
         if prior is not None:
             _warn_far_tail(release, prior)
         return release
@@ -839,7 +953,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
         raise ValueError(f"n_steps={n_steps} in d={d} dimensions needs n_steps * d > 1e8 noise draws, more than "
                          "fit in memory; use fewer steps")
     mean, precision = prior.mean_vector(d), 1.0 / prior.scale ** 2
-    h = langevin_step_size(beta, u, smoothing, prior.scale) if step_size is None else \
+    h = langevin_step_size(eta, u, smoothing, prior.scale) if step_size is None else \
         check_scalar(step_size, "step_size", low=0.0, high=2.0 * prior.scale ** 2,
                      hint="a step of 2 * prior.scale**2 or more makes the chain unstable for every data set")
     if start is None:
@@ -848,14 +962,14 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
         theta = _check_point(start, d, "start")
     noise = np.sqrt(2.0 * h) * rng.standard_normal((n_steps, d))
     # A public bound on every iterate, for every data set: per coordinate x = theta - mean follows
-    # x' = (1 - a) x + h beta grad + noise with a = h / tau^2 in (0, 2) and |grad| <= s / 4 (the smoothed
-    # IDD's gradient: |(1 - 2F) F'| <= 1/4 and unit directions), so |x_t| <= |x_0| + (h beta s/4 + max|noise|)
+    # x' = (1 - a) x + h eta grad + noise with a = h / tau^2 in (0, 2) and |grad| <= s / 4 (the smoothed
+    # IDD's gradient: |(1 - 2F) F'| <= 1/4 and unit directions), so |x_t| <= |x_0| + (h eta s/4 + max|noise|)
     # / min(a, 2 - a). It uses no data, so refusing on it is not a release.
     a = h * precision
-    bound = float(np.abs(theta - mean).max()) + (h * beta * smoothing / 4.0 + float(np.abs(noise).max())) \
+    bound = float(np.abs(theta - mean).max()) + (h * eta * smoothing / 4.0 + float(np.abs(noise).max())) \
         / min(a, 2.0 - a) + float(np.abs(mean).max())
     if not bound < _LANGEVIN_LIMIT:
-        raise ValueError(f"with these public settings (step_size={h:.3g}, beta={beta:.3g}, prior scale "
+        raise ValueError(f"with these public settings (step_size={h:.3g}, eta={eta:.3g}, prior scale "
                          f"{prior.scale:.3g}) the chain's iterates are not bounded below {_LANGEVIN_LIMIT:g}; "
                          "use a smaller step_size, a smaller prior scale or the default step")
     cdfs = _smoothed_cdfs(data, u, smoothing, dtype=np.float32)   # drift only: float32 is ample
@@ -863,7 +977,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
 
     for step in tqdm(range(n_steps), desc=f"Langevin median (n={n}, d={d})", unit="step", leave=False,
                      disable=not progress):
-        drift = beta * _smoothed_gradient(cdfs, u, u @ theta) - precision * (theta - mean)
+        drift = eta * _smoothed_gradient(cdfs, u, u @ theta) - precision * (theta - mean)
         theta = theta + h * drift + noise[step]
     if box is not None:
         theta = np.clip(theta, box[0], box[1])       # post-processing of the last iterate: free
@@ -894,14 +1008,21 @@ def spatial_median(data, tol: float = 1e-10, max_iter: int = 10_000) -> np.ndarr
     Parameters
     ----------
     data : array-like of shape (n, d)
-    tol : float
+        The sample.
+    tol : float, default=1e-10
         Stop when a step is shorter than ``tol`` times the median distance of
         the data to their coordinate-wise median.
-    max_iter : int
+    max_iter : int, default=10000
+        Most Weiszfeld steps.
 
     Returns
     -------
     ndarray of shape (d,)
+
+    Examples
+    --------
+    >>> spatial_median([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [10.0, 10.0]]).round(3)
+    array([0.5, 0.5])
     """
     data = _check_data(data)
     tol = check_scalar(tol, "tol", low=0.0)
@@ -948,9 +1069,38 @@ def depth_median(data, depth: str = "spatial", *, candidates=None, directions=No
     the depth computation (candidates, or every data point for ``"halfspace"``
     and ``"idd"``: :math:`n^2 \\log n` work for the exact 2-D halfspace depth).
 
+    Parameters
+    ----------
+    data : array-like of shape (n, d)
+        The sample, ``n >= 2``.
+    depth : {"spatial", "halfspace", "idd", "smoothed_idd"}, default="spatial"
+        The depth whose maximiser is returned.
+    candidates : array-like of shape (K, d), default=None
+        Restrict the maximisation to these points.
+    directions : array-like of shape (m, d), default=None
+        Directions for ``"idd"``, ``"smoothed_idd"`` and ``"halfspace"`` in
+        ``d > 2`` (or in ``d <= 2`` instead of the exact depth).
+    n_directions : int, default=None
+        Random directions drawn when ``directions`` is not given (1000 for
+        halfspace, 500 otherwise).
+    smoothing : float, default=10.0
+        Logistic slope :math:`s` of the smoothed IDD.
+    start : array-like of shape (d,), default=None
+        Starting point of L-BFGS for ``"smoothed_idd"``.
+    rng : None, int or numpy.random.Generator, default=None
+        Draws the random directions.
+    progress : bool, default=False
+        Show a tqdm progress bar.
+
     Returns
     -------
     ndarray of shape (d,)
+
+    Examples
+    --------
+    >>> data = np.random.default_rng(0).normal(size=(200, 2))
+    >>> depth_median(data, "halfspace").round(3)
+    array([-0.191, -0.02 ])
     """
     data = _check_data(data)
     n, d = data.shape

@@ -109,7 +109,7 @@ from .median import (
     _check_localize_share,
     _draw_candidates,
     _warn_far_tail,
-    mechanism_beta,
+    mechanism_eta,
 )
 from .mechanisms import gumbel_max_sample
 from .private_split import pps_choose_m, pps_grid
@@ -1220,7 +1220,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     else:
         counts = np.rint(stat).astype(np.int64).reshape((2,) + cand_proj.shape)
         values = (_counts.halfspace_from_counts if depth == "halfspace" else _counts.idd_from_counts)(counts, n)
-    beta = mechanism_beta((1.0 - share) * epsilon, depth, n)
+    beta = mechanism_eta((1.0 - share) * epsilon, depth, n)
     release = cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
     if prior is not None:
         _warn_far_tail(release, prior)         # as in memory: the release and the public prior only

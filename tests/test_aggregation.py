@@ -16,7 +16,7 @@ from dpcp_tutorial import (
     dp_clipped_mean_aggregate,
     gaussian_sigma,
     halfspace_depth,
-    mechanism_beta,
+    mechanism_eta,
     private_median_aggregate,
     random_directions,
     robust_aggregate,
@@ -64,7 +64,7 @@ def test_log_probabilities_are_the_exponential_mechanism():
     updates = _clients(20, 2, seed=5)
     cand = ball_candidates(500, 2, 4.0, rng=6)
     values = halfspace_depth(cand, updates)
-    expected = mechanism_beta(1.5, "halfspace", 20) * values
+    expected = mechanism_eta(1.5, "halfspace", 20) * values
     expected -= logsumexp(expected)
     assert np.allclose(aggregation_log_probabilities(updates, 1.5, cand), expected, atol=1e-10)
 
@@ -131,7 +131,7 @@ def test_robustness_theorem_bound_holds(seed):
     for epsilon in (1.0, 3.0, 6.0):
         p = np.exp(aggregation_log_probabilities(updates, epsilon, cand, directions=u))
         t = values.max()
-        bound = out.sum() / np.sum(values >= t) * np.exp(-mechanism_beta(epsilon, "halfspace", 36) * (t - 6 / 36))
+        bound = out.sum() / np.sum(values >= t) * np.exp(-mechanism_eta(epsilon, "halfspace", 36) * (t - 6 / 36))
         assert p[out].sum() <= bound + 1e-12
 
 

@@ -187,13 +187,13 @@ BASE = {
     "interval_width": (None, dict(intervals=INTERVALS)),
     "lac_prediction_set": (None, dict(proba=PROBA, qhat=0.5)),
     "lac_score": (None, dict(proba=PROBA, y=LABELS)),
-    "langevin_step_size": (None, dict(beta=10.0, directions=DIRS)),
+    "langevin_step_size": (None, dict(eta=10.0, directions=DIRS)),
     "laplace_mechanism": (None, dict(value=1.0, sensitivity=1.0, epsilon=1.0, rng=0)),
     "laplace_scale": (None, dict(sensitivity=1.0, epsilon=1.0)),
     "make_cauchy": (None, dict(n=10, d=2, rng=0)),
     "make_contaminated_gaussian": (None, dict(n=10, d=2, rng=0)),
     "make_heteroscedastic_regression": (None, dict(n=10, rng=0)),
-    "mechanism_beta": (None, dict(epsilon=1.0, depth="halfspace", n=100)),
+    "mechanism_eta": (None, dict(epsilon=1.0, depth="halfspace", n=100)),
     "normalized_residual_score": (None, dict(y_true=Y, y_pred=Y * 0.9, bound=2.0)),
     "output_perturbation_sensitivity": (None, dict(x_bound=1.0, l2=1.0)),
     "pps_choose_m": (None, dict(n=500, alpha=0.1, epsilon=1.0, candidates=[10, 50, 100], rng=0)),
@@ -433,7 +433,7 @@ MODES = {
     "laplace_histogram_quantile[paper]": ("laplace_histogram_quantile", dict(scores=SCORES, alpha=0.1,
                                                                              epsilon=1.0, bins=20,
                                                                              variant="paper", rng=0)),
-    "opendp_quantile[raw]": ("opendp_quantile", dict(scores=SCORES, alpha=0.1, epsilon=1.0, bins=20, level="raw",
+    "opendp_quantile[raw]": ("opendp_quantile", dict(scores=SCORES, alpha=0.1, epsilon=1.0, bins=20, variant="raw",
                                                      rng=0)),
     "pure_dp_to_zcdp[bun-steinke]": ("pure_dp_to_zcdp", dict(epsilon=1.0, conversion="bun-steinke")),
     "coinpress_mean[in_place]": ("coinpress_mean", dict(data=DATA2, rho=0.5, radius=10.0, variant="in_place",
@@ -558,11 +558,11 @@ _KIND_OVERRIDES = {
     ("aps_score", "y"): "labels",
     ("lac_score", "y"): "labels",
     ("set_coverage", "y"): "labels",
-    ("langevin_step_size", "beta"): _POS,                # an inverse temperature, not a level
+    ("langevin_step_size", "eta"): _POS,                 # an inverse temperature
     ("DPSGDClassifier", "epsilon"): _POS,
     ("full_conformal_interval", "X"): "arr2",
     ("depth_sensitivity", "depth"): "choice",
-    ("mechanism_beta", "depth"): "choice",
+    ("mechanism_eta", "depth"): "choice",
     ("pcoqs_quantile", "rho"): _POS,
     ("unbounded_quantile_miscoverage_bound", "m"): "real",    # a real target count, not a grid size
     ("PublicScaler", "low"): "real_or_array",            # one range for all features, or one per feature

@@ -12,7 +12,7 @@ from dpcp_tutorial import (
     halfspace_depth,
     integrated_dual_depth,
     langevin_step_size,
-    mechanism_beta,
+    mechanism_eta,
     private_depth_median,
     public_grid,
     random_directions,
@@ -156,7 +156,7 @@ def test_langevin_reaches_the_optimum_with_the_laplace_spread():
     data = _symmetric_data(100, 2, centre, rng)
     u = random_directions(50, 2, rng=18)
     eps = 60.0
-    beta = mechanism_beta(eps, "smoothed_idd", len(data))
+    beta = mechanism_eta(eps, "smoothed_idd", len(data))
     tc = _project(centre[None], u)[0]
     proj = _project(data, u)
     sig = 1 / (1 + np.exp(-10 * (tc - proj)))
@@ -263,9 +263,9 @@ def test_depth_median_variants():
 
 
 def test_mechanism_beta_and_grid():
-    assert mechanism_beta(10.0, "halfspace", 10_000) == pytest.approx(50_000)
-    assert mechanism_beta(10.0, "spatial", 10_000) == pytest.approx(25_000)
-    assert mechanism_beta(10.0, "smoothed_idd", 10_000) == pytest.approx(50_000)
+    assert mechanism_eta(10.0, "halfspace", 10_000) == pytest.approx(50_000)
+    assert mechanism_eta(10.0, "spatial", 10_000) == pytest.approx(25_000)
+    assert mechanism_eta(10.0, "smoothed_idd", 10_000) == pytest.approx(50_000)
     g = public_grid(0, 1, 3, 2)
     assert g.shape == (9, 2) and set(g[:, 0]) == {0.0, 0.5, 1.0}
 
@@ -523,3 +523,19 @@ def test_depth_median_progress_bar_gives_the_same_median(capsys):
     np.testing.assert_array_equal(depth_median(data, "spatial", candidates=grid, progress=True),
                                   depth_median(data, "spatial", candidates=grid))
     assert "depth of" in capsys.readouterr().err
+
+
+def test_old_names_of_the_inverse_temperature_warn_and_give_the_same_result():
+    """``mechanism_beta`` and ``langevin_step_size(beta=)`` are deprecated spellings of ``mechanism_eta``, ``eta=``."""
+    import dpcp_tutorial
+    from dpcp_tutorial.median import mechanism_beta
+
+    assert "mechanism_beta" not in dpcp_tutorial.__all__ and dpcp_tutorial.mechanism_beta is mechanism_beta
+    with pytest.warns(FutureWarning, match="mechanism_beta is renamed mechanism_eta"):
+        assert mechanism_beta(2.0, "spatial", 100) == mechanism_eta(2.0, "spatial", 100)
+    u = np.eye(2)
+    with pytest.warns(FutureWarning, match="beta= is renamed eta="):
+        old = langevin_step_size(beta=50.0, directions=u)
+    assert old == langevin_step_size(eta=50.0, directions=u)
+    with pytest.raises(TypeError, match="pass eta= only"):
+        langevin_step_size(eta=50.0, beta=50.0, directions=u)

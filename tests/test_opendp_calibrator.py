@@ -74,10 +74,10 @@ def test_our_sampler_and_opendps_follow_the_same_exact_law(relation):
     scores = np.array([0.05, 0.1, 0.2, 0.3, 0.45, 0.5, 0.6, 0.62, 0.8, 0.9, 0.95, 0.97])
     epsilon, bins = 1.0, 8
     cand, util, scale, a, meas, _ = _opendp_release(scores, 0.25, epsilon, bins, 0.0, 1.0, "raw", relation, None)
-    _, probs = opendp_quantile_probabilities(scores, 0.25, epsilon, bins=bins, level="raw", relation=relation)
+    _, probs = opendp_quantile_probabilities(scores, 0.25, epsilon, bins=bins, variant="raw", relation=relation)
     assert probs.max() < 0.6 and np.sum(probs > 0.02) >= 4       # a law with spread: the test has power
     gen = np.random.default_rng(5)
-    ours = [opendp_quantile(scores, 0.25, epsilon, bins=bins, level="raw", relation=relation, rng=gen)
+    ours = [opendp_quantile(scores, 0.25, epsilon, bins=bins, variant="raw", relation=relation, rng=gen)
             for _ in range(1200)]
     theirs = [meas([float(s) for s in scores]) for _ in range(1200)]
     p_ours, p_theirs = _chi_square_p(ours, cand, probs), _chi_square_p(theirs, cand, probs)
@@ -93,7 +93,7 @@ def test_opendps_law_is_permute_and_flip_not_the_softmax(relation):
     cand, util, scale, a, meas, _ = _opendp_release(scores, 0.25, 1.0, 2, 0.0, 1.0, "raw", relation, None)
     assert a == 0.75 and np.allclose(util, [0.0, 3.0])
     pf, softmax = 1 - math.exp(-3.0 / scale) / 2, 1 / (1 + math.exp(-3.0 / scale))
-    _, probs = opendp_quantile_probabilities(scores, 0.25, 1.0, bins=2, level="raw", relation=relation)
+    _, probs = opendp_quantile_probabilities(scores, 0.25, 1.0, bins=2, variant="raw", relation=relation)
     assert probs[0] == pytest.approx(pf, abs=1e-12)
     draws = 1500
     best = sum(meas([float(v) for v in scores]) == 0.5 for _ in range(draws)) / draws
@@ -230,7 +230,7 @@ def test_raw_level_is_opendp_as_is_and_can_under_cover():
     """Raw OpenDP at a = 1 - alpha on tied data: coverage well below 1 - alpha (exact law, no Monte Carlo)."""
     values = np.array([0.1, 0.5, 0.6])
     scores = np.r_[np.full(88, 0.1), np.full(4, 0.5), np.full(8, 0.6)]    # P(S <= 0.5) = 0.92
-    cand, probs = opendp_quantile_probabilities(scores, 0.1, 2.0, bins=10, level="raw")
+    cand, probs = opendp_quantile_probabilities(scores, 0.1, 2.0, bins=10, variant="raw")
     cdf = np.array([np.sum(scores <= c + 1e-12) / scores.size for c in cand])
     print(f"raw OpenDP on tied data: coverage {probs @ cdf:.3f}")
     assert probs @ cdf < 0.9
@@ -245,13 +245,13 @@ def test_same_seed_same_result_and_trivial_release_reads_no_scores():
     assert opendp_quantile(scores[:50], 0.1, 0.5, rng=0) == 1.0
     assert opendp_quantile(scores[:50] * 0, 0.1, 0.5, rng=0) == 1.0
     gen = np.random.default_rng(1)
-    assert len({opendp_quantile(scores, 0.1, 0.3, level="raw", rng=gen) for _ in range(10)}) > 1
+    assert len({opendp_quantile(scores, 0.1, 0.3, variant="raw", rng=gen) for _ in range(10)}) > 1
 
 
 @pytest.mark.parametrize("call", [
     lambda: opendp_quantile([0.1, 0.2], 0.0, 1.0),
     lambda: opendp_quantile([0.1, 0.2], 0.1, 0.0),
-    lambda: opendp_quantile([0.1, 0.2], 0.1, 1.0, level="exact"),
+    lambda: opendp_quantile([0.1, 0.2], 0.1, 1.0, variant="exact"),
     lambda: opendp_quantile([0.1, 0.2], 0.1, 1.0, relation="swap"),
     lambda: opendp_quantile([0.1, 0.2], 0.1, 1.0, n=0),
     lambda: opendp_quantile([0.1, np.nan], 0.1, 1.0),
@@ -292,3 +292,17 @@ def test_opendp_contrib_is_enabled_only_while_the_package_builds_a_measurement()
     finally:
         GLOBAL_FEATURES.clear()
         GLOBAL_FEATURES.update(saved)
+
+
+def test_level_is_the_deprecated_name_of_variant():
+    scores = np.random.default_rng(4).uniform(size=300)
+    new = opendp_quantile(scores, 0.1, 1.0, bins=20, variant="raw", rng=5)
+    with pytest.warns(FutureWarning, match="level= is renamed variant="):
+        assert opendp_quantile(scores, 0.1, 1.0, bins=20, level="raw", rng=5) == new
+    _, law = opendp_quantile_probabilities(scores, 0.1, 1.0, bins=20, variant="raw")
+    with pytest.warns(FutureWarning, match="level= is renamed variant="):
+        _, old_law = opendp_quantile_probabilities(scores, 0.1, 1.0, bins=20, level="raw")
+    np.testing.assert_array_equal(old_law, law)
+    for fn in (opendp_quantile, opendp_quantile_probabilities):
+        with pytest.raises(TypeError, match="pass variant= only"):
+            fn(scores, 0.1, 1.0, bins=20, variant="raw", level="raw")

@@ -322,7 +322,7 @@ _CALIBRATORS = {
     "laplace_histogram_quantile(paper)": lambda s, **kw: dp.laplace_histogram_quantile(s, 0.1, 1.0, bins=20,
                                                                                         variant="paper", **kw),
     "opendp_quantile": lambda s, **kw: dp.opendp_quantile(s, 0.1, 1.0, bins=20, **kw),
-    "opendp_quantile(raw)": lambda s, **kw: dp.opendp_quantile(s, 0.1, 1.0, bins=20, level="raw", **kw),
+    "opendp_quantile(raw)": lambda s, **kw: dp.opendp_quantile(s, 0.1, 1.0, bins=20, variant="raw", **kw),
 }
 
 

@@ -125,8 +125,8 @@ def test_the_opendp_level_keeps_the_proven_coverage_bound():
 
 def test_opendp_quantile_with_opendps_own_sampler_follows_the_exact_law():
     scores = np.array([0.05, 0.1, 0.2, 0.3, 0.45, 0.5, 0.6, 0.62, 0.8, 0.9, 0.95, 0.97])
-    cand, law = dp.opendp_quantile_probabilities(scores, 0.25, 1.0, bins=8, level="raw")
-    draws = [dp.opendp_quantile(scores, 0.25, 1.0, bins=8, level="raw", sampler="opendp") for _ in range(1200)]
+    cand, law = dp.opendp_quantile_probabilities(scores, 0.25, 1.0, bins=8, variant="raw")
+    draws = [dp.opendp_quantile(scores, 0.25, 1.0, bins=8, variant="raw", sampler="opendp") for _ in range(1200)]
     _check_finite_law(draws, cand, law)
 
 
@@ -168,7 +168,7 @@ _OPENDP_CALLS = {
     "pcoqs_quantile": lambda **kw: dp.pcoqs_quantile(_spread_scores(), 0.2, 1.0, tol=1e-3, **kw),
     "laplace_histogram_quantile": lambda **kw: dp.laplace_histogram_quantile(_spread_scores(), 0.2, 1.0, bins=5,
                                                                              **kw),
-    "opendp_quantile": lambda **kw: dp.opendp_quantile(_spread_scores(), 0.2, 1.0, bins=5, level="raw", **kw),
+    "opendp_quantile": lambda **kw: dp.opendp_quantile(_spread_scores(), 0.2, 1.0, bins=5, variant="raw", **kw),
     "coordinatewise_private_median": lambda **kw: dp.coordinatewise_private_median(
         np.random.default_rng(0).normal(size=(100, 2)), 2.0, (-5.0, 5.0), bins=20, **kw),
     "coinpress_mean": lambda **kw: dp.coinpress_mean(np.random.default_rng(0).normal(size=(100, 2)), 0.5, 10.0,

@@ -40,7 +40,7 @@ The calibrators (all at ``alpha = 0.1``, replace-one neighbours, ``n`` public;
 ``laplace_paper``      :func:`~dpcp_tutorial.laplace_histogram_quantile`, ``variant="paper"``
 ``laplace_corrected``  the same, ``variant="corrected"`` (100 bins)
 ``opendp_corrected``   :func:`~dpcp_tutorial.opendp_quantile` (OpenDP 0.16, corrected level)
-``opendp_raw``         the same at ``level="raw"`` (OpenDP at the empirical 0.9-quantile)
+``opendp_raw``         the same at ``variant="raw"`` (OpenDP at the empirical 0.9-quantile)
 =====================  ============================================================
 
 **Equal privacy.** The pure-DP methods get ``epsilon`` (replace-one, ``n``
@@ -358,7 +358,7 @@ def _releasers(n: int, epsilon: float, methods) -> dict:
             level = name.split("_")[1]
             a_level, rank = cal._opendp_level(ALPHA, n, epsilon, OPENDP_BINS, "replace-one")
             infeasible = level == "corrected" and rank == 0
-            out[name] = (lambda s, g, lv=level: cal.opendp_quantile(s, ALPHA, epsilon, bins=OPENDP_BINS, level=lv,
+            out[name] = (lambda s, g, lv=level: cal.opendp_quantile(s, ALPHA, epsilon, bins=OPENDP_BINS, variant=lv,
                                                                     rng=g),
                          infeasible, 0.0 if infeasible else epsilon,
                          (None if infeasible else a_level) if level == "corrected"
