@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import dpcp_tutorial.exercises as exercises
-from dpcp_tutorial.exercises import ExerciseResult
-from dpcp_tutorial.exercises._common import DEFAULT_TIME_LIMIT, array, checker, number
+import dpcp_tutorial.course.exercises as exercises
+from dpcp_tutorial.course.exercises import ExerciseResult
+from dpcp_tutorial.course.exercises._common import DEFAULT_TIME_LIMIT, array, checker, number
 
 import exercise_solutions
 
@@ -419,7 +419,7 @@ def test_checker_matches_its_exercise_in_the_book(name):
     texts = {m.group(2): m.group(3) for m in EXERCISE_BLOCK.finditer(markdown)}
     assert check.exercise in texts, f"{filename} has no exercise {check.exercise}"
     text = texts[check.exercise]
-    assert f"dpcp_tutorial.exercises.{name}" in text or f"`{name}(" in text or f"`{name}`" in text, \
+    assert f"dpcp_tutorial.course.exercises.{name}" in text or f"`{name}(" in text or f"`{name}`" in text, \
         f"the exercise {check.exercise} never names its checker {name}"
     for function in check.functions:
         asked = {_normalise_arguments(a) for a in re.findall(r"`" + function + r"\(([^`]*?)\)`", text)}

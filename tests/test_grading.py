@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from dpcp_tutorial.grading import (COLUMNS, exercise_table, find_submissions, grade_folder, grade_submission,
+from dpcp_tutorial.course.grading import (COLUMNS, exercise_table, find_submissions, grade_folder, grade_submission,
                                    grading_table, load_submission, main)
-from dpcp_tutorial.grading import _isolation, _source
-from dpcp_tutorial.grading.points import POINTS
+from dpcp_tutorial.course.grading import _isolation, _source
+from dpcp_tutorial.course.grading.points import POINTS
 
 pytestmark = pytest.mark.skipif(_isolation.probe() is not None,
                                 reason=f"the grader needs a bubblewrap sandbox: {_isolation.probe()}")
@@ -56,7 +56,7 @@ GOOD_CELLS = [
     "%matplotlib inline\nimport math\n!echo hello\nimport numpy as np",
     "print('exploring')\nfor _ in range(3):\n    pass",
     SOLUTIONS.read_text(encoding="utf-8"),
-    "from dpcp_tutorial.exercises import check_conformal_quantile\nassert check_conformal_quantile(my_quantile)",
+    "from dpcp_tutorial.course.exercises import check_conformal_quantile\nassert check_conformal_quantile(my_quantile)",
     "while True:\n    pass  # an experiment left running: not needed by any answer, so never executed",
     "%%bash\necho a cell magic in another language",
 ]
@@ -153,7 +153,7 @@ EXITS = "import sys\nsys.exit(0)\nraise SystemExit(1)\n"
 HARNESS_PATCH = '''
 def _patch():
     try:
-        from dpcp_tutorial.exercises import _common
+        from dpcp_tutorial.course.exercises import _common
         _common.ExerciseResult.fail = lambda self, message: None
         _common.CheckContext.fail = lambda self, *a, **k: None
         _common.CheckContext.stop = lambda self, *a, **k: None
@@ -177,7 +177,7 @@ my_interval = lambda *a, **k: 0
 
 CHECKER_PATCH = '''
 import numpy as np
-import dpcp_tutorial.exercises.ch01 as ch01
+import dpcp_tutorial.course.exercises.ch01 as ch01
 
 
 def my_quantile(scores, alpha):
@@ -235,7 +235,7 @@ def my_quantile(scores, alpha):
     return getattr(module, "conformal" + "_quantile")(scores, alpha)
 '''
 IMPORTS_HELPER = '''
-from dpcp_tutorial.exercises import ch08
+from dpcp_tutorial.course.exercises import ch08
 
 
 def smallest_n(alpha, epsilon1, epsilon2, delta):
@@ -473,9 +473,8 @@ def test_nbformat_3_notebooks_are_read(graded):
 
 
 def test_handout_chapter_10_with_an_answer_appended_loads_in_seconds(tmp_path):
-    spec = __import__("importlib.util").util.spec_from_file_location("se", ROOT / "tools" / "student_edition.py")
-    student_edition = __import__("importlib.util").util.module_from_spec(spec)
-    spec.loader.exec_module(student_edition)
+    from dpcp_tutorial.course import student_edition
+
     notebook = student_edition.strip_notebook(json.loads((ROOT / "book" / "10_private_medians.ipynb").read_text()))
     solutions = SOLUTIONS.read_text(encoding="utf-8")
     answer = "%%time\nimport numpy as np\n\n" + solutions[solutions.index("def worst_case"):
@@ -548,7 +547,7 @@ def test_memory_limit(graded):
 
 def test_graded_cases_come_from_the_secret(tmp_path):
     """A submission that hard-codes the public cases' answers passes the public cases, not the secret's."""
-    from dpcp_tutorial.exercises import check_conformal_quantile
+    from dpcp_tutorial.course.exercises import check_conformal_quantile
     from dpcp_tutorial.conformal import conformal_quantile
 
     lookup = {}
@@ -627,8 +626,11 @@ def test_package_uses_and_refusals():
         needed = _source.needed_units(units, [function])
         uses = _source.package_uses(needed, [function], names)
         assert "implementation" in _source.forbidden(uses, (implemented,))
-    assert _source.forbidden({"dpcp_tutorial.exercises.check_conformal_quantile"}, ()) is None
-    assert "checker helper" in _source.forbidden({"dpcp_tutorial.exercises.ch12.whitened_spatial_depth"}, ())
+    for tooling in ("dpcp_tutorial.course", "dpcp_tutorial"):     # the course tooling's folder and former names
+        assert _source.forbidden({f"{tooling}.exercises.check_conformal_quantile"}, ()) is None
+        assert "checker helper" in _source.forbidden({f"{tooling}.exercises.ch12.whitened_spatial_depth"}, ())
+        assert "grader" in _source.forbidden({f"{tooling}.grading._source.normalised"}, ())
+    assert "course tooling" in _source.forbidden({"dpcp_tutorial.course.make_nbgrader.solutions"}, ())
     assert _source.forbidden({"dpcp_tutorial.private_quantile_level"},
                              ("dpcp_tutorial.quantile.private_quantile",)) is None
 

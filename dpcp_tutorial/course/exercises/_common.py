@@ -187,7 +187,7 @@ class _CheckOver(Exception):
 
 # --------------------------------------------------------------------------------------------------------------
 # Where calls go: in the notebook, to the reader's functions in this process; in a batch run, to a runner
-# process (dpcp_tutorial.grading) -- both answer a Call with a Reply.
+# process (dpcp_tutorial.course.grading) -- both answer a Call with a Reply.
 
 
 class LocalExecutor:
@@ -635,7 +635,7 @@ def checker(*, exercise: str, function: str | None = None, functions: Sequence[s
         The label of the exercise in the chapter (e.g. ``"ex-01-code-quantile"``).
     function, functions : str or sequence of str
         The name(s) the exercise asks the reader to give the function(s) (e.g. ``"my_quantile"``); the batch
-        grader (:mod:`dpcp_tutorial.grading`) grades a submission's functions of those names with this checker.
+        grader (:mod:`dpcp_tutorial.course.grading`) grades a submission's functions of those names with this checker.
         With several names the public checker takes one function per name, in this order.
     cases : callable
         ``cases(rng) -> list[Case]``; the body is then called as ``body(ctx, case)`` once per case. Without

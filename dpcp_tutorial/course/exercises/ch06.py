@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from ..dpcp import dpcp_levels
-from ..quantile import private_quantile, private_quantile_level, private_quantile_miscoverage_bound
-from ..training import DPRidgeRegression
+from ...dpcp import dpcp_levels
+from ...quantile import private_quantile, private_quantile_level, private_quantile_miscoverage_bound
+from ...training import DPRidgeRegression
 from . import _stats
 from ._common import Case, Rng, array, checker, number, sequence
 

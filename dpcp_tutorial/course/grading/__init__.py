@@ -1,9 +1,9 @@
-"""Batch grading of the book's coding exercises: ``python -m dpcp_tutorial.grading SUBMISSIONS --out grades.csv``.
+"""Batch grading of the book's coding exercises: ``python -m dpcp_tutorial.course.grading SUBMISSIONS --out grades.csv``.
 
 A *submission* is one ``.ipynb`` (nbformat 4 or 3) or ``.py`` file directly inside ``SUBMISSIONS`` (the
 student is the file name without its extension) or one sub-folder (the student is the folder name; every
 ``.ipynb``/``.py`` file in it, in sorted order, belongs to that student). Each coding exercise asks for one or
-more functions with fixed names (``python -m dpcp_tutorial.grading --list`` prints the table); the grader
+more functions with fixed names (``python -m dpcp_tutorial.course.grading --list`` prints the table); the grader
 grades the submission's functions of those names with the exercise's checker(s).
 
 How a submission is graded (the integrity model; ``book/grading.md`` says what remains outside it):

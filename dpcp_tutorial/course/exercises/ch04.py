@@ -7,8 +7,8 @@ import math
 import numpy as np
 from scipy import stats
 
-from ..private_split import pps_corrected_level, pps_grid, pps_round_up
-from ..quantile import private_quantile_level, private_quantile_probabilities
+from ...private_split import pps_corrected_level, pps_grid, pps_round_up
+from ...quantile import private_quantile_level, private_quantile_probabilities
 from . import _stats
 from ._common import Case, Rng, array, binary_array, checker, integer, number
 

@@ -8,11 +8,11 @@ seconds; ``None``, exceptions, wrong types, shapes or NaN, and calls that run
 too long fail a case with a message (the protocol in ``_common.py``). An
 exercise with several functions takes one per function. Usage in a chapter::
 
-    from dpcp_tutorial.exercises import check_conformal_quantile
+    from dpcp_tutorial.course.exercises import check_conformal_quantile
     assert check_conformal_quantile(my_quantile)
 
-``python -m dpcp_tutorial.grading`` runs every checker over a folder of
-submissions (:mod:`dpcp_tutorial.grading`).
+``python -m dpcp_tutorial.course.grading`` runs every checker over a folder of
+submissions (:mod:`dpcp_tutorial.course.grading`).
 
 The module is imported lazily: a checker's chapter module is loaded when the
 checker is first used (so the grader's sandbox, which needs only
