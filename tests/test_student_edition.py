@@ -8,7 +8,7 @@ book, and the longest plain-text run of each solution's prose. Then:
 * when ``STUDENT_EDITION`` names a built edition (``make test`` builds one with ``make student``
   first), or is ``build`` (build it here, into a temporary directory): its HTML, its copied
   sources and the notebooks to hand out contain no fingerprint, no solution marker, no
-  instructor-only page and no checker docstring.
+  instructor-only page and no checker docstring; its API page names no issue of the project's tracker.
 """
 
 from __future__ import annotations
@@ -238,8 +238,15 @@ def test_student_edition_drops_instructor_pages_and_source_code(edition):
     assert not (edition / "html" / "_modules").exists(), "viewcode pages would show the checkers' references"
 
 
+def test_student_api_page_speaks_of_the_material_only(edition):
+    from _history import built_page_problems
+
+    problems = built_page_problems(edition / "html" / "book" / "api.html")
+    assert not problems, "the student API page speaks of the project's history:\n" + "\n".join(problems)
+
+
 def test_student_api_page_shows_checker_signatures_only(edition):
-    from dpcp_tutorial import exercises
+    from dpcp_tutorial.course import exercises
 
     api = _normalise(_text_of(edition / "html" / "book" / "api.html"))
     names = [n for n in dir(exercises) if n.startswith("check_")]
