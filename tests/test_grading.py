@@ -644,6 +644,31 @@ def test_every_exercise_has_points_and_one_row():
     assert set(code.functions) == {"my_round_up", "my_qtilde"} and len(code.checkers) == 2
 
 
+def test_points_are_declared_with_the_checkers_and_must_agree(monkeypatch):
+    from dpcp_tutorial.course import exercises
+    from dpcp_tutorial.course.exercises import _common
+    from dpcp_tutorial.course.exercises._common import checker
+    from dpcp_tutorial.course.grading import points
+
+    monkeypatch.setattr(_common, "REGISTRY", dict(_common.REGISTRY))     # the checker made below stays here
+
+    assert {label: value for label, value in POINTS.items() if value != 6} == {"ex-04-assemble": 12,
+                                                                              "ex-06-assemble": 12}
+    assert list(POINTS) == list(dict.fromkeys(e.label for e in grading_table()))      # chapter order
+    assert {e.label: e.max_points for e in grading_table()} == POINTS
+    checkers = exercises.all_checkers()
+    def check_other(ctx):
+        """Check a reader's ``my_round_up_again(scores, m)``."""
+
+    other = checker(function="my_round_up_again", exercise="ex-04-code", points=12)(check_other)
+    monkeypatch.setattr(exercises, "all_checkers", lambda: {**checkers, "check_other": other})
+    with pytest.raises(ValueError, match="ex-04-code declare different points"):
+        points.exercise_points()
+    for bad in (0, -6, True, "6"):
+        with pytest.raises(ValueError, match="points must be a positive number"):
+            checker(function="f", exercise="ex-99", points=bad)
+
+
 def test_every_exercise_is_listed_with_its_function(capsys):
     table = exercise_table()
     assert ("ch01", "ex-01-code-quantile", "my_quantile", "check_conformal_quantile") in table

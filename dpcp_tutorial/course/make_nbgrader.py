@@ -21,7 +21,7 @@ so rewording a chapter or the course plan changes the course the next time it is
   define its functions yet), the solution's helper functions nested into the function that uses them, so that
   the student version has one stub per function; a cell that runs the checker(s) on the public cases (what a
   student sees in the book); and a locked autograder test cell worth the exercise's points
-  (:data:`dpcp_tutorial.course.grading.points.POINTS`) whose body is a ``### BEGIN HIDDEN TESTS`` region holding the
+  (the checker's ``points``, :data:`dpcp_tutorial.course.grading.points.POINTS`) whose body is a ``### BEGIN HIDDEN TESTS`` region holding the
   graded cases **as fixed data**, drawn now from the instructor's secret (``--secret-file`` or the
   environment variable ``DPCP_GRADING_SECRET`` of the machine that runs this tool; none equals a public case)
   and run with :func:`dpcp_tutorial.course.exercises.grade_fixed_cases`; it returns the points earned,

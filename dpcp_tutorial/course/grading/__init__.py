@@ -65,7 +65,16 @@ from ._rows import COLUMNS, STATUSES, Row, write_outputs
 from ._solutions import book_solutions
 from ._submissions import Submission, find_submissions, load_submission
 from ._table import Exercise, exercise_table, grading_table
-from .points import POINTS
+
+
+def __getattr__(name):
+    # POINTS (the exercises' points, collected from the checkers) is read when first asked for
+    if name == "POINTS":
+        from . import points
+
+        return points.POINTS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Row", "STATUSES", "exercise_table", "find_submissions", "grade_folder", "grade_submission",
            "grading_table", "load_submission", "main"]
