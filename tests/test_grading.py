@@ -686,17 +686,40 @@ def test_finding_submissions(graded):
 
 
 def test_the_grading_page_lists_every_exercise():
+    """The grading page's table and the API page's list of checkers are generated from the checkers, and current."""
+    from dpcp_tutorial.course import exercises, pages
+
+    assert not pages.stale(), "a generated list of the exercises is out of date: run python -m dpcp_tutorial.course.pages"
     page = (ROOT / "book" / "grading.md").read_text(encoding="utf-8")
     for chapter, label, function, checker in exercise_table():
         names = ", ".join(f"`{f.strip()}`" for f in function.split(","))
         row = f"| {int(chapter[2:])} | {{ref}}`{label} <{label}>` | {names} | `{checker}` |"
         assert row in page, f"book/grading.md lacks the row {row}"
+    api = (ROOT / "book" / "api.md").read_text(encoding="utf-8")
+    assert all(f".. autofunction:: {name}\n" in api for name in exercises.all_checkers())
     labels = {label for _, label, _, _ in exercise_table()}
     # an exercise named in the text is a link (the CSV column's example value, "e.g. `ex-...`", is a value)
     for name in ("grading.md", "for_instructors.md"):
         text = (ROOT / "book" / name).read_text(encoding="utf-8")
         plain = {m for m in re.findall(r"(?<!e\.g\. )`(ex-\d\d-[\w-]+)`", text) if m in labels}
         assert not plain, f"book/{name} names exercises without linking them: {sorted(plain)}"
+
+
+def test_the_generated_lists_are_rewritten_and_need_their_markers(tmp_path):
+    from dpcp_tutorial.course import pages
+
+    for page in pages.GENERATED:
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        text = (ROOT / page).read_text(encoding="utf-8")
+        text = text.replace("`check_conformal_quantile` |", "`check_renamed` |")          # a row of the table
+        text = text.replace("   check_conformal_quantile\n", "   check_renamed\n")        # an entry of the summary
+        (tmp_path / page).write_text(text, encoding="utf-8")
+    assert pages.stale(tmp_path) == list(pages.GENERATED)
+    assert pages.write(tmp_path) == list(pages.GENERATED) and pages.stale(tmp_path) == []
+    for page in pages.GENERATED:
+        assert (tmp_path / page).read_text(encoding="utf-8") == (ROOT / page).read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="one generated list"):
+        pages.render("book/grading.md", "no markers here")
 
 
 def test_isolation_is_reported():

@@ -10,10 +10,12 @@ module                          what it is for
 ``student_edition``             the student edition of the book, without solutions (``make student``)
 ``make_nbgrader``               an nbgrader course, one assignment per problem set (``make nbgrader``)
 ``course_load``                 the weekly hours of the course plan, recomputed from the book
+``pages``                       the lists of the exercises on the grading and API pages, generated from
+                                the checkers
 ==============================  ===========================================================================
 
 The tooling may import the library (``dpcp_tutorial.*``); the library never imports the tooling
-(``tests/test_layers.py``). ``student_edition``, ``make_nbgrader`` and ``course_load`` read the book's
+(``tests/test_layers.py``). ``student_edition``, ``make_nbgrader``, ``course_load`` and ``pages`` read the book's
 sources, so they run from a clone of the repository (``python -m dpcp_tutorial.course.NAME``; each
 module's docstring gives its options).
 
