@@ -27,9 +27,20 @@ CHECKERS = exercises.all_checkers()
 
 
 def test_introspection_finds_every_checker():
+    import importlib
+    import pkgutil
+
+    from dpcp_tutorial.course.exercises._common import REGISTRY
+
     assert len(CHECKERS) >= 22
     public = {name for name in dir(exercises) if name.startswith("check_")}
     assert public == set(CHECKERS), "every check_* must be made with the shared @checker harness"
+    assert all(getattr(check, "is_exercise_checker", False) for check in CHECKERS.values())
+    # the package finds its checkers in the chapter modules' sources: exactly those the chapter modules make
+    for module in pkgutil.iter_modules(exercises.__path__):
+        importlib.import_module(f"{exercises.__name__}.{module.name}")
+    made = {name for name, check in REGISTRY.items() if check.__module__.startswith(f"{exercises.__name__}.ch")}
+    assert made == set(CHECKERS)
 
 
 def test_every_checker_names_a_distinct_function_with_a_solution():
