@@ -689,7 +689,7 @@ def test_the_grading_page_lists_every_exercise():
     """The grading page's table and the API page's list of checkers are generated from the checkers, and current."""
     from dpcp_tutorial.course import exercises, pages
 
-    assert not pages.stale(), "a generated list of the exercises is out of date: run python -m dpcp_tutorial.course.pages"
+    assert not pages.stale(), "a generated list is out of date: run python -m dpcp_tutorial.course.pages"
     page = (ROOT / "book" / "grading.md").read_text(encoding="utf-8")
     for chapter, label, function, checker in exercise_table():
         names = ", ".join(f"`{f.strip()}`" for f in function.split(","))

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m dpcp_tutorial.course.make_nbgrader [--out _build_nbgrader] [--secret-file FILE] [--sets ps1,ps3] [--six-weeks]
-                                  [--no-release]
+    python -m dpcp_tutorial.course.make_nbgrader [--out _build_nbgrader] [--secret-file FILE] [--sets ps1,ps3]
+                                                 [--six-weeks] [--no-release]
 
 One assignment per problem set of ``book/for_instructors.md`` (``ps1``, ``ps2``, ... and ``advanced``), holding
 that set's coding exercises and nothing else (so that the maximum score is the set's): with ``--six-weeks`` the
@@ -21,7 +21,8 @@ so rewording a chapter or the course plan changes the course the next time it is
   define its functions yet), the solution's helper functions nested into the function that uses them, so that
   the student version has one stub per function; a cell that runs the checker(s) on the public cases (what a
   student sees in the book); and a locked autograder test cell worth the exercise's points
-  (the checker's ``points``, :data:`dpcp_tutorial.course.grading.points.POINTS`) whose body is a ``### BEGIN HIDDEN TESTS`` region holding the
+  (the checker's ``points``, :data:`dpcp_tutorial.course.grading.points.POINTS`) whose body is a
+  ``### BEGIN HIDDEN TESTS`` region holding the
   graded cases **as fixed data**, drawn now from the instructor's secret (``--secret-file`` or the
   environment variable ``DPCP_GRADING_SECRET`` of the machine that runs this tool; none equals a public case)
   and run with :func:`dpcp_tutorial.course.exercises.grade_fixed_cases`; it returns the points earned,

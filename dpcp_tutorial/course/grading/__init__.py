@@ -1,4 +1,6 @@
-"""Batch grading of the book's coding exercises: ``python -m dpcp_tutorial.course.grading SUBMISSIONS --out grades.csv``.
+"""Batch grading of the book's coding exercises.
+
+``python -m dpcp_tutorial.course.grading SUBMISSIONS --out grades.csv``
 
 A *submission* is one ``.ipynb`` (nbformat 4 or 3) or ``.py`` file directly inside ``SUBMISSIONS`` (the
 student is the file name without its extension) or one sub-folder (the student is the folder name; every

@@ -1,4 +1,7 @@
-"""The command line: ``python -m dpcp_tutorial.course.grading SUBMISSIONS --out grades.csv`` (see :mod:`dpcp_tutorial.course.grading`)."""
+"""The command line: ``python -m dpcp_tutorial.course.grading SUBMISSIONS --out grades.csv``.
+
+See :mod:`dpcp_tutorial.course.grading`.
+"""
 
 from __future__ import annotations
 
