@@ -441,6 +441,15 @@ def test_checker_matches_its_exercise_in_the_book(name):
             f"{function}: the book asks for {asked}, the checker documents {documented}, the solution takes {solution}"
 
 
+def test_the_answer_key_names_each_exercise_checker():
+    """book/answer_key.md keys a coding exercise by its checker: the entry that links to the exercise names it."""
+    text = (Path(__file__).resolve().parents[1] / "book" / "answer_key.md").read_text(encoding="utf-8")
+    entries = re.split(r"\n(?=\* )", text)
+    for name, check in CHECKERS.items():
+        linked = [entry for entry in entries if f"<{check.exercise}>`" in entry]
+        assert any(f"`{name}`" in entry for entry in linked), f"answer_key.md: {check.exercise} does not name {name}"
+
+
 PRINTS = re.compile(r"# prints:? *\"?(?P<name>check_\w+): all checks passed(?P<counted>[^\"\n]*)\"?")
 
 
