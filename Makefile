@@ -112,7 +112,7 @@ bubblewrap:
 	  || echo "warning: could not install bubblewrap (apt-get needs root): the grader's sandbox tests are skipped"
 
 student: $(STAMP)
-	$(call timed,student edition build,$(BIN)/python tools/student_edition.py --out _build_student)
+	$(call timed,student edition build,$(BIN)/python -m dpcp_tutorial.course.student_edition --out _build_student)
 
 check-student: student-check
 
@@ -141,7 +141,7 @@ bench: $(STAMP)
 
 nbgrader: $(STAMP)
 	$(BIN)/python -c "import nbgrader" 2>/dev/null || $(BIN)/python -m pip install --quiet -e ".[course]"
-	$(BIN)/python tools/make_nbgrader.py --out _build_nbgrader $(if $(SECRET_FILE),--secret-file $(SECRET_FILE))
+	$(BIN)/python -m dpcp_tutorial.course.make_nbgrader --out _build_nbgrader $(if $(SECRET_FILE),--secret-file $(SECRET_FILE))
 
 clean:
 	rm -rf _build _build_chapter _build_student _build_nbgrader .pytest_cache

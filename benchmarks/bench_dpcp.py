@@ -5,7 +5,7 @@ For n in {1e3, 1e5, 1e6} points of the chapter-6 synthetic data (5 features):
 * ``DPCP``: ``DPCPRegressor(DPRidgeRegression)``.fit on all n points: the DP ridge fit
   (sufficient statistics + noise + eigen-solve), scores on all n points and Algorithm 1
   (M = 1000) -- everything a release costs;
-* ``split CP``: ``SplitConformalRegressor(LinearRegression)`` (the foundation issue's
+* ``split CP``: ``SplitConformalRegressor(LinearRegression)`` (chapter 1's
   estimator): fit on n/2 points, calibrate on the other n/2 -- the non-private baseline;
 * ``DPCP calibration``: the calibration step alone on an already fitted DP ridge (scores on all
   n points + Algorithm 1), i.e. the part implemented in ``dpcp.py``; the rest is the trainer;

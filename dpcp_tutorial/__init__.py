@@ -1,7 +1,23 @@
 """dpcp_tutorial: reference implementations for the book *Differentially Private
 Conformal Prediction and Private Multivariate Medians*.
 
-Every algorithm of the book lives here once; each chapter imports it. Module map:
+Every algorithm of the book lives here once; each chapter imports it. The package has
+three layers, one folder each:
+
+1. **The library** (the modules directly in ``dpcp_tutorial/`` and their sub-packages):
+   what an engineer imports. Every public name is exported here (``from dpcp_tutorial
+   import private_quantile``).
+2. **The course tooling** (``dpcp_tutorial/course/``): the exercises' checkers, the batch
+   grader, the student edition and the nbgrader course (see :mod:`dpcp_tutorial.course`).
+3. **The experiments and benchmarks** (``dpcp_tutorial/experiments/`` and ``benchmarks/``
+   at the repository's root): the full-size runs that the book's figures and tables are
+   made with, and the timings against baselines.
+
+The rule: the library is built on nothing of the other two layers, and the experiments
+and benchmarks on nothing of the course tooling. So no library module imports
+``dpcp_tutorial.course`` or ``dpcp_tutorial.experiments`` (nor ``benchmarks``), and no
+experiment or benchmark imports ``dpcp_tutorial.course`` (``tests/test_layers.py``).
+The library's modules:
 
 ============================  ===========================================  ========
 module                        topic                                        chapter
@@ -27,9 +43,25 @@ module                        topic                                        chapt
 ``scale``                     the releases on Dask (optional extra)        14
 ``_counts``                   the one counting core of the score releases  3, 4, 14
 ``datasets``                  simulated data sets, RAND HIE loader         all
-``experiments``               full-size runners (``python -m ...``)        4–13
-``exercises``                 checkers for the coding exercises            all
 ============================  ===========================================  ========
+
+The other two layers:
+
+============================  ===========================================  ========
+module                        topic                                        chapter
+============================  ===========================================  ========
+``course.exercises``          checkers for the coding exercises            all
+``course.grading``            batch grading of submissions in a sandbox    --
+``course.student_edition``    the student edition (``make student``)       --
+``course.make_nbgrader``      an nbgrader course (``make nbgrader``)       --
+``experiments``               full-size runners (``python -m ...``)        4–13
+============================  ===========================================  ========
+
+``dpcp_tutorial.exercises`` and ``dpcp_tutorial.grading``, the course tooling's names from
+before it had a folder of its own, still import: they are the same module objects as
+``dpcp_tutorial.course.exercises`` and ``dpcp_tutorial.course.grading`` (and so are their
+modules, ``dpcp_tutorial.exercises.ch03`` ...), and ``python -m dpcp_tutorial.grading``
+runs the grader.
 """
 
 # The package is imported lazily (PEP 562): ``import dpcp_tutorial`` loads none of its
@@ -38,6 +70,7 @@ module                        topic                                        chapt
 # ``__all__`` and ``dir(dpcp_tutorial)`` are those of an eager import (tests/test_hygiene.py).
 
 import importlib
+import sys
 
 __version__ = "0.1.0"
 
@@ -211,9 +244,10 @@ _DEPRECATED = {
 }
 
 #: submodules bound as attributes after an eager import (and those imported on first use:
-#: ``scale`` needs the optional Dask extra; ``experiments``, ``exercises``, ``grading``)
+#: ``scale`` needs the optional Dask extra; ``experiments``, ``course`` and the course tooling's
+#: former names ``exercises``, ``grading``)
 _SUBMODULES = ("conformal", "accounting", "datasets", "mechanisms", "quantile", "private_split", "calibrators", "mondrian", "adaptive", "dpcp", "preprocessing", "training", "depth", "localize", "median", "tukey_exact", "baselines", "aggregation", "_counts", "_validation")
-_ON_DEMAND = ("scale", "experiments", "exercises", "grading")
+_ON_DEMAND = ("scale", "experiments", "course", "exercises", "grading")
 
 __all__ = sorted(_EXPORTS) + sorted(m for m in _SUBMODULES if not m.startswith("_"))
 
@@ -232,7 +266,55 @@ def __getattr__(name):
     return value
 
 
-_INTERNAL = {"importlib", "_EXPORTS", "_SUBMODULES", "_ON_DEMAND", "_DEPRECATED", "_INTERNAL", "__all__", "__dir__"}
+#: the course tooling's former names -> the modules of ``course/`` they name
+_MOVED = {"exercises": "course.exercises", "grading": "course.grading"}
+
+
+class _MovedModules:
+    """Import ``dpcp_tutorial.exercises[.x]`` and ``dpcp_tutorial.grading[.x]`` as the very module objects
+    ``dpcp_tutorial.course.exercises[.x]`` and ``dpcp_tutorial.course.grading[.x]`` (a meta path finder
+    and loader, first on ``sys.meta_path`` so that no other finder loads a second copy from the folder).
+    ``get_code`` is what ``python -m dpcp_tutorial.grading`` runs: the moved package's ``__main__``."""
+
+    @staticmethod
+    def target(fullname):
+        """The module of ``course/`` that ``fullname`` names, or ``None`` if it names none."""
+        first, _, rest = fullname.removeprefix(__name__ + ".").partition(".")
+        if not fullname.startswith(__name__ + ".") or first not in _MOVED:
+            return None
+        return f"{__name__}.{_MOVED[first]}" + (f".{rest}" if rest else "")
+
+    def find_spec(self, fullname, path=None, target=None):
+        import importlib.machinery
+        import importlib.util
+
+        moved = self.target(fullname)
+        spec = importlib.util.find_spec(moved) if moved else None
+        if spec is None:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, origin=spec.origin,
+                                              is_package=spec.submodule_search_locations is not None)
+
+    def create_module(self, spec):
+        module = importlib.import_module(self.target(spec.name))
+        spec.loader_state = module.__spec__     # the import system sets __spec__ to ``spec`` next
+        return module
+
+    def exec_module(self, module):
+        module.__spec__ = module.__spec__.loader_state      # the module ran when it was first imported
+
+    def get_code(self, fullname):
+        import importlib.util
+
+        moved = self.target(fullname)
+        return importlib.util.find_spec(moved).loader.get_code(moved)
+
+
+if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModules())
+
+_INTERNAL = {"importlib", "sys", "_EXPORTS", "_SUBMODULES", "_ON_DEMAND", "_DEPRECATED", "_MOVED",
+             "_MovedModules", "_INTERNAL", "__all__", "__dir__"}
 
 
 def __dir__():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dpcp_tutorial.exercises._common import LocalExecutor
+from dpcp_tutorial.course.exercises._common import LocalExecutor
 
 
 def run(check, *functions, kinds=None, secret=None, time_limit=10.0):

@@ -20,6 +20,8 @@ For every chapter page under ``<html>/book/``:
   rendered page by a script run on a temporary copy of it, after MathJax has typeset;
 * require every interactive figure (``dpcp_tutorial.experiments.interactive``) to draw its
   first frame and to draw another when its slider is moved (in the same script);
+* require that the API page (``api.html``) speaks of the material only: no issue number or decision of the
+  project's tracker in any docstring it shows (``tests/_history.py``);
 * with ``--narrow``, save screenshots under ``<html>/../screenshots/``: ``PAGE.png``
   (1280 px wide, the top of the page) and, for chapters, ``PAGE-narrow.png`` (500 px
   wide, the whole page up to ``NARROW_HEIGHT`` px), to be looked at. Screenshots are for a
@@ -49,6 +51,8 @@ import tempfile
 import urllib.parse
 
 from PIL import Image
+
+from _history import built_page_problems    # tests/_history.py (this script runs from tests/)
 
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -271,10 +275,16 @@ def main(argv: list[str]) -> int:
             for problem in problems:
                 print(f"     - {problem}")
             failures += bool(problems)
+    api = html_dir / "book" / "api.html"
+    history = built_page_problems(api) if api in pages else []
+    if api in pages:
+        print(f"{'ok' if not history else 'FAIL':4s} {api.relative_to(html_dir)}: no history of the project")
+        for problem in history:
+            print(f"     - {problem}")
     print(f"screenshots of every page (PAGE.png at 1280 px, PAGE-narrow.png at 500 px): {shots}" if narrow
           else "no screenshots (make screenshots takes them)")
     print(f"check_pages: {len(pages) - failures} passed, {failures} failed")
-    return 1 if failures else 0
+    return 1 if failures or history else 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import pathlib
 import re
 
 import dpcp_tutorial
-import dpcp_tutorial.exercises
+import dpcp_tutorial.course.exercises
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGE = ROOT / "book" / "function_index.md"
@@ -23,7 +23,7 @@ PAGE = ROOT / "book" / "function_index.md"
 def public_names() -> dict[str, str]:
     """Public functions and classes re-exported by ``dpcp_tutorial`` (and the exercise checkers) -> module."""
     names = {}
-    for package in (dpcp_tutorial, dpcp_tutorial.exercises):
+    for package in (dpcp_tutorial, dpcp_tutorial.course.exercises):
         for name in dir(package):
             obj = getattr(package, name)
             if name.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)):

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dpcp_tutorial.grading import book_solutions, grade_folder
-from dpcp_tutorial.grading import _source
+from dpcp_tutorial.course.grading import book_solutions, grade_folder
+from dpcp_tutorial.course.grading import _source
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "book" / "reference"

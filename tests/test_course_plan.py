@@ -1,22 +1,14 @@
 """The course plan of book/for_instructors.md: a stated, recomputed weekly load within 12 hours.
 
-``tools/course_load.py`` recomputes each week's reading (the chapters' words in the student edition) and
+``dpcp_tutorial/course/course_load.py`` recomputes each week's reading (the chapters' words in the student edition) and
 exercise hours (the stars the exercises state, spread over the weeks a problem set is worked on); the page's
 numbers must match, no week may go over the limit, and no problem set may be due in the week its ★★★
 exercise's chapter is taught.
 """
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SPEC = importlib.util.spec_from_file_location("course_load", ROOT / "tools" / "course_load.py")
-course_load = importlib.util.module_from_spec(SPEC)
-sys.modules["course_load"] = course_load        # its dataclasses look their module up
-SPEC.loader.exec_module(course_load)
+from dpcp_tutorial.course import course_load
 
 MODULES = course_load.modules()
 

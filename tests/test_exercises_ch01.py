@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_aps_prediction_set, check_conformal_quantile
+from dpcp_tutorial.course.exercises import check_aps_prediction_set, check_conformal_quantile
 
 
 def correct_quantile(scores, alpha):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpcp_tutorial.exercises import check_private_mean, check_randomized_response
+from dpcp_tutorial.course.exercises import check_private_mean, check_randomized_response
 
 from _checking import run, text
 

@@ -3,7 +3,7 @@
 import numpy as np
 from scipy.special import log_softmax, softmax
 
-from dpcp_tutorial.exercises import (
+from dpcp_tutorial.course.exercises import (
     check_algorithm1_loss,
     check_miscoverage_bound,
     check_release_log_probabilities,

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_pps_level, check_pps_round_up
+from dpcp_tutorial.course.exercises import check_pps_level, check_pps_round_up
 
 
 def _edges(m):
@@ -73,7 +73,7 @@ import pytest  # noqa: E402
 
 import exercise_solutions as S  # noqa: E402
 from dpcp_tutorial import private_quantile_level  # noqa: E402
-from dpcp_tutorial.exercises import check_private_split_assembly  # noqa: E402
+from dpcp_tutorial.course.exercises import check_private_split_assembly  # noqa: E402
 
 from _checking import run, text  # noqa: E402
 
@@ -230,7 +230,7 @@ def test_partial_submission_counts_cases():
 
 # ---------------------------------------------------------------------------------- ex-04-coin, ex-04-pad
 
-from dpcp_tutorial.exercises import check_coin_split, check_subsample_or_pad  # noqa: E402
+from dpcp_tutorial.course.exercises import check_coin_split, check_subsample_or_pad  # noqa: E402
 
 
 def coin(n_records, share, rng):
@@ -323,7 +323,7 @@ def test_subsample_or_pad_checker(secret):
 
 
 def test_new_chapter4_graded_cases_differ_from_public():
-    from dpcp_tutorial.exercises._common import resolve_secret  # noqa: F401
+    from dpcp_tutorial.course.exercises._common import resolve_secret  # noqa: F401
     for check in (check_coin_split, check_subsample_or_pad):
         public = check.spec.cases(None)
         graded = check.spec.cases(resolve_secret("a course secret"))

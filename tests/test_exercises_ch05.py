@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_differential_cp_quantile
+from dpcp_tutorial.course.exercises import check_differential_cp_quantile
 
 
 def _quantile(scores, level, plus_one=True):

@@ -2,7 +2,7 @@
 
 import math
 
-from dpcp_tutorial.exercises import check_dpcp_levels
+from dpcp_tutorial.course.exercises import check_dpcp_levels
 
 
 def correct(n, alpha, eps1, eps2, delta):
@@ -46,7 +46,7 @@ import pytest  # noqa: E402
 
 import exercise_solutions as S  # noqa: E402
 from dpcp_tutorial import DPRidgeRegression, private_quantile  # noqa: E402
-from dpcp_tutorial.exercises import check_dpcp_assembly  # noqa: E402
+from dpcp_tutorial.course.exercises import check_dpcp_assembly  # noqa: E402
 
 from _checking import run, text  # noqa: E402
 
@@ -141,8 +141,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from dpcp_tutorial import private_quantile_miscoverage_bound  # noqa: E402
-from dpcp_tutorial.exercises import check_dpcp_level, check_dpcp_miss_bound  # noqa: E402
-from dpcp_tutorial.exercises._common import resolve_secret  # noqa: E402
+from dpcp_tutorial.course.exercises import check_dpcp_level, check_dpcp_miss_bound  # noqa: E402
+from dpcp_tutorial.course.exercises._common import resolve_secret  # noqa: E402
 
 from _checking import run, text  # noqa: E402
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_clip_gradients, check_ssp_sensitivity
+from dpcp_tutorial.course.exercises import check_clip_gradients, check_ssp_sensitivity
 
 
 def correct_sensitivity(x_bound, y_bound, fit_intercept):

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_bounded_interval, check_smallest_n
+from dpcp_tutorial.course.exercises import check_bounded_interval, check_smallest_n
 
 
 def correct_interval(y_pred, qhat, bound):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_integrated_dual_depth, check_spatial_depth
+from dpcp_tutorial.course.exercises import check_integrated_dual_depth, check_spatial_depth
 
 
 def spatial_correct(points, data):

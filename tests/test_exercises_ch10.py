@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_langevin_step, check_spatial_worst_case
+from dpcp_tutorial.course.exercises import check_langevin_step, check_spatial_worst_case
 
 
 def worst_case(n, d):

@@ -3,7 +3,7 @@
 import numpy as np
 from scipy.special import logsumexp
 
-from dpcp_tutorial.exercises import check_interval_log_probabilities
+from dpcp_tutorial.course.exercises import check_interval_log_probabilities
 
 
 def correct(data, epsilon, lower, upper):

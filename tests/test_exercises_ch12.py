@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_halfspace_depth_directions, check_whitening_counterexample
+from dpcp_tutorial.course.exercises import check_halfspace_depth_directions, check_whitening_counterexample
 
 
 def _counts(points, data, directions):

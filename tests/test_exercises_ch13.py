@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_clipped_mean, check_tukey_safe_attackers
+from dpcp_tutorial.course.exercises import check_clipped_mean, check_tukey_safe_attackers
 
 
 def correct_clip(updates, clip_norm):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_leaked_quantile, check_partition_counts
+from dpcp_tutorial.course.exercises import check_leaked_quantile, check_partition_counts
 from exercise_solutions import leaked_quantile, partition_counts
 
 

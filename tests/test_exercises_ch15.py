@@ -3,7 +3,7 @@
 import numpy as np
 
 from dpcp_tutorial import polygon_area
-from dpcp_tutorial.exercises import check_annulus_area, check_tukey_level_probabilities
+from dpcp_tutorial.course.exercises import check_annulus_area, check_tukey_level_probabilities
 from dpcp_tutorial.tukey_exact import _clip
 
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_pcoqs_noise_sd, check_pool_coverage
+from dpcp_tutorial.course.exercises import check_pcoqs_noise_sd, check_pool_coverage
 from exercise_solutions import pcoqs_noise_sd, pool_coverage
 
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from dpcp_tutorial.exercises import (
+from dpcp_tutorial.course.exercises import (
     check_bounded_normalized_score,
     check_mondrian_thresholds,
     check_pipeline_privacy,

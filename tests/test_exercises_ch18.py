@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from dpcp_tutorial.exercises import check_first_passing, check_stop_probability, check_unbounded_add_remove_loss
+from dpcp_tutorial.course.exercises import check_first_passing, check_stop_probability, check_unbounded_add_remove_loss
 from exercise_solutions import add_remove_loss, first_passing, stop_probability
 
 

@@ -3,7 +3,7 @@
 import math
 
 from dpcp_tutorial import depth_median_account
-from dpcp_tutorial.exercises import check_centre_rank_error, check_private_prior_epsilon
+from dpcp_tutorial.course.exercises import check_centre_rank_error, check_private_prior_epsilon
 from exercise_solutions import centre_rank_error, private_prior_epsilon
 
 

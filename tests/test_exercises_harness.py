@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import dpcp_tutorial.exercises as exercises
-from dpcp_tutorial.exercises import ExerciseResult
-from dpcp_tutorial.exercises._common import DEFAULT_TIME_LIMIT, array, checker, number
+import dpcp_tutorial.course.exercises as exercises
+from dpcp_tutorial.course.exercises import ExerciseResult
+from dpcp_tutorial.course.exercises._common import DEFAULT_TIME_LIMIT, array, checker, number
 
 import exercise_solutions
 
@@ -27,9 +27,20 @@ CHECKERS = exercises.all_checkers()
 
 
 def test_introspection_finds_every_checker():
+    import importlib
+    import pkgutil
+
+    from dpcp_tutorial.course.exercises._common import REGISTRY
+
     assert len(CHECKERS) >= 22
     public = {name for name in dir(exercises) if name.startswith("check_")}
     assert public == set(CHECKERS), "every check_* must be made with the shared @checker harness"
+    assert all(getattr(check, "is_exercise_checker", False) for check in CHECKERS.values())
+    # the package finds its checkers in the chapter modules' sources: exactly those the chapter modules make
+    for module in pkgutil.iter_modules(exercises.__path__):
+        importlib.import_module(f"{exercises.__name__}.{module.name}")
+    made = {name for name, check in REGISTRY.items() if check.__module__.startswith(f"{exercises.__name__}.ch")}
+    assert made == set(CHECKERS)
 
 
 def test_every_checker_names_a_distinct_function_with_a_solution():
@@ -419,7 +430,7 @@ def test_checker_matches_its_exercise_in_the_book(name):
     texts = {m.group(2): m.group(3) for m in EXERCISE_BLOCK.finditer(markdown)}
     assert check.exercise in texts, f"{filename} has no exercise {check.exercise}"
     text = texts[check.exercise]
-    assert f"dpcp_tutorial.exercises.{name}" in text or f"`{name}(" in text or f"`{name}`" in text, \
+    assert f"dpcp_tutorial.course.exercises.{name}" in text or f"`{name}(" in text or f"`{name}`" in text, \
         f"the exercise {check.exercise} never names its checker {name}"
     for function in check.functions:
         asked = {_normalise_arguments(a) for a in re.findall(r"`" + function + r"\(([^`]*?)\)`", text)}
@@ -428,6 +439,15 @@ def test_checker_matches_its_exercise_in_the_book(name):
         solution = str(inspect.signature(getattr(exercise_solutions, function)))[1:-1]
         assert asked == documented == {_normalise_arguments(solution)}, \
             f"{function}: the book asks for {asked}, the checker documents {documented}, the solution takes {solution}"
+
+
+def test_the_answer_key_names_each_exercise_checker():
+    """book/answer_key.md keys a coding exercise by its checker: the entry that links to the exercise names it."""
+    text = (Path(__file__).resolve().parents[1] / "book" / "answer_key.md").read_text(encoding="utf-8")
+    entries = re.split(r"\n(?=\* )", text)
+    for name, check in CHECKERS.items():
+        linked = [entry for entry in entries if f"<{check.exercise}>`" in entry]
+        assert any(f"`{name}`" in entry for entry in linked), f"answer_key.md: {check.exercise} does not name {name}"
 
 
 PRINTS = re.compile(r"# prints:? *\"?(?P<name>check_\w+): all checks passed(?P<counted>[^\"\n]*)\"?")

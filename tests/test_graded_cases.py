@@ -3,7 +3,7 @@
 The public cases can be read off a notebook, with their answers (a correct function prints nothing, but a
 reader can run the reference solution of a classmate, or their own once it passes). A graded case equal to a
 public one could be answered from a table of the public answers, so the grader draws graded cases that never
-equal a public one (:func:`dpcp_tutorial.exercises._common.draw_graded_cases`). The checkers are found by
+equal a public one (:func:`dpcp_tutorial.course.exercises._common.draw_graded_cases`). The checkers are found by
 introspection, so a checker added later is covered by these tests without being named here.
 """
 
@@ -13,8 +13,8 @@ import hashlib
 import numpy as np
 import pytest
 
-import dpcp_tutorial.exercises as exercises
-from dpcp_tutorial.exercises._common import (
+import dpcp_tutorial.course.exercises as exercises
+from dpcp_tutorial.course.exercises._common import (
     LocalExecutor,
     _fingerprint_into,
     case_fingerprint,
@@ -25,14 +25,14 @@ import exercise_solutions
 
 
 def _every_checker() -> dict:
-    """The exported checkers and any other made with @checker in a module of dpcp_tutorial.exercises."""
+    """The exported checkers and any other made with @checker in a module of dpcp_tutorial.course.exercises."""
     import importlib
     import pkgutil
 
-    from dpcp_tutorial.exercises._common import REGISTRY
+    from dpcp_tutorial.course.exercises._common import REGISTRY
 
     for module in pkgutil.iter_modules(exercises.__path__):
-        importlib.import_module(f"dpcp_tutorial.exercises.{module.name}")
+        importlib.import_module(f"dpcp_tutorial.course.exercises.{module.name}")
     found = dict(REGISTRY)
     found.update(exercises.all_checkers())
     return found
@@ -77,7 +77,7 @@ def test_the_salt_gives_each_student_other_cases_none_public():
 
 
 def test_a_case_that_ignores_the_generator_is_refused_with_a_reason():
-    from dpcp_tutorial.exercises._common import Case
+    from dpcp_tutorial.course.exercises._common import Case
 
     def fixed(rng):
         return [Case("drawn", "", x=rng.uniform()), Case("fixed", "", x=0.5)]
@@ -87,7 +87,7 @@ def test_a_case_that_ignores_the_generator_is_refused_with_a_reason():
 
 
 def test_fingerprints_treat_equal_inputs_alike_and_tell_others_apart():
-    from dpcp_tutorial.exercises._common import Case
+    from dpcp_tutorial.course.exercises._common import Case
 
     assert case_fingerprint(Case("a", "", n=3, x=np.array([1.0, 2.0]))) == \
         case_fingerprint(Case("b", "other params", n=np.int64(3), x=np.array([1.0, 2.0])))
@@ -172,7 +172,7 @@ def test_a_table_of_public_answers_scores_nothing_on_graded_cases():
 
 @pytest.mark.parametrize("name", sorted(CHECKERS))
 def test_fixed_cases_round_trip_exactly(name):
-    from dpcp_tutorial.exercises._fixed import decode_cases, encode_cases
+    from dpcp_tutorial.course.exercises._fixed import decode_cases, encode_cases
 
     cases = CHECKERS[name].spec.cases("a course secret")
     text = encode_cases(cases)
@@ -184,8 +184,8 @@ def test_fixed_cases_round_trip_exactly(name):
 
 def test_grading_fixed_cases_counts_like_a_graded_run():
     from dpcp_tutorial.conformal import conformal_quantile
-    from dpcp_tutorial.exercises import grade_fixed_cases
-    from dpcp_tutorial.exercises._fixed import encode_cases
+    from dpcp_tutorial.course.exercises import grade_fixed_cases
+    from dpcp_tutorial.course.exercises._fixed import encode_cases
 
     check = exercises.check_conformal_quantile
     text = encode_cases(check.spec.cases("s"))
@@ -205,7 +205,7 @@ def test_grading_fixed_cases_counts_like_a_graded_run():
 
 @pytest.mark.slow
 def test_the_batch_grader_salts_the_cases_with_the_student_name(tmp_path, monkeypatch):
-    from dpcp_tutorial.grading import grade_folder
+    from dpcp_tutorial.course.grading import grade_folder
 
     solution = "import math\nimport numpy as np\nfrom fractions import Fraction\n\n\n" + \
         "def my_quantile(scores, alpha):\n" + "\n".join(
@@ -231,8 +231,8 @@ def test_the_batch_grader_salts_the_cases_with_the_student_name(tmp_path, monkey
 
 
 def test_fixed_cases_refuse_what_they_cannot_use():
-    from dpcp_tutorial.exercises import fixed_cases, grade_fixed_cases
-    from dpcp_tutorial.exercises._fixed import decode_cases
+    from dpcp_tutorial.course.exercises import fixed_cases, grade_fixed_cases
+    from dpcp_tutorial.course.exercises._fixed import decode_cases
 
     check = exercises.check_smallest_n
     text = fixed_cases(check, "s")
@@ -255,14 +255,10 @@ def test_fixed_cases_refuse_what_they_cannot_use():
 def test_generated_nbgrader_notebooks_hold_cases_never_the_secret(tmp_path, monkeypatch):
     """Without nbgrader installed too: the source notebooks of ``make nbgrader`` (before nbgrader's release
     step) hold the graded cases as data and neither the secret nor a way to read one."""
-    import importlib.util
     import json
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("make_nbgrader", root / "tools" / "make_nbgrader.py")
-    make_nbgrader = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_nbgrader)
+    from dpcp_tutorial.course import make_nbgrader
+
     secret = "the instructor's long secret 7f3a"
     monkeypatch.setenv("DPCP_GRADING_SECRET", secret)
     names = make_nbgrader.generate(tmp_path, secret, {"ps1"}, release=False)

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from dpcp_tutorial.grading import (COLUMNS, exercise_table, find_submissions, grade_folder, grade_submission,
+from dpcp_tutorial.course.grading import (COLUMNS, exercise_table, find_submissions, grade_folder, grade_submission,
                                    grading_table, load_submission, main)
-from dpcp_tutorial.grading import _isolation, _source
-from dpcp_tutorial.grading.points import POINTS
+from dpcp_tutorial.course.grading import _isolation, _source
+from dpcp_tutorial.course.grading.points import POINTS
 
 pytestmark = pytest.mark.skipif(_isolation.probe() is not None,
                                 reason=f"the grader needs a bubblewrap sandbox: {_isolation.probe()}")
@@ -56,7 +56,7 @@ GOOD_CELLS = [
     "%matplotlib inline\nimport math\n!echo hello\nimport numpy as np",
     "print('exploring')\nfor _ in range(3):\n    pass",
     SOLUTIONS.read_text(encoding="utf-8"),
-    "from dpcp_tutorial.exercises import check_conformal_quantile\nassert check_conformal_quantile(my_quantile)",
+    "from dpcp_tutorial.course.exercises import check_conformal_quantile\nassert check_conformal_quantile(my_quantile)",
     "while True:\n    pass  # an experiment left running: not needed by any answer, so never executed",
     "%%bash\necho a cell magic in another language",
 ]
@@ -153,7 +153,7 @@ EXITS = "import sys\nsys.exit(0)\nraise SystemExit(1)\n"
 HARNESS_PATCH = '''
 def _patch():
     try:
-        from dpcp_tutorial.exercises import _common
+        from dpcp_tutorial.course.exercises import _common
         _common.ExerciseResult.fail = lambda self, message: None
         _common.CheckContext.fail = lambda self, *a, **k: None
         _common.CheckContext.stop = lambda self, *a, **k: None
@@ -177,7 +177,7 @@ my_interval = lambda *a, **k: 0
 
 CHECKER_PATCH = '''
 import numpy as np
-import dpcp_tutorial.exercises.ch01 as ch01
+import dpcp_tutorial.course.exercises.ch01 as ch01
 
 
 def my_quantile(scores, alpha):
@@ -235,7 +235,7 @@ def my_quantile(scores, alpha):
     return getattr(module, "conformal" + "_quantile")(scores, alpha)
 '''
 IMPORTS_HELPER = '''
-from dpcp_tutorial.exercises import ch08
+from dpcp_tutorial.course.exercises import ch08
 
 
 def smallest_n(alpha, epsilon1, epsilon2, delta):
@@ -473,9 +473,8 @@ def test_nbformat_3_notebooks_are_read(graded):
 
 
 def test_handout_chapter_10_with_an_answer_appended_loads_in_seconds(tmp_path):
-    spec = __import__("importlib.util").util.spec_from_file_location("se", ROOT / "tools" / "student_edition.py")
-    student_edition = __import__("importlib.util").util.module_from_spec(spec)
-    spec.loader.exec_module(student_edition)
+    from dpcp_tutorial.course import student_edition
+
     notebook = student_edition.strip_notebook(json.loads((ROOT / "book" / "10_private_medians.ipynb").read_text()))
     solutions = SOLUTIONS.read_text(encoding="utf-8")
     answer = "%%time\nimport numpy as np\n\n" + solutions[solutions.index("def worst_case"):
@@ -548,7 +547,7 @@ def test_memory_limit(graded):
 
 def test_graded_cases_come_from_the_secret(tmp_path):
     """A submission that hard-codes the public cases' answers passes the public cases, not the secret's."""
-    from dpcp_tutorial.exercises import check_conformal_quantile
+    from dpcp_tutorial.course.exercises import check_conformal_quantile
     from dpcp_tutorial.conformal import conformal_quantile
 
     lookup = {}
@@ -627,8 +626,11 @@ def test_package_uses_and_refusals():
         needed = _source.needed_units(units, [function])
         uses = _source.package_uses(needed, [function], names)
         assert "implementation" in _source.forbidden(uses, (implemented,))
-    assert _source.forbidden({"dpcp_tutorial.exercises.check_conformal_quantile"}, ()) is None
-    assert "checker helper" in _source.forbidden({"dpcp_tutorial.exercises.ch12.whitened_spatial_depth"}, ())
+    for tooling in ("dpcp_tutorial.course", "dpcp_tutorial"):     # the course tooling's folder and former names
+        assert _source.forbidden({f"{tooling}.exercises.check_conformal_quantile"}, ()) is None
+        assert "checker helper" in _source.forbidden({f"{tooling}.exercises.ch12.whitened_spatial_depth"}, ())
+        assert "grader" in _source.forbidden({f"{tooling}.grading._source.normalised"}, ())
+    assert "course tooling" in _source.forbidden({"dpcp_tutorial.course.make_nbgrader.solutions"}, ())
     assert _source.forbidden({"dpcp_tutorial.private_quantile_level"},
                              ("dpcp_tutorial.quantile.private_quantile",)) is None
 
@@ -640,6 +642,31 @@ def test_every_exercise_has_points_and_one_row():
     assert set(labels) == set(POINTS), "book/for_instructors.md's rubric and points.POINTS list every exercise"
     code = next(e for e in table if e.label == "ex-04-code")
     assert set(code.functions) == {"my_round_up", "my_qtilde"} and len(code.checkers) == 2
+
+
+def test_points_are_declared_with_the_checkers_and_must_agree(monkeypatch):
+    from dpcp_tutorial.course import exercises
+    from dpcp_tutorial.course.exercises import _common
+    from dpcp_tutorial.course.exercises._common import checker
+    from dpcp_tutorial.course.grading import points
+
+    monkeypatch.setattr(_common, "REGISTRY", dict(_common.REGISTRY))     # the checker made below stays here
+
+    assert {label: value for label, value in POINTS.items() if value != 6} == {"ex-04-assemble": 12,
+                                                                              "ex-06-assemble": 12}
+    assert list(POINTS) == list(dict.fromkeys(e.label for e in grading_table()))      # chapter order
+    assert {e.label: e.max_points for e in grading_table()} == POINTS
+    checkers = exercises.all_checkers()
+    def check_other(ctx):
+        """Check a reader's ``my_round_up_again(scores, m)``."""
+
+    other = checker(function="my_round_up_again", exercise="ex-04-code", points=12)(check_other)
+    monkeypatch.setattr(exercises, "all_checkers", lambda: {**checkers, "check_other": other})
+    with pytest.raises(ValueError, match="ex-04-code declare different points"):
+        points.exercise_points()
+    for bad in (0, -6, True, "6"):
+        with pytest.raises(ValueError, match="points must be a positive number"):
+            checker(function="f", exercise="ex-99", points=bad)
 
 
 def test_every_exercise_is_listed_with_its_function(capsys):
@@ -659,17 +686,40 @@ def test_finding_submissions(graded):
 
 
 def test_the_grading_page_lists_every_exercise():
+    """The grading page's table and the API page's list of checkers are generated from the checkers, and current."""
+    from dpcp_tutorial.course import exercises, pages
+
+    assert not pages.stale(), "a generated list is out of date: run python -m dpcp_tutorial.course.pages"
     page = (ROOT / "book" / "grading.md").read_text(encoding="utf-8")
     for chapter, label, function, checker in exercise_table():
         names = ", ".join(f"`{f.strip()}`" for f in function.split(","))
         row = f"| {int(chapter[2:])} | {{ref}}`{label} <{label}>` | {names} | `{checker}` |"
         assert row in page, f"book/grading.md lacks the row {row}"
+    api = (ROOT / "book" / "api.md").read_text(encoding="utf-8")
+    assert all(f".. autofunction:: {name}\n" in api for name in exercises.all_checkers())
     labels = {label for _, label, _, _ in exercise_table()}
     # an exercise named in the text is a link (the CSV column's example value, "e.g. `ex-...`", is a value)
     for name in ("grading.md", "for_instructors.md"):
         text = (ROOT / "book" / name).read_text(encoding="utf-8")
         plain = {m for m in re.findall(r"(?<!e\.g\. )`(ex-\d\d-[\w-]+)`", text) if m in labels}
         assert not plain, f"book/{name} names exercises without linking them: {sorted(plain)}"
+
+
+def test_the_generated_lists_are_rewritten_and_need_their_markers(tmp_path):
+    from dpcp_tutorial.course import pages
+
+    for page in pages.GENERATED:
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        text = (ROOT / page).read_text(encoding="utf-8")
+        text = text.replace("`check_conformal_quantile` |", "`check_renamed` |")          # a row of the table
+        text = text.replace("   check_conformal_quantile\n", "   check_renamed\n")        # an entry of the summary
+        (tmp_path / page).write_text(text, encoding="utf-8")
+    assert pages.stale(tmp_path) == list(pages.GENERATED)
+    assert pages.write(tmp_path) == list(pages.GENERATED) and pages.stale(tmp_path) == []
+    for page in pages.GENERATED:
+        assert (tmp_path / page).read_text(encoding="utf-8") == (ROOT / page).read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="one generated list"):
+        pages.render("book/grading.md", "no markers here")
 
 
 def test_isolation_is_reported():

@@ -1,6 +1,6 @@
 """The nbgrader path: the course generated from the book, graded offline by nbgrader.
 
-``tools/make_nbgrader.py`` writes one source notebook per problem set of ``book/for_instructors.md`` (its
+``dpcp_tutorial/course/make_nbgrader.py`` writes one source notebook per problem set of ``book/for_instructors.md`` (its
 coding exercises, read from their chapters) and ``nbgrader generate_assignment`` makes the student versions (one
 nbgrader run for all sets, as ``make nbgrader`` does). The hidden tests hold the graded cases as fixed data
 drawn from the instructor's secret at generation time: the secret is in no generated file and in no
@@ -19,7 +19,6 @@ import ast
 import contextlib
 import csv
 import io
-import importlib.util
 import json
 import os
 import re
@@ -30,13 +29,12 @@ import pytest
 
 pytest.importorskip("nbgrader", reason="nbgrader is the [course] extra: pip install -e '.[course]'")
 
-from dpcp_tutorial.grading import grading_table  # noqa: E402
-from dpcp_tutorial.grading.points import POINTS  # noqa: E402
+from dpcp_tutorial.course.grading import grading_table  # noqa: E402
+from dpcp_tutorial.course.grading.points import POINTS  # noqa: E402
+
+from dpcp_tutorial.course import make_nbgrader  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC = importlib.util.spec_from_file_location("make_nbgrader", ROOT / "tools" / "make_nbgrader.py")
-make_nbgrader = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(make_nbgrader)
 
 pytestmark = pytest.mark.slow     # nbgrader's database, one generation for all chapters, two kernels per submission
 
@@ -133,9 +131,9 @@ def test_every_problem_set_becomes_an_assignment_with_its_exercises(course, name
 
 
 def test_hidden_cases_are_the_graded_cases_and_the_secret_is_in_no_file(course):
-    from dpcp_tutorial.exercises import all_checkers
-    from dpcp_tutorial.exercises._common import case_fingerprint
-    from dpcp_tutorial.exercises._fixed import decode_cases
+    from dpcp_tutorial.course.exercises import all_checkers
+    from dpcp_tutorial.course.exercises._common import case_fingerprint
+    from dpcp_tutorial.course.exercises._fixed import decode_cases
 
     checkers = all_checkers()
     for name, exercises in SETS.items():

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from dpcp_tutorial.grading import _isolation, _stage, grade_folder, main
+from dpcp_tutorial.course.grading import _isolation, _stage, grade_folder, main
 
 pytestmark = pytest.mark.slow   # each test starts bubblewrap sandboxes and graders: make test runs them
 
@@ -45,7 +45,7 @@ def _rows(path: Path) -> list[dict]:
 
 
 def _spy(account: Path, secret_file: Path, folder: Path, out: Path) -> str:
-    grader_code = ROOT / "dpcp_tutorial" / "grading" / "__init__.py"
+    grader_code = ROOT / "dpcp_tutorial" / "course" / "grading" / "__init__.py"
     return textwrap.dedent(f'''
         import glob, math, os
 
@@ -108,7 +108,7 @@ def test_a_spy_finds_nothing_in_the_sandbox_and_everything_without_it(tmp_path, 
     folder, out = tmp_path / "subs", tmp_path / "results" / "grades.csv"
     folder.mkdir()
     (folder / "spy.py").write_text("import math\n" + _spy(account, secret_file, folder, out), encoding="utf-8")
-    grader_code = ROOT / "dpcp_tutorial" / "grading" / "__init__.py"
+    grader_code = ROOT / "dpcp_tutorial" / "course" / "grading" / "__init__.py"
     before = (account.read_bytes(), grader_code.read_bytes())
     monkeypatch.setenv("DPCP_CANARY", CANARY)          # in the grader's environment and, below, its secret
     rows = grade_folder(folder, out, exercises="smallest_n", progress=False, book=None, secret_file=secret_file)
@@ -299,7 +299,7 @@ def test_disk_fill_and_output_flood_leave_the_grader_and_its_files_alone(tmp_pat
     script = textwrap.dedent(f'''
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from dpcp_tutorial.grading import main
+        from dpcp_tutorial.course.grading import main
         code = main([{str(folder)!r}, "--out", {str(tmp_path / "out" / "grades.csv")!r}, "--exercises",
                      "smallest_n", "--quiet", "--no-copy-check", "--tmpfs-limit", "64"])
         # the peak of this process's own memory (VmHWM): getrusage's maxrss would also count the pages of the
@@ -373,7 +373,7 @@ def test_the_staged_package_holds_only_helpers_and_stubs(tmp_path):
     exported = _stage.stage(tmp_path / "stage", ("dpcp_tutorial.quantile.private_quantile",))
     package = tmp_path / "stage" / "dpcp_tutorial"
     names = {p.name for p in package.iterdir()}
-    assert "exercises" not in names and "grading" not in names and "conformal.py" not in names
+    assert {"course", "exercises", "grading"}.isdisjoint(names) and "conformal.py" not in names
     assert set(exported) == set(_stage.HELPERS)
     source = (package / "quantile.py").read_text(encoding="utf-8")
     assert "is not available while an exercise that asks you to write it is graded" in source
@@ -420,7 +420,7 @@ def test_as_an_unprivileged_user():
         (folder / "starver.py").write_text(STARVER.replace("time.sleep(3)", "time.sleep(0.1)"), encoding="utf-8")
         for path in (folder, *folder.iterdir()):
             path.chmod(0o777 if path.is_dir() else 0o644)
-        script = (f"import os, sys; sys.path.insert(0, {str(ROOT)!r}); from dpcp_tutorial.grading import "
+        script = (f"import os, sys; sys.path.insert(0, {str(ROOT)!r}); from dpcp_tutorial.course.grading import "
                   f"grade_folder; rows = grade_folder({str(folder)!r}, {str(work / 'out.csv')!r}, "
                   "exercises='smallest_n', progress=False, book=None, secret='s'); "
                   "print(os.getuid(), [(r.student, r.status, r.isolation) for r in rows])")
@@ -442,11 +442,8 @@ def test_a_folder_of_all_handouts_with_answers_grades_like_the_py_file(tmp_path)
     """Every chapter's hand-out (student edition) with the answers appended: only the reader's cells (and the
     chapters' imports) run, so a top-level name of a chapter (chapter 8's ``loss``) cannot shadow an answer,
     and the folder grades like the same answers in one ``.py`` file."""
-    import importlib.util
+    from dpcp_tutorial.course import student_edition
 
-    spec = importlib.util.spec_from_file_location("student_edition", ROOT / "tools" / "student_edition.py")
-    student_edition = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(student_edition)
     folder = tmp_path / "subs"
     (folder / "handouts").mkdir(parents=True)
     solutions = (ROOT / "tests" / "exercise_solutions.py").read_text(encoding="utf-8")

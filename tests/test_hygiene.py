@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = pathlib.Path(dpcp_tutorial.__file__).resolve().parent
 
 # import name -> distribution name, where they differ
-_DIST = {"sklearn": "scikit-learn", "dp_accounting": "dp-accounting", "pipeline_dp": "pipeline-dp", "pydp": "python-dp",
+_DIST = {"sklearn": "scikit-learn", "yaml": "pyyaml", "dp_accounting": "dp-accounting", "pipeline_dp": "pipeline-dp", "pydp": "python-dp",
          "apache_beam": "apache-beam", "tmlt": "tmlt.analytics"}
 
 

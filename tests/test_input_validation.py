@@ -1,7 +1,7 @@
 """Input-validation findings, each reproduced as a regression test.
 
 The systematic version is tests/test_bad_input_sweep.py; these pin the cases
-the issue lists by name.
+found by hand, by name.
 """
 
 from __future__ import annotations

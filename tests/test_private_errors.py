@@ -366,7 +366,7 @@ def test_a_nan_score_raises_the_same_for_every_calibrator_and_data_set():
 @pytest.mark.parametrize("rounding", ["nearest", "up"])
 @pytest.mark.parametrize("lower, upper", [(0.0, 1.0), (0.003, 0.997), (-1.0, 2.5)])
 def test_pcoqs_release_never_leaves_the_public_range(rounding, lower, upper):
-    """The issue's case, pcoqs_quantile(np.full(10, 1.), .5, 1e6, rounding="up") = 1.01, and its relatives: the
+    """The first case found, pcoqs_quantile(np.full(10, 1.), .5, 1e6, rounding="up") = 1.01, and its relatives: the
     last step can leave the search interval's midpoint above upper, and rounding can pass either end."""
     assert dp.pcoqs_quantile(np.full(10, 1.0), 0.5, 1e6, rounding="up", rng=0) <= 1.0
     gen = np.random.default_rng(4)

@@ -1,4 +1,4 @@
-"""The student edition contains no solution (``make student``, tools/student_edition.py).
+"""The student edition contains no solution (``make student``, dpcp_tutorial/course/student_edition.py).
 
 Fingerprints of every solution are taken from the instructor sources: each line of code in a
 ``{solution}`` block or in a notebook cell tagged ``solution`` that appears nowhere else in the
@@ -8,14 +8,13 @@ book, and the longest plain-text run of each solution's prose. Then:
 * when ``STUDENT_EDITION`` names a built edition (``make test`` builds one with ``make student``
   first), or is ``build`` (build it here, into a temporary directory): its HTML, its copied
   sources and the notebooks to hand out contain no fingerprint, no solution marker, no
-  instructor-only page and no checker docstring.
+  instructor-only page and no checker docstring; its API page names no issue of the project's tracker.
 """
 
 from __future__ import annotations
 
 import ast
 import html
-import importlib.util
 import inspect
 import json
 import os
@@ -24,10 +23,9 @@ import re
 
 import pytest
 
+from dpcp_tutorial.course import student_edition
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SPEC = importlib.util.spec_from_file_location("student_edition", ROOT / "tools" / "student_edition.py")
-student_edition = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(student_edition)
 
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 #: every notebook of the book (chapters, the introduction, case studies, reference pages): a line of solution code
@@ -73,7 +71,7 @@ def _instructor_texts():
 def _checker_docstrings() -> list[str]:
     """Docstrings of the exercise checkers (public API, rendered on the API page of both editions)."""
     texts = []
-    for path in sorted((ROOT / "dpcp_tutorial" / "exercises").glob("*.py")):
+    for path in sorted((ROOT / "dpcp_tutorial" / "course" / "exercises").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         nodes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
         texts += [doc for n in nodes if (doc := ast.get_docstring(n, clean=False))]
@@ -240,8 +238,15 @@ def test_student_edition_drops_instructor_pages_and_source_code(edition):
     assert not (edition / "html" / "_modules").exists(), "viewcode pages would show the checkers' references"
 
 
+def test_student_api_page_speaks_of_the_material_only(edition):
+    from _history import built_page_problems
+
+    problems = built_page_problems(edition / "html" / "book" / "api.html")
+    assert not problems, "the student API page speaks of the project's history:\n" + "\n".join(problems)
+
+
 def test_student_api_page_shows_checker_signatures_only(edition):
-    from dpcp_tutorial import exercises
+    from dpcp_tutorial.course import exercises
 
     api = _normalise(_text_of(edition / "html" / "book" / "api.html"))
     names = [n for n in dir(exercises) if n.startswith("check_")]

@@ -97,7 +97,7 @@ def fixed_cases(check: Callable, secret: str, *, salt: str | None = None) -> str
     """
     spec = getattr(check, "spec", None)
     if spec is None or not getattr(check, "is_exercise_checker", False):
-        raise TypeError("check must be one of the exercise checkers (dpcp_tutorial.exercises.check_*)")
+        raise TypeError("check must be one of the exercise checkers (dpcp_tutorial.course.exercises.check_*)")
     if not isinstance(secret, str) or not secret:
         raise ValueError("secret must be a non-empty string (the instructor's secret)")
     return encode_cases(spec.cases(secret, salt=salt))
@@ -112,7 +112,7 @@ def grade_fixed_cases(check: Callable, *functions: Callable, cases: str,
     """
     spec = getattr(check, "spec", None)
     if spec is None or not getattr(check, "is_exercise_checker", False):
-        raise TypeError("check must be one of the exercise checkers (dpcp_tutorial.exercises.check_*)")
+        raise TypeError("check must be one of the exercise checkers (dpcp_tutorial.course.exercises.check_*)")
     if len(functions) != len(spec.functions):
         raise TypeError(f"{spec.name} takes {len(spec.functions)} function(s), got {len(functions)}")
     fixed = decode_cases(cases)

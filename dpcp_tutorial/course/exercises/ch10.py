@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..depth import spatial_depth
+from ...depth import spatial_depth
 from ._common import Case, array, checker, sequence
 
 __all__ = ["check_spatial_worst_case", "check_langevin_step"]

@@ -307,6 +307,10 @@ def forbidden(uses: set[str], implements: tuple[str, ...]) -> str | None:
         hit = next((p for p in parts[1:] if p in implemented), None)
         if hit:
             return f"uses the package's implementation of {hit}"
+        if len(parts) > 1 and parts[1] == "course":    # dpcp_tutorial.course.exercises = dpcp_tutorial.exercises
+            parts = parts[:1] + parts[2:]
+            if len(parts) > 1 and parts[1] not in ("exercises", "grading"):
+                return f"uses the package's course tooling ({path})"
         if len(parts) > 1 and parts[1] == "grading":
             return f"uses the package's grader ({path})"
         if len(parts) > 2 and parts[1] == "exercises":

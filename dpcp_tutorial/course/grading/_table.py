@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .points import POINTS
+from .points import exercise_points
 
 
 def checkers() -> dict:
@@ -41,12 +41,13 @@ def grading_table() -> list[Exercise]:
     groups: dict[str, list] = {}
     for name, check in checkers().items():
         groups.setdefault(check.exercise, []).append((name, check))
+    points = exercise_points()
     table = []
     for label, members in groups.items():
         functions = tuple(f for _, check in members for f in check.functions)
         implements = tuple(sorted({i for _, check in members for i in check.implements}))
         table.append(Exercise(label, members[0][1].__module__.rsplit(".", 1)[-1], functions,
-                              tuple(name for name, _ in members), float(POINTS.get(label, 6)), implements))
+                              tuple(name for name, _ in members), points[label], implements))
     return table
 
 

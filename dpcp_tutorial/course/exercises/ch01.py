@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..conformal import aps_prediction_set, conformal_quantile, conformal_rank
+from ...conformal import aps_prediction_set, conformal_quantile, conformal_rank
 from ._common import Case, array, checker, number
 
 __all__ = ["check_conformal_quantile", "check_aps_prediction_set"]

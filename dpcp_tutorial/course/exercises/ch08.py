@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..private_split import bounded_interval
+from ...private_split import bounded_interval
 from ._common import Case, array, checker, integer
 
 __all__ = ["check_bounded_interval", "check_smallest_n"]

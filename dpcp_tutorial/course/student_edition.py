@@ -2,7 +2,7 @@
 
 Usage (``make student``)::
 
-    python tools/student_edition.py [--out _build_student] [--no-build]
+    python -m dpcp_tutorial.course.student_edition [--out _build_student] [--no-build]
 
 What it does, without re-executing any chapter (the committed outputs are used):
 
@@ -20,7 +20,7 @@ What it does, without re-executing any chapter (the committed outputs are used):
 
 2. writes a ``_config.yml`` with notebook execution off, without ``sphinx.ext.viewcode``
    (its source pages would show the checkers' reference solutions) and with a small
-   extension that renders ``dpcp_tutorial.exercises`` functions by signature only;
+   extension that renders ``dpcp_tutorial.course.exercises`` functions by signature only;
 
 3. builds the HTML into ``<out>/html`` (``jupyter-book build -W``) and copies the
    stripped chapter notebooks, the ones to hand out, into ``<out>/notebooks``.
@@ -39,9 +39,8 @@ import shutil
 import subprocess
 import sys
 
-import yaml
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+# the repository (the tool reads the book's sources: it runs from a clone, as `make` does)
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 #: pages that exist only in the instructor edition
 INSTRUCTOR_ONLY = ("book/for_instructors", "book/answer_key", "book/grading")
@@ -51,13 +50,13 @@ INSTRUCTOR_ONLY = ("book/for_instructors", "book/answer_key", "book/grading")
 SOLUTION_BLOCK = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution\}[^\n]*\n.*?^(?P=fence)[ \t]*\n?",
                             re.S | re.M)
 
-STUDENT_EXTENSION = '''"""Render dpcp_tutorial.exercises by signature only (student edition)."""
+STUDENT_EXTENSION = '''"""Render dpcp_tutorial.course.exercises by signature only (student edition)."""
 
 NOTE = "Checker for one of the chapters' coding exercises; see the exercise for what it checks."
 
 
 def _strip(app, what, name, obj, options, lines):
-    if name.startswith("dpcp_tutorial.exercises"):
+    if name.startswith(("dpcp_tutorial.course.exercises", "dpcp_tutorial.exercises")):
         lines[:] = [NOTE] if what in ("function", "method") else []
 
 
@@ -72,7 +71,7 @@ def setup(app):
 STUDENT_RUNNING = """* **The notebooks:** your instructor hands out the chapters' notebooks and the book's package. Install the
   package into a Python environment as your instructor says (for instance `pip install` the file you were
   given), open a notebook in Jupyter and run it from the top; every exercise's checker runs in the notebook
-  (`from dpcp_tutorial.exercises import check_...`) on the public cases and explains what is wrong.
+  (`from dpcp_tutorial.course.exercises import check_...`) on the public cases and explains what is wrong.
 * **From your own code:** `import dpcp_tutorial` in that environment.
 """
 
@@ -145,7 +144,7 @@ def strip_notebook(nb: dict) -> dict:
     source): the batch grader never runs an unchanged chapter cell of a hand-out, only the reader's own cells
     (and the chapter cells' imports).
     """
-    from dpcp_tutorial.grading._source import chapter_mark
+    from dpcp_tutorial.course.grading._source import chapter_mark
 
     nb = json.loads(json.dumps(nb))
     cells = []
@@ -187,6 +186,8 @@ def _student_config(config: dict) -> dict:
 
 def prepare(out: pathlib.Path) -> pathlib.Path:
     """Write the stripped sources into ``out/src`` and return that directory."""
+    import yaml     # PyYAML, which the book's build (jupyter-book) brings
+
     src = out / "src"
     if src.exists():
         shutil.rmtree(src)

@@ -187,7 +187,7 @@ class _CheckOver(Exception):
 
 # --------------------------------------------------------------------------------------------------------------
 # Where calls go: in the notebook, to the reader's functions in this process; in a batch run, to a runner
-# process (dpcp_tutorial.grading) -- both answer a Call with a Reply.
+# process (dpcp_tutorial.course.grading) -- both answer a Call with a Reply.
 
 
 class LocalExecutor:
@@ -626,7 +626,7 @@ REGISTRY: dict[str, Callable] = {}
 
 def checker(*, exercise: str, function: str | None = None, functions: Sequence[str] | None = None,
             cases: Callable[[np.random.Generator], list] | None = None,
-            implements: Sequence[str] = ()) -> Callable[[Callable], Callable]:
+            implements: Sequence[str] = (), points: float = 6) -> Callable[[Callable], Callable]:
     """Make a public checker from a body.
 
     Parameters
@@ -635,7 +635,7 @@ def checker(*, exercise: str, function: str | None = None, functions: Sequence[s
         The label of the exercise in the chapter (e.g. ``"ex-01-code-quantile"``).
     function, functions : str or sequence of str
         The name(s) the exercise asks the reader to give the function(s) (e.g. ``"my_quantile"``); the batch
-        grader (:mod:`dpcp_tutorial.grading`) grades a submission's functions of those names with this checker.
+        grader (:mod:`dpcp_tutorial.course.grading`) grades a submission's functions of those names with this checker.
         With several names the public checker takes one function per name, in this order.
     cases : callable
         ``cases(rng) -> list[Case]``; the body is then called as ``body(ctx, case)`` once per case. Without
@@ -643,10 +643,16 @@ def checker(*, exercise: str, function: str | None = None, functions: Sequence[s
     implements : sequence of str
         Dotted names of the package's own implementations of what the exercise asks for (e.g.
         ``"dpcp_tutorial.conformal.conformal_quantile"``); a submission that uses them is not graded.
+    points : float, default=6
+        The exercise's automatic points (the checker's part of the rubric: 6, 12 for an assembly exercise);
+        the grader and the nbgrader course read them from here (:mod:`dpcp_tutorial.course.grading.points`).
+        The checkers of one exercise declare the same points.
     """
     names = tuple(functions) if functions is not None else ((function,) if function else ())
     if not names or len(set(names)) != len(names) or not all(n.isidentifier() for n in names):
         raise ValueError("give the exercise's function name(s) as distinct identifiers")
+    if not (isinstance(points, (int, float)) and not isinstance(points, bool) and points > 0):
+        raise ValueError(f"points must be a positive number, got {points!r}")
 
     def decorate(body: Callable) -> Callable:
         name = body.__name__
@@ -694,6 +700,7 @@ def checker(*, exercise: str, function: str | None = None, functions: Sequence[s
         check.functions = names
         check.exercise = exercise
         check.implements = tuple(implements)
+        check.points = float(points)
         check.spec = spec
         check.is_exercise_checker = True
         REGISTRY[name] = check

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tukey_exact import tukey_depth_regions
+from ...tukey_exact import tukey_depth_regions
 from ._common import Case, array, checker, number
 
 __all__ = ["check_annulus_area", "check_tukey_level_probabilities"]

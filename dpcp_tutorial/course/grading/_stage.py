@@ -4,7 +4,7 @@ The sandbox holds no implementation of a graded function: the course package is 
 Instead a folder is staged (read-only inside the sandbox) with
 
 * ``_dpcp_runner.py`` (a copy of :mod:`._sandbox`) and ``_dpcp_calls.py`` (a copy of
-  :mod:`dpcp_tutorial.exercises._runtime`, the calling side of the checker protocol, which holds no case,
+  :mod:`dpcp_tutorial.course.exercises._runtime`, the calling side of the checker protocol, which holds no case,
   expected value or verdict);
 * a stand-in ``dpcp_tutorial`` package that exports only the helpers of :data:`HELPERS` a reader may use in
   an answer (data generators, and the building blocks later chapters let an answer call), with the
@@ -12,7 +12,7 @@ Instead a folder is staged (read-only inside the sandbox) with
   reader to write (the checker's ``implements``) is replaced in those copies by a stub that raises when
   called (so ``from dpcp_tutorial import private_quantile`` still works in a file that answers several
   exercises, but the exercise that asks for a private quantile cannot call the package's). Nothing of
-  ``dpcp_tutorial.exercises`` (checkers, cases) or ``dpcp_tutorial.grading`` is copied.
+  ``dpcp_tutorial.course.exercises`` (checkers, cases) or ``dpcp_tutorial.course.grading`` is copied.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import ast
 import shutil
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1]
+PACKAGE = Path(__file__).resolve().parents[2]      # dpcp_tutorial/
 
 HELPERS = {
     "private_quantile": "quantile",

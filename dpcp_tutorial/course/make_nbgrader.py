@@ -2,8 +2,8 @@
 
 Usage::
 
-    python tools/make_nbgrader.py [--out _build_nbgrader] [--secret-file FILE] [--sets ps1,ps3] [--six-weeks]
-                                  [--no-release]
+    python -m dpcp_tutorial.course.make_nbgrader [--out _build_nbgrader] [--secret-file FILE] [--sets ps1,ps3]
+                                                 [--six-weeks] [--no-release]
 
 One assignment per problem set of ``book/for_instructors.md`` (``ps1``, ``ps2``, ... and ``advanced``), holding
 that set's coding exercises and nothing else (so that the maximum score is the set's): with ``--six-weeks`` the
@@ -21,10 +21,11 @@ so rewording a chapter or the course plan changes the course the next time it is
   define its functions yet), the solution's helper functions nested into the function that uses them, so that
   the student version has one stub per function; a cell that runs the checker(s) on the public cases (what a
   student sees in the book); and a locked autograder test cell worth the exercise's points
-  (:data:`dpcp_tutorial.grading.points.POINTS`) whose body is a ``### BEGIN HIDDEN TESTS`` region holding the
+  (the checker's ``points``, :data:`dpcp_tutorial.course.grading.points.POINTS`) whose body is a
+  ``### BEGIN HIDDEN TESTS`` region holding the
   graded cases **as fixed data**, drawn now from the instructor's secret (``--secret-file`` or the
   environment variable ``DPCP_GRADING_SECRET`` of the machine that runs this tool; none equals a public case)
-  and run with :func:`dpcp_tutorial.exercises.grade_fixed_cases`; it returns the points earned,
+  and run with :func:`dpcp_tutorial.course.exercises.grade_fixed_cases`; it returns the points earned,
   ``points * cases passed / cases``, which nbgrader records as partial credit. The secret itself is never
   written anywhere and is not needed by ``nbgrader autograde``: nothing a student's code can read holds it.
 
@@ -37,7 +38,7 @@ land in ``<out>/course/release``). Then, in ``<out>/course``::
 
 all offline. nbgrader comes from PyPI with the package's ``[course]`` extra. nbgrader runs the students' code
 and the hidden tests in one kernel, so a submission can read the hidden cases while it is graded (not the
-secret): use ``python -m dpcp_tutorial.grading`` for marks that count (``book/grading.md``).
+secret): use ``python -m dpcp_tutorial.course.grading`` for marks that count (``book/grading.md``).
 """
 
 from __future__ import annotations
@@ -52,10 +53,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# the repository (the tool reads the book's sources: it runs from a clone, as `make` does)
+ROOT = Path(__file__).resolve().parents[2]
 
-from dpcp_tutorial.grading import _source, grading_table  # noqa: E402
+from .grading import _source, grading_table
 
 EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise\}[^\n]*\n:label: *(?P<label>[\w-]+)[ \t]*\n"
                       r"(?P<options>(?::[\w-]+:[^\n]*\n)*)(?P<body>.*?)^\1[ \t]*$", re.S | re.M)
@@ -259,11 +260,11 @@ class _Chapter:
 def hidden_test(exercise, checks, secret: str) -> str:
     """The hidden-test region of one exercise: its graded cases as fixed data drawn now from ``secret`` (never
     the secret itself), the checkers run on them, and the points earned as the cell's value."""
-    from dpcp_tutorial.exercises import fixed_cases
+    from dpcp_tutorial.course.exercises import fixed_cases
 
     lines = ["### BEGIN HIDDEN TESTS",
              "# graded cases drawn by `make nbgrader` from the instructor's secret (fixed data)",
-             "from dpcp_tutorial.exercises import grade_fixed_cases, " + ", ".join(c.__name__ for c in checks)]
+             "from dpcp_tutorial.course.exercises import grade_fixed_cases, " + ", ".join(c.__name__ for c in checks)]
     calls = []
     for index, check in enumerate(checks):
         data = fixed_cases(check, secret)
@@ -322,7 +323,7 @@ def assignment_notebook(name: str, title: str, exercises: list, notes: list[str]
         body = _answer_code(code, exercise.functions)
         cells.append(_cell("code", body, _meta(f"{exercise.label}-answer", solution=True)))
         calls = "\n".join(f"{c.__name__}({', '.join(c.functions)})" for c in checks)
-        cells.append(_cell("code", "from dpcp_tutorial.exercises import " + ", ".join(c.__name__ for c in checks)
+        cells.append(_cell("code", "from dpcp_tutorial.course.exercises import " + ", ".join(c.__name__ for c in checks)
                            + "\n\n" + calls))
         cells.append(_cell("code", hidden_test(exercise, checks, secret),
                            _meta(f"{exercise.label}-tests", grade=True, locked=True, points=exercise.max_points)))

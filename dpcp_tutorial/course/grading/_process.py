@@ -211,7 +211,7 @@ class RemoteExecutor:
     """Sends a checker's calls to the sandbox and validates the replies (the grader side of the protocol).
 
     It trusts nothing the sandbox reports about a call: the checks of inputs modified in place and of
-    numpy's global random state are made from a recheck (see :class:`dpcp_tutorial.exercises._runtime.Reply`),
+    numpy's global random state are made from a recheck (see :class:`dpcp_tutorial.course.exercises._runtime.Reply`),
     and the sandbox's own reports become feedback without points."""
 
     trusts_reports = False

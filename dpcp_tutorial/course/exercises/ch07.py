@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..training import ssp_sensitivity
+from ...training import ssp_sensitivity
 from ._common import Case, array, checker, number
 
 __all__ = ["check_ssp_sensitivity", "check_clip_gradients"]

@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from ..dpcp import dpcp_levels
-from ..quantile import private_quantile, private_quantile_level, private_quantile_miscoverage_bound
-from ..training import DPRidgeRegression
+from ...dpcp import dpcp_levels
+from ...quantile import private_quantile, private_quantile_level, private_quantile_miscoverage_bound
+from ...training import DPRidgeRegression
 from . import _stats
 from ._common import Case, Rng, array, checker, number, sequence
 
@@ -339,7 +339,7 @@ def _interval_structure(ctx, intervals: np.ndarray, bound: float, bins: int) -> 
     return qhat
 
 
-@checker(functions=_DPCP, exercise="ex-06-assemble", cases=_dpcp_cases,
+@checker(functions=_DPCP, exercise="ex-06-assemble", cases=_dpcp_cases, points=12,
          implements=("dpcp_tutorial.dpcp.DPCPRegressor", "dpcp_tutorial.dpcp.DPCPClassifier",
                      "dpcp_tutorial.dpcp.dpcp_interval", "dpcp_tutorial.dpcp.dpcp_set", "dpcp_tutorial.dpcp.dpcp_quantile",
                      "dpcp_tutorial.dpcp.dpcp_levels", "dpcp_tutorial.dpcp.differential_cp_level",

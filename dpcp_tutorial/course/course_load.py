@@ -2,8 +2,8 @@
 
 Usage::
 
-    python tools/course_load.py            # print each module's weeks with the computed hours
-    python tools/course_load.py --write    # also write the computed hours into the page's tables
+    python -m dpcp_tutorial.course.course_load            # print each module's weeks with the computed hours
+    python -m dpcp_tutorial.course.course_load --write    # also write the computed hours into the page's tables
 
 Basis (stated on the page): independent work only, class time not counted.
 
@@ -19,14 +19,16 @@ Basis (stated on the page): independent work only, class time not counted.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from . import make_nbgrader, student_edition
+
+# the repository (the tool reads the book's sources: it runs from a clone, as `make` does)
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "book" / "for_instructors.md"
 
 WORDS_PER_MINUTE = 100    # half the 200 words per minute of ordinary reading: formulas, and code to run
@@ -37,13 +39,6 @@ WEEKLY_LIMIT = 12.0
 STARS = re.compile(r"\((?:By hand|Conceptual|Derivation|Coding|Project)[^)]*?(★+)\)")
 CHAPTERS_IN = re.compile(r"(\d+)(?:\s*[–-]\s*(\d+))?")
 WEEK_ROW = re.compile(r"^\|\s*(?P<week>\d+)\s*\|(?P<cells>.*)\|\s*$")
-
-
-def _tool(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _source(cell: dict) -> str:
@@ -60,7 +55,7 @@ def chapter_path(number: int) -> Path:
 
 def reading_hours(number: int) -> float:
     """Hours to read chapter ``number`` as the student edition shows it, at :data:`WORDS_PER_MINUTE`."""
-    student, exercise = _tool("student_edition"), _tool("make_nbgrader").EXERCISE
+    student, exercise = student_edition, make_nbgrader.EXERCISE
     notebook = student.strip_notebook(json.loads(chapter_path(number).read_text(encoding="utf-8")))
     words = 0
     for cell in notebook["cells"]:
@@ -74,7 +69,7 @@ def reading_hours(number: int) -> float:
 
 def exercise_stars() -> dict[str, tuple[int, int]]:
     """``label -> (chapter, stars)`` for every exercise of every chapter."""
-    generator = _tool("make_nbgrader")
+    generator = make_nbgrader
     out = {}
     pages = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
     pages += [ROOT / "book" / page for page in generator.REFERENCE_PAGES]
@@ -96,7 +91,7 @@ def set_hours(six_weeks: bool) -> dict[str, float]:
     """Hours of each problem set of the page (``ps1``, ...; ``project``)."""
     stars = exercise_stars()
     hours = {name: sum(HOURS_PER_STAR[stars[label][1]] for label in labels)
-             for name, _, labels in _tool("make_nbgrader").problem_sets(six_weeks)}
+             for name, _, labels in make_nbgrader.problem_sets(six_weeks)}
     hours["project"] = PROJECT_HOURS
     return hours
 
@@ -104,7 +99,7 @@ def set_hours(six_weeks: bool) -> dict[str, float]:
 def three_star_chapters(six_weeks: bool) -> dict[str, set[int]]:
     stars = exercise_stars()
     return {name: {stars[label][0] for label in labels if stars[label][1] == 3}
-            for name, _, labels in _tool("make_nbgrader").problem_sets(six_weeks)}
+            for name, _, labels in make_nbgrader.problem_sets(six_weeks)}
 
 
 def _chapters(cell: str) -> list[int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..depth import halfspace_depth, spatial_depth
+from ...depth import halfspace_depth, spatial_depth
 from ._common import Case, array, checker, sequence
 
 __all__ = ["check_halfspace_depth_directions", "check_whitening_counterexample", "whitened_spatial_depth"]

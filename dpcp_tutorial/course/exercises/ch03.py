@@ -179,7 +179,7 @@ def check_miscoverage_bound(ctx, case) -> None:
     (k-\\alpha_0 n)})\\big)/(n+1)`, with :math:`M \\ge 2` edges. Cases include level 0, a bound near 1, few scores
     at a large :math:`\\varepsilon` and thousands of scores.
     """
-    from ..quantile import private_quantile_miscoverage_bound
+    from ...quantile import private_quantile_miscoverage_bound
 
     alpha0, n, epsilon, m = case.args
     got = ctx.call(*case.args, returns=number())

@@ -7,8 +7,8 @@ import math
 import numpy as np
 from scipy import stats
 
-from ..private_split import pps_corrected_level, pps_grid, pps_round_up
-from ..quantile import private_quantile_level, private_quantile_probabilities
+from ...private_split import pps_corrected_level, pps_grid, pps_round_up
+from ...quantile import private_quantile_level, private_quantile_probabilities
 from . import _stats
 from ._common import Case, Rng, array, binary_array, checker, integer, number
 
@@ -427,7 +427,7 @@ def _interval_data(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.
     return x, 2.0 * x + rng.normal(size=size) * (0.3 + x)
 
 
-@checker(functions=_ASSEMBLY, exercise="ex-04-assemble", cases=_assembly_cases,
+@checker(functions=_ASSEMBLY, exercise="ex-04-assemble", cases=_assembly_cases, points=12,
          implements=("dpcp_tutorial.quantile.private_quantile", "dpcp_tutorial.quantile.private_quantile_probabilities",
                      "dpcp_tutorial.quantile._algorithm1_logits", "dpcp_tutorial.mechanisms.gumbel_max_sample",
                      "dpcp_tutorial.mechanisms.exponential_mechanism",

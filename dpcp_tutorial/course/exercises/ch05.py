@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from ..conformal import conformal_quantile
-from ..dpcp import differential_cp_quantile
+from ...conformal import conformal_quantile
+from ...dpcp import differential_cp_quantile
 from ._common import Case, checker, number
 
 __all__ = ["check_differential_cp_quantile"]

@@ -1,9 +1,11 @@
-"""Batch grading of the book's coding exercises: ``python -m dpcp_tutorial.grading SUBMISSIONS --out grades.csv``.
+"""Batch grading of the book's coding exercises.
+
+``python -m dpcp_tutorial.course.grading SUBMISSIONS --out grades.csv``
 
 A *submission* is one ``.ipynb`` (nbformat 4 or 3) or ``.py`` file directly inside ``SUBMISSIONS`` (the
 student is the file name without its extension) or one sub-folder (the student is the folder name; every
 ``.ipynb``/``.py`` file in it, in sorted order, belongs to that student). Each coding exercise asks for one or
-more functions with fixed names (``python -m dpcp_tutorial.grading --list`` prints the table); the grader
+more functions with fixed names (``python -m dpcp_tutorial.course.grading --list`` prints the table); the grader
 grades the submission's functions of those names with the exercise's checker(s).
 
 How a submission is graded (the integrity model; ``book/grading.md`` says what remains outside it):
@@ -65,7 +67,16 @@ from ._rows import COLUMNS, STATUSES, Row, write_outputs
 from ._solutions import book_solutions
 from ._submissions import Submission, find_submissions, load_submission
 from ._table import Exercise, exercise_table, grading_table
-from .points import POINTS
+
+
+def __getattr__(name):
+    # POINTS (the exercises' points, collected from the checkers) is read when first asked for
+    if name == "POINTS":
+        from . import points
+
+        return points.POINTS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Row", "STATUSES", "exercise_table", "find_submissions", "grade_folder", "grade_submission",
            "grading_table", "load_submission", "main"]

@@ -5,7 +5,7 @@ verdict: it receives a :class:`Call` (the name of a reader's function, plain-dat
 function must return), calls the function with a time limit and answers with a :class:`Reply` (the outputs
 converted to plain data, or what went wrong, plus what the call did to numpy's global random state and to its
 own inputs). The checkers (:mod:`._common`) build the calls and judge the replies. In a notebook both sides run
-in one process; the batch grader (:mod:`dpcp_tutorial.grading`) runs this side in a separate, isolated process
+in one process; the batch grader (:mod:`dpcp_tutorial.course.grading`) runs this side in a separate, isolated process
 and sends calls and replies between the two as JSON (:func:`encode`, :func:`decode`), never as pickles.
 
 Plain data are ``None``, ``bool``, ``int``, ``float``, ``str``, tuples and lists of plain data, string-keyed

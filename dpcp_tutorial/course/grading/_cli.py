@@ -1,4 +1,7 @@
-"""The command line: ``python -m dpcp_tutorial.grading SUBMISSIONS --out grades.csv`` (see :mod:`dpcp_tutorial.grading`)."""
+"""The command line: ``python -m dpcp_tutorial.course.grading SUBMISSIONS --out grades.csv``.
+
+See :mod:`dpcp_tutorial.course.grading`.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from ._table import grading_table
 
 def _parser() -> argparse.ArgumentParser:
     """The command line's options (``--help`` prints them)."""
-    parser = argparse.ArgumentParser(prog="python -m dpcp_tutorial.grading",
+    parser = argparse.ArgumentParser(prog="python -m dpcp_tutorial.course.grading",
                                      description="Grade a folder of submitted notebooks or .py files with the "
                                                  "book's exercise checkers and write the grades CSV, a totals "
                                                  "CSV and one feedback file per student.")

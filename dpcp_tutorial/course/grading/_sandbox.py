@@ -1,7 +1,7 @@
 """The process that runs one submission for one exercise: the calling side of the checker protocol.
 
-The grader (:mod:`dpcp_tutorial.grading`) stages this file as ``_dpcp_runner.py`` next to a copy of
-:mod:`dpcp_tutorial.exercises._runtime` (``_dpcp_calls.py``) and an allowlist of helpers (:mod:`._stage`),
+The grader (:mod:`dpcp_tutorial.course.grading`) stages this file as ``_dpcp_runner.py`` next to a copy of
+:mod:`dpcp_tutorial.course.exercises._runtime` (``_dpcp_calls.py``) and an allowlist of helpers (:mod:`._stage`),
 and starts it under ``bwrap`` (:mod:`._isolation`) as ``python -I -S -c BOOTSTRAP REPLY_FD CONFIG``, with
 the grader's requests on standard input and the replies on the file descriptor ``REPLY_FD``; what the
 submission prints goes to standard output and standard error, which the grader drains in bounded chunks.
