@@ -32,7 +32,7 @@ import collections.abc
 
 import numpy as np
 
-from ._validation import _real_array, check_1d, check_bool
+from ._validation import real_array, check_1d, check_bool
 
 __all__ = ["EdgeHistogram", "edge_histogram", "merge_histograms", "below_above", "round_up_counts",
            "check_unit_scores", "check_scores_or_histogram", "subsample_or_pad", "projection_counts", "halfspace_from_counts",
@@ -140,11 +140,11 @@ def _histogram_uniform(values: np.ndarray, edges: np.ndarray, offset: int, denom
 def _as_float_vector(scores) -> np.ndarray | None:
     """A non-empty 1-D float array, or ``None`` (then ``check_1d`` gives the standard error).
 
-    An object array is converted by the package's shared rule (``_validation._real_array``): entries that
+    An object array is converted by the package's shared rule (``_validation.real_array``): entries that
     are all real numbers become floats, any other entry is a ``TypeError``, as everywhere else.
     """
     if isinstance(scores, (np.ma.MaskedArray, collections.abc.Iterator)):
-        return _real_array(scores, "scores")      # refused by name (a mask would be dropped)
+        return real_array(scores, "scores")      # refused by name (a mask would be dropped)
     try:
         arr = np.asarray(scores)
     except (TypeError, ValueError):
@@ -152,7 +152,7 @@ def _as_float_vector(scores) -> np.ndarray | None:
     if arr.ndim != 1 or arr.size == 0:
         return None
     if arr.dtype.kind == "O":
-        return _real_array(arr, "scores")
+        return real_array(arr, "scores")
     if arr.dtype.kind not in "biuf":        # strings, complex, dates: check_1d's TypeError
         return None
     return arr.astype(float, copy=False)
@@ -319,9 +319,9 @@ def projection_counts(data: np.ndarray, points_proj: np.ndarray, directions: np.
     ndarray of shape (2, K, m), int64
         ``[below, above]``; both add across partitions.
     """
-    from .depth import _project
+    from ._depth_core import project
 
-    proj = np.sort(_project(data, directions), axis=0)
+    proj = np.sort(project(data, directions), axis=0)
     n = proj.shape[0]
     out = np.empty((2,) + points_proj.shape, dtype=np.int64)
     for j in range(directions.shape[0]):

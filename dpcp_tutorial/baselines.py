@@ -19,7 +19,7 @@ import numpy as np
 
 from ._validation import (
     RandomLike,
-    _real_array,
+    real_array,
     check_2d,
     check_choice,
     check_epsilon,
@@ -249,7 +249,7 @@ def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4,
     if split is None:
         fractions = np.array([1.0]) if n_iter == 1 else np.r_[np.full(n_iter - 1, 0.25 / (n_iter - 1)), 0.75]
     else:
-        fractions = _real_array(split, "split")
+        fractions = real_array(split, "split")
         if fractions.shape != (n_iter,) or not np.all(fractions > 0) or not abs(fractions.sum() - 1.0) <= 1e-9:
             raise ValueError(f"split must be {n_iter} positive fractions summing to 1, got {split}")
     sampler, rng = check_sampler(sampler, rng)

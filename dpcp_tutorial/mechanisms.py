@@ -44,7 +44,7 @@ from scipy.special import log_ndtr, log_softmax
 from ._validation import (
     MAX_MAGNITUDE,
     RandomLike,
-    _real_array,
+    real_array,
     check_1d,
     check_bool,
     check_choice,
@@ -172,7 +172,7 @@ def _check_value(value) -> np.ndarray:
     # the query answer is private: the domain check's message is the same for every invalid answer
     if isinstance(value, (bool, np.bool_, str, bytes)):
         raise TypeError(f"value must be a real number or an array of real numbers, got {type(value).__name__}")
-    arr = _real_array(value, "value")
+    arr = real_array(value, "value")
     if not np.isfinite(arr).all():
         raise ValueError("value contains NaN or infinite entries; a private release needs a finite query answer")
     if arr.size and not np.abs(arr).max() <= MAX_MAGNITUDE:
@@ -451,7 +451,7 @@ def gumbel_max_sample(logits: np.ndarray, rng: RandomLike = None) -> int:
     >>> gumbel_max_sample(np.array([0.0, -np.inf, 5.0]), rng=0)
     2
     """
-    logits = _real_array(logits, "logits")
+    logits = real_array(logits, "logits")
     if logits.ndim != 1 or logits.size == 0:
         raise ValueError(f"logits must be a non-empty 1-D array, got shape {logits.shape}")
     if np.isnan(logits).any() or not np.isfinite(logits.max()):

@@ -95,22 +95,21 @@ from ._validation import (
     model_outputs,
     silenced_model,
 )
-from .depth import _resolve_directions, _project, check_depth_name
-from .dpcp import dpcp_quantile as _dpcp_quantile
-from .median import (
-    _DEFAULT_DIRECTIONS,
-    _MAX_CANDIDATES,
-    _MAX_SCALE,
-    _MIN_SCALE,
-    GaussianPrior,
-    _check_box,
-    _check_candidates_in_box,
-    _check_direction_settings,
-    _check_localize_share,
-    _draw_candidates,
-    _warn_far_tail,
-    mechanism_beta,
+from ._depth_core import project, resolve_directions
+from ._median_core import (
+    DEFAULT_DIRECTIONS,
+    MAX_CANDIDATES,
+    check_box,
+    check_candidates_in_box,
+    check_direction_settings,
+    check_localize_share,
+    draw_candidates,
+    prior_from_localization,
+    warn_far_tail,
 )
+from .depth import check_depth_name
+from .dpcp import dpcp_quantile as _dpcp_quantile
+from .median import GaussianPrior, mechanism_beta
 from .mechanisms import gumbel_max_sample
 from .private_split import pps_choose_m, pps_grid
 from .private_split import pps_private_quantile as _pps_private_quantile
@@ -306,11 +305,11 @@ def _compute(value, client, progress: bool):
 
 def _check_dtype(dtype, name: str) -> None:
     """A collection's dtype is public metadata: refuse what the in-memory path refuses (TypeError), never cast."""
-    from ._validation import _real_array
+    from ._validation import real_array
 
     dtype = np.dtype(dtype) if not isinstance(dtype, np.dtype) and not hasattr(dtype, "kind") else dtype
     if getattr(dtype, "kind", "O") not in "biuf":
-        _real_array(np.empty(0, dtype=dtype if isinstance(dtype, np.dtype) else object), name)  # its messages
+        real_array(np.empty(0, dtype=dtype if isinstance(dtype, np.dtype) else object), name)  # its messages
         raise TypeError(f"{name} must have a numeric dtype (bool, integer or float), got {dtype}; convert the "
                         "columns with .astype(float) first")
 
@@ -589,13 +588,12 @@ def _model_input(frame, features, model):
 def _batch_scores(rows, model, features, target, kind, bound) -> np.ndarray:
     """The scores of ``rows``, by the in-memory rule: a record's model output, or NaN where the model refuses it
     alone (:func:`~dpcp_tutorial._validation.model_outputs`); a NaN or infinite score is the worst score 1."""
-    from .conformal import _private_classification_scores
-    from .private_split import _clipped_residual_scores
+    from ._split_core import clipped_residual_scores, private_classification_scores
 
     X = _model_input(rows, features, model)
     if kind == "residual":
         y = rows[target].to_numpy(dtype=float, na_value=np.nan)
-        return _clipped_residual_scores(y, model_outputs(model.predict, X), bound)
+        return clipped_residual_scores(y, model_outputs(model.predict, X), bound)
     y = rows[target].to_numpy()
     classes = np.asarray(model.classes_)
     # labels the model does not know (or cannot compare: a missing value, another type) get probability 0, i.e.
@@ -608,7 +606,7 @@ def _batch_scores(rows, model, features, target, kind, bound) -> np.ndarray:
         index = np.where(known, position, -1)
     except (TypeError, ValueError):             # labels not comparable with the classes as a whole: one by one
         index = np.array([_label_index(classes, label) for label in y], dtype=np.intp)
-    return _private_classification_scores(kind, model_outputs(model.predict_proba, X, classes.size), index)
+    return private_classification_scores(kind, model_outputs(model.predict_proba, X, classes.size), index)
 
 
 def _label_index(classes, label) -> int:
@@ -690,7 +688,7 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
     dask.dataframe.Series
         The scores, partitioned like ``frame``; nothing is collected.
     """
-    from .private_split import _check_bound
+    from ._split_core import check_bound
 
     if not isinstance(frame, dd.DataFrame):
         raise TypeError(f"frame must be a dask.dataframe.DataFrame, got {type(frame).__name__}")
@@ -714,7 +712,7 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
     if kind == "residual":
         if bound is None:
             raise ValueError("kind='residual' needs the public residual bound `bound` (chosen without the data)")
-        bound = _check_bound(bound)
+        bound = check_bound(bound)
         _check_dtype(frame[target].dtype, f"target column {target!r}")
         check_estimator(model, "model", ("predict",))
     else:
@@ -862,8 +860,7 @@ def _private_prior_dask(blocks, d, epsilon, rng, client, progress) -> GaussianPr
         return total([dask.delayed(_block_scale_counts, pure=True)(b, d, radius, centre) for b in blocks], 8 * 65)
 
     loc = _localize_from_counts(lambda: radius_counts, centre_counts, scale_counts, (n, d), epsilon, rng)
-    return GaussianPrior(tuple(np.clip(loc.centre, -_MAX_SCALE, _MAX_SCALE)),
-                         float(min(max(loc.scale, _MIN_SCALE), _MAX_SCALE)))
+    return prior_from_localization(loc)
 
 
 def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: GaussianPrior | str | None = None, *,
@@ -935,7 +932,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     epsilon = check_epsilon(epsilon)
     depth = check_depth_name(depth)
     progress = check_bool(progress, "progress")
-    n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=_MAX_CANDIDATES)  # in every mode
+    n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=MAX_CANDIDATES)  # in every mode
     _check_client(client)
     if depth == "smoothed_idd":
         raise ValueError("depth='smoothed_idd' is not supported at scale (its numerically stable evaluation "
@@ -955,11 +952,11 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     private = isinstance(prior, str)
     if private and prior != "private":
         raise ValueError(f"prior must be a GaussianPrior or 'private', got {prior!r}")
-    share = _check_localize_share(localize_share, private)
+    share = check_localize_share(localize_share, private)
     if private and candidates is not None:
         raise ValueError("prior='private' builds the law of the candidates; it is not combined with explicit "
                          "candidates (drop candidates=, or pass a public prior)")
-    box = None if box is None else _check_box(box, d)
+    box = None if box is None else check_box(box, d)
     if candidates is None and prior is None and box is None:
         raise TypeError("private_depth_median needs a base measure when no candidates are given: pass "
                         "box=(low, high), the public box that contains the median, or "
@@ -976,18 +973,18 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
         prior = _private_prior_dask(blocks, d, share * epsilon, rng, client, progress)
     u = None
     if depth != "spatial":
-        m = _DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
-        u = _resolve_directions(directions, m, d, rng)
+        m = DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
+        u = resolve_directions(directions, m, d, rng)
     else:
-        _check_direction_settings(directions, n_directions, d)     # unused by spatial depth; checked, no draw
+        check_direction_settings(directions, n_directions, d)     # unused by spatial depth; checked, no draw
     if candidates is None:
-        cand = _draw_candidates(prior, box, n_candidates, d, rng)
+        cand = draw_candidates(prior, box, n_candidates, d, rng)
     else:
         cand = check_2d(candidates, "candidates")
         if cand.shape[1] != d:
             raise ValueError(f"candidates have {cand.shape[1]} columns but data have {d}")
-        _check_candidates_in_box(cand, box)
-    cand_proj = None if u is None else _project(cand, u)
+        check_candidates_in_box(cand, box)
+    cand_proj = None if u is None else project(cand, u)
     shared = [dask.delayed(x, pure=True) for x in (cand, cand_proj, u)]
     parts = [dask.delayed(_block_depth_stats, pure=True)(b, depth, *shared) for b in blocks]
     total = _compute(_tree_sum(parts, 8 * (3 + (cand.size if depth == "spatial" else 2 * cand_proj.size))),
@@ -1008,5 +1005,5 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     beta = mechanism_beta((1.0 - share) * epsilon, depth, n)
     release = cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
     if prior is not None:
-        _warn_far_tail(release, prior)         # as in memory: the release and the public prior only
+        warn_far_tail(release, prior)         # as in memory: the release and the public prior only
     return release

@@ -76,7 +76,7 @@ from ._validation import (
     MAX_MAGNITUDE,
     MAX_RECORDS,
     RandomLike,
-    _real_array,
+    real_array,
     check_alpha,
     check_bool,
     check_choice,
@@ -244,7 +244,7 @@ def unbounded_histogram(scores, lower: float = 0.0, unit: float = 1.0, growth: f
             raise ValueError("the score histogram was counted over another grid than this release uses; count it "
                              "with the same lower, unit, growth and max_steps")
         return scores
-    values = _real_array(scores, "scores")
+    values = real_array(scores, "scores")
     if values.ndim != 1:
         raise ValueError(f"scores must be one-dimensional, got a {values.ndim}-D array; use .ravel() if that is "
                          "intended")
@@ -591,7 +591,7 @@ def _two_stage(scores, beta, epsilon, lower, unit, growth, max_steps, threshold_
         raise TypeError("method='two_stage' reads the scores twice (the bound, then the clipped scores) and needs "
                         "them as an array, not a histogram; use method='above_threshold'")
     hist = unbounded_histogram(scores, lower, unit, growth, max_steps, allow_empty=n is not None)
-    values = _real_array(scores, "scores")
+    values = real_array(scores, "scores")
     rng = None if sampler == "opendp" else gen
     bound = unbounded_private_quantile(hist, beta / 2.0, share * epsilon, lower=lower, unit=unit, growth=growth,
                                        max_steps=max_steps, threshold_share=threshold_share, n=n, rng=rng,
