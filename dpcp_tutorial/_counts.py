@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import collections.abc
+import math
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from ._validation import real_array, check_1d, check_bool
 
 __all__ = ["EdgeHistogram", "edge_histogram", "merge_histograms", "below_above", "round_up_counts",
            "check_unit_scores", "check_scores_or_histogram", "subsample_or_pad", "projection_counts", "halfspace_from_counts",
-           "idd_from_counts", "spatial_sums", "spatial_from_sums"]
+           "idd_from_counts", "spatial_sums", "spatial_from_sums", "BAD_GRID_SCORES", "grid_counts"]
 
 _BLOCK = 2 ** 15  # scores per block of the fast path: the temporaries stay in the CPU cache
 
@@ -359,3 +360,62 @@ def spatial_sums(data: np.ndarray, points: np.ndarray) -> np.ndarray:
 def spatial_from_sums(sums: np.ndarray, n: int) -> np.ndarray:
     """Spatial depth :math:`1 - \\|\\frac1n\\sum_i S(c - X_i)\\|` from the combined sums (chapter 9)."""
     return np.clip(1.0 - np.linalg.norm(sums, axis=1) / n, 0.0, 1.0)
+
+
+# --------------------------------------------------------------------------- geometric grids (chapter 18)
+
+#: The one message of a score that cannot be counted on a geometric grid (it quotes no value and no count).
+BAD_GRID_SCORES = ("scores must be real numbers at or above `lower` (NaN is not a score); clip model outputs to the "
+               "public lower end first, e.g. np.maximum(scores, lower), and map missing scores to np.inf")
+
+
+_GRID_BLOCK = 2 ** 16   # scores per block of the grid counts
+
+
+def _grid_cells(values: np.ndarray, ext: np.ndarray, lower: float, unit: float, log_g: float,
+                buf: np.ndarray, kbuf: np.ndarray) -> np.ndarray:
+    """``#{k : t_k < s}`` for every value (the cell index), by a logarithm corrected against the grid.
+
+    ``ext`` is the grid with sentinels, :math:`(-\\infty, t_0, \\dots, t_{K-1}, +\\infty)`, so that the
+    cell ``k`` of ``s`` is right when ``ext[k] < s <= ext[k + 1]``. The logarithm only guesses (it may be
+    off by a cell near a candidate); the comparisons with the candidates themselves decide.
+    """
+    size = ext.size - 2
+    b = values.size
+    guess, k = buf[:b], kbuf[:b]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        np.subtract(values, lower, out=guess)
+        guess *= 1.0 / unit
+        np.log1p(guess, out=guess)
+        guess *= 1.0 / log_g
+        np.ceil(guess, out=guess)
+        np.clip(guess, 0, size, out=guess)
+    np.copyto(k, guess, casting="unsafe")
+    for _ in range(64):      # the logarithm is off by at most one cell in practice; fix every value exactly
+        up = values > np.take(ext, k + 1)
+        down = values <= np.take(ext, k)
+        if not (up.any() or down.any()):
+            return k
+        k += up
+        k -= down
+    return np.searchsorted(ext[1:-1], values, side="left")   # pragma: no cover - never reached on a valid grid
+
+
+def grid_counts(values: np.ndarray, grid: np.ndarray, lower: float, unit: float, growth: float):
+    """The counts of a 1-D float array on the cells of a geometric grid, or ``None`` if a value is NaN or below ``lower``.
+
+    The grid is :func:`dpcp_tutorial.unbounded_grid`'s, :math:`t_k = \\mathrm{lower} + \\mathrm{unit}
+    (g^k - 1)`; entry ``k`` counts the scores in :math:`(t_{k-1}, t_k]` and the last one those above every
+    candidate (chapter 18). Counts of disjoint parts add up (chapter 14).
+    """
+    counts = np.zeros(grid.size + 1, dtype=np.int64)
+    log_g = math.log(growth)
+    ext = np.concatenate(([-math.inf], grid, [math.inf]))
+    block = min(_GRID_BLOCK, values.size)
+    buf, kbuf = np.empty(block), np.empty(block, dtype=np.intp)
+    for start in range(0, values.size, _GRID_BLOCK):
+        part = values[start:start + _GRID_BLOCK]
+        if not part.min() >= lower:          # NaN fails too
+            return None
+        counts += np.bincount(_grid_cells(part, ext, lower, unit, log_g, buf, kbuf), minlength=grid.size + 1)
+    return counts

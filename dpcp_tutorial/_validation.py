@@ -87,6 +87,13 @@ MAX_MAGNITUDE = 1e100
 #: a data set may be padded to it, and 10**9 float64 values are 8 GB.
 MAX_RECORDS = 10**9
 
+#: Largest public grid of a release (the tight quantile's edges, the PPS grid): every release costs O(M)
+#: memory and time.
+MAX_BINS = 10**8
+
+#: The variants of the private quantile (Algorithm 1): ``"tight"`` and the DPCP write-up's ``"original"``.
+QUANTILE_VARIANTS = ("tight", "original")
+
 
 def check_random_state(rng: RandomLike) -> np.random.Generator:
     """Turn ``rng`` into a :class:`numpy.random.Generator`.
@@ -453,6 +460,12 @@ def check_choice(value, name: str, choices, hint: str = "") -> str:
     if value not in choices:
         raise ValueError(f"{name}={value!r} is not supported; choose one of {choices}{suffix}")
     return value
+
+
+def check_quantile_variant(variant) -> str:
+    """The private quantile's ``variant``, one of :data:`QUANTILE_VARIANTS` (refused by name otherwise)."""
+    return check_choice(variant, "variant", QUANTILE_VARIANTS, "'tight' is the package default (exactly "
+                        "epsilon-DP, finite-sample coverage), 'original' the DPCP write-up's Algorithm 1")
 
 
 def check_coverage_alpha(alpha, allow_low_coverage=False) -> float:

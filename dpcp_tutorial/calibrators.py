@@ -51,7 +51,8 @@ from ._validation import (
     check_scalar,
 )
 from ._counts import subsample_or_pad
-from .mechanisms import _opendp_additive, check_sampler, opendp_prelude
+from ._mechanism_core import opendp_additive
+from .mechanisms import check_sampler, opendp_prelude
 
 __all__ = [
     "laplace_histogram_quantile",
@@ -272,7 +273,7 @@ def pcoqs_quantile(
         if sampler == "numpy":
             noisy = max(0, math.floor(count + noise[step]))
         else:                                       # OpenDP adds the noise to the count exactly, rounds once
-            noisy = max(0, math.floor(float(_opendp_additive(np.asarray(float(count)), sigma, "gaussian"))))
+            noisy = max(0, math.floor(float(opendp_additive(np.asarray(float(count)), sigma, "gaussian"))))
         if noisy < target:
             left = mid + tol
         else:
@@ -577,7 +578,7 @@ def laplace_histogram_quantile(
     if sampler == "numpy":
         noisy = counts + gen.laplace(0.0, scale, size=bins)     # the only draw, after all counting
     else:
-        noisy = _opendp_additive(counts, scale, "laplace")
+        noisy = opendp_additive(counts, scale, "laplace")
 
     if variant == "paper":
         floored = np.maximum(noisy, 0.0)

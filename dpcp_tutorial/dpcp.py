@@ -66,7 +66,8 @@ from ._counts import check_scores_or_histogram
 from .accounting import Spend, make_account, trainer_account
 from .training import check_classes, trainer_privacy_account
 from .conformal import check_label_array, classification_score_functions, conformal_quantile
-from ._validation import as_array, check_features, composite_steps, is_frame, model_outputs, silenced_model
+from ._validation import (as_array, check_features, check_quantile_variant, composite_steps, is_frame, model_outputs,
+                          silenced_model)
 from .mechanisms import check_sampler
 from ._split_core import (
     BOUND_ADVICE,
@@ -83,7 +84,6 @@ from ._split_core import (
     warn_trivial,
 )
 from .private_split import bounded_interval, normalised_residual_score
-from .quantile import _check_variant as _check_quantile_variant
 from .quantile import (
     private_quantile,
     private_quantile_level,
@@ -356,7 +356,7 @@ def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: f
     epsilon1 = check_epsilon(epsilon1, "epsilon1")
     epsilon2 = check_epsilon(epsilon2, "epsilon2")
     alpha1 = _shifted_level(alpha, epsilon1, delta, "epsilon1")
-    if _check_quantile_variant(variant) == "tight":
+    if check_quantile_variant(variant) == "tight":
         quantile_edges(bins)         # bad bins are refused as such; below, a ValueError means infeasible
         try:
             return alpha1, private_quantile_level(alpha1, n, epsilon2, bins, "tight")
@@ -488,7 +488,7 @@ class _DPCPBase(BaseEstimator):
         share = _check_share(self.training_share)
         delta = check_delta(self.delta)
         edges = quantile_edges(self.bins)
-        _check_quantile_variant(self.variant)
+        check_quantile_variant(self.variant)
         sampler, _ = check_sampler(self.sampler, self.rng)     # "opendp" needs rng=None
         rng = check_random_state(self.rng)
         n = len(X) if self.n is None else public_size(self.n)

@@ -61,6 +61,7 @@ import math
 import numpy as np
 
 from ._validation import (
+    MAX_BINS,
     MAX_RECORDS,
     real_array,
     REQUIRED,
@@ -101,7 +102,8 @@ from ._split_core import (
     warn_trivial,
 )
 from .conformal import check_label_array, classification_score_functions
-from .mechanisms import _normalise, gumbel_max_sample
+from ._mechanism_core import normalise
+from .mechanisms import gumbel_max_sample
 
 __all__ = [
     "pps_grid",
@@ -126,9 +128,7 @@ _M_RULES = {"auto": "analytic", "reference": "reference"}
 
 
 def _check_m(m, name: str = "m") -> int:
-    from .quantile import _MAX_BINS     # the same cap as the tight quantile's edges: a release costs O(m)
-
-    return check_positive_int(m, name, minimum=2, maximum=_MAX_BINS)
+    return check_positive_int(m, name, minimum=2, maximum=MAX_BINS)   # the tight quantile's cap: a release costs O(m)
 
 
 def _check_gamma(gamma) -> float:
@@ -388,7 +388,7 @@ def pps_quantile_probabilities(scores, alpha: float, epsilon: float, m: int, gam
     if logits is None:
         logits = np.full(edges.size, -np.inf)
         logits[-1] = 0.0
-    return edges, _normalise(logits, log)
+    return edges, normalise(logits, log)
 
 
 def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, variant: str = "tight",

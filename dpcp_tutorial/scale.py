@@ -541,7 +541,7 @@ def _block_grid_counts(block, grid: np.ndarray, lower: float, unit: float, growt
     """Map step of the unbounded quantile: one partition's grid counts, plus a last entry flagging bad scores."""
     block = np.asarray(block, dtype=float).ravel()
     out = np.zeros(grid.size + 2, dtype=np.int64)
-    counts = _unbounded._grid_counts(block, grid, lower, unit, growth) if block.size else None
+    counts = _counts.grid_counts(block, grid, lower, unit, growth) if block.size else None
     if counts is None:
         out[-1] = int(block.size > 0)
     else:
@@ -571,7 +571,7 @@ def unbounded_private_quantile(scores, beta: float, epsilon: float, *, lower: fl
              for b in blocks]
     total = np.ravel(_compute(_tree_sum(parts, 8 * (grid.size + 2)), client, progress))
     if total[-1]:
-        raise ValueError(_unbounded._BAD_SCORES)
+        raise ValueError(_counts.BAD_GRID_SCORES)
     hist = _unbounded.GridHistogram(grid, total[:-1])
     return _unbounded.unbounded_private_quantile(hist, beta, epsilon, lower=lower, unit=unit, growth=growth,
                                                  max_steps=max_steps, rng=rng, **kwargs)
@@ -842,7 +842,7 @@ def _raise_data_flags(total) -> None:
 
 def _private_prior_dask(blocks, d, epsilon, rng, client, progress) -> GaussianPrior:
     """:func:`dpcp_tutorial.private_prior` on partitions: the same counts, hence the same release."""
-    from .localize import _localize_from_counts
+    from .localize import localize_from_counts
 
     def total(parts, nbytes):
         return np.rint(_compute(_tree_sum(parts, nbytes), client, progress)).astype(np.int64)
@@ -859,7 +859,7 @@ def _private_prior_dask(blocks, d, epsilon, rng, client, progress) -> GaussianPr
     def scale_counts(radius, centre):
         return total([dask.delayed(_block_scale_counts, pure=True)(b, d, radius, centre) for b in blocks], 8 * 65)
 
-    loc = _localize_from_counts(lambda: radius_counts, centre_counts, scale_counts, (n, d), epsilon, rng)
+    loc = localize_from_counts(lambda: radius_counts, centre_counts, scale_counts, (n, d), epsilon, rng)
     return prior_from_localization(loc)
 
 
