@@ -42,9 +42,7 @@ def draw_candidates(prior: GaussianPrior | None, box: np.ndarray | None, n_candi
     if box is None:
         return prior.sample(n_candidates, d, rng)
     if prior is None:
-        if n_candidates * d > 10 ** 8:
-            raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
-                             "fewer (at most 1e8)")
+        check_candidate_memory(n_candidates, d)
         cand = box[0] + (box[1] - box[0]) * rng.random((n_candidates, d))   # uniform on the box
         return np.minimum(cand, box[1])          # rounding never leaves the box
     return prior.sample_in_box(n_candidates, box, rng)
@@ -107,3 +105,23 @@ def prior_from_localization(loc) -> GaussianPrior:
 
     return GaussianPrior(tuple(np.clip(loc.centre, -MAX_SCALE, MAX_SCALE)),
                          float(min(max(loc.scale, MIN_SCALE), MAX_SCALE)))
+
+
+def check_candidate_memory(n_candidates: int, d: int) -> None:
+    """Refuse ``n_candidates`` draws in ``d`` dimensions beyond 1e8 numbers (public settings only)."""
+    if n_candidates * d > 10 ** 8:
+        raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
+                         "fewer (at most 1e8)")
+
+
+def check_prior_setting(prior, localize_share, candidates) -> tuple[bool, float]:
+    """``(private, share)``: whether ``prior="private"`` (a string that is not is refused) and the share of
+    epsilon spent on the localisation; a private prior is not combined with explicit candidates."""
+    private = isinstance(prior, str)
+    if private and prior != "private":
+        raise ValueError(f"prior must be a GaussianPrior or 'private', got {prior!r}")
+    share = check_localize_share(localize_share, private)
+    if private and candidates is not None:
+        raise ValueError("prior='private' builds the law of the candidates; it is not combined with explicit "
+                         "candidates (drop candidates=, or pass a public prior)")
+    return private, share

@@ -96,6 +96,32 @@ class SplitConformalBase(BaseEstimator):
             raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
 
 
+class LabelSetMixin:
+    """What the split-conformal classifiers share: the score functions, the public label set ``classes``
+    (or the column indices 0..K-1), the fit that gives a DP trainer those classes, and the model's
+    probabilities with their columns in the order of ``classes``."""
+
+    def _score_functions(self):
+        from .conformal import classification_score_functions
+
+        return classification_score_functions(self.score)
+
+    def _public_classes(self):
+        """The public label set in the caller's order, or None (labels are the column indices 0..K-1)."""
+        return None if self.classes is None else check_public_classes(self.classes)
+
+    def fit(self, X, y):
+        """Fit a clone of ``estimator`` on the training part (a DP trainer's ``classes=None`` set to ``classes``)."""
+        return fit_with_classes(self, super().fit, X, y)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities of the underlying model, columns in the order of ``classes`` (when given)."""
+        model = self._fitted_estimator()
+        proba = model.predict_proba(self._features(X))
+        classes_ = self._public_classes()
+        return proba if classes_ is None else np.asarray(proba)[:, model_columns(model, classes_)]
+
+
 def fit_with_classes(owner, fit, X, y):
     """``fit(X, y)``, with a DP trainer whose ``classes`` is ``None`` given the public ``classes`` of ``owner``."""
     check_estimator(owner.estimator, "estimator", owner._METHODS)

@@ -33,10 +33,9 @@ from ._validation import (
     model_outputs,
 )
 from ._split_core import (
+    LabelSetMixin,
     SplitConformalBase,
     aps_all_scores,
-    check_public_classes,
-    fit_with_classes,
     label_index,
     model_columns,
     private_classification_scores,
@@ -491,7 +490,7 @@ class SplitConformalRegressor(SplitConformalBase):
         return np.column_stack([centre - half, centre + half])
 
 
-class SplitConformalClassifier(SplitConformalBase):
+class SplitConformalClassifier(LabelSetMixin, SplitConformalBase):
     """Split conformal prediction sets with the LAC or APS score (chapter 1).
 
     Parameters
@@ -535,16 +534,6 @@ class SplitConformalClassifier(SplitConformalBase):
         self.score = score
         self.classes = classes
 
-    def _score_functions(self):
-        return classification_score_functions(self.score)
-
-    def _public_classes(self):
-        return None if self.classes is None else check_public_classes(self.classes)
-
-    def fit(self, X, y):
-        """Fit a clone of ``estimator`` (a DP trainer's ``classes=None`` set to ``classes``)."""
-        return fit_with_classes(self, super().fit, X, y)
-
     def _scores(self, model, X, y):
         self._score_functions()
         y = check_label_array(y)
@@ -563,13 +552,6 @@ class SplitConformalClassifier(SplitConformalBase):
         if classes_ is not None:
             return len(np.asarray(getattr(model, "classes_", classes_)))
         return len(model.classes_) if getattr(model, "classes_", None) is not None else None
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities of the underlying model, columns in the order of ``classes`` (when given)."""
-        model = self._fitted_estimator()
-        proba = model.predict_proba(self._features(X))
-        classes_ = self._public_classes()
-        return proba if classes_ is None else np.asarray(proba)[:, model_columns(model, classes_)]
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K): entry (i, y) says whether y is in C(x_i).

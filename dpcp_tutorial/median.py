@@ -85,7 +85,9 @@ from ._median_core import (
     check_box,
     check_candidates_in_box,
     check_direction_settings,
+    check_candidate_memory,
     check_localize_share,
+    check_prior_setting,
     draw_candidates,
     prior_from_localization,
     warn_far_tail,
@@ -714,13 +716,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
     depth = check_depth_name(depth)
     epsilon = check_epsilon(epsilon)
     method = _resolve_method(method, sampler)
-    private = isinstance(prior, str)
-    if private and prior != "private":
-        raise ValueError(f"prior must be a GaussianPrior or 'private', got {prior!r}")
-    share = check_localize_share(localize_share, private)
-    if private and candidates is not None:
-        raise ValueError("prior='private' builds the law of the candidates; it is not combined with explicit "
-                         "candidates (drop candidates=, or pass a public prior)")
+    private, share = check_prior_setting(prior, localize_share, candidates)
     beta = mechanism_beta((1.0 - share) * epsilon, depth, n)
     n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=MAX_CANDIDATES)  # checked in every mode
     smoothing = check_scalar(smoothing, "smoothing", low=0.0, hint="it is the logistic slope s of the smoothed "
@@ -743,9 +739,8 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
         raise TypeError(f"prior must be a GaussianPrior or 'private', got {type(prior).__name__}")
     rng = check_random_state(rng)
     if private:
-        if method == "candidates" and n_candidates * d > 10 ** 8:    # checked before the data are read
-            raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
-                             "fewer (at most 1e8)")
+        if method == "candidates":           # checked before the data are read
+            check_candidate_memory(n_candidates, d)
         prior = private_prior(data, share * epsilon, rng)
     u = None
     if depth != "spatial" and not (depth == "halfspace" and d <= 2 and directions is None):

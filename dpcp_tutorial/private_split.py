@@ -84,12 +84,11 @@ from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
 from ._counts import subsample_or_pad
 from ._split_core import (
     BOUND_ADVICE,
+    LabelSetMixin,
     SplitConformalBase,
     check_bound,
-    check_public_classes,
     check_release_sampler,
     clipped_residual_scores,
-    fit_with_classes,
     is_unbounded,
     label_index,
     model_columns,
@@ -101,7 +100,7 @@ from ._split_core import (
     unbounded_interval,
     warn_trivial,
 )
-from .conformal import check_label_array, classification_score_functions
+from .conformal import check_label_array
 from ._mechanism_core import normalise
 from .mechanisms import gumbel_max_sample
 
@@ -992,7 +991,7 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
         return bounded_interval(self.predict(X), self.qhat_, self.bound)
 
 
-class PrivateSplitConformalClassifier(_PrivateSplitBase):
+class PrivateSplitConformalClassifier(LabelSetMixin, _PrivateSplitBase):
     __doc__ = """Private split conformal prediction sets (LAC or APS score; chapter 4).
 
     Both scores already lie in [0, 1]. The set is
@@ -1048,17 +1047,6 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         self.rng = rng
         self.sampler = sampler
 
-    def _score_functions(self):
-        return classification_score_functions(self.score)
-
-    def _public_classes(self):
-        """The public label set in the caller's order, or None (labels are the column indices 0..K-1)."""
-        return None if self.classes is None else check_public_classes(self.classes)
-
-    def fit(self, X, y):
-        """Fit a clone of ``estimator`` on the training part (a DP trainer's ``classes=None`` set to ``classes``)."""
-        return fit_with_classes(self, super().fit, X, y)
-
     def _columns(self, model, classes_):
         return model_columns(model, classes_) if classes_ is not None else None
 
@@ -1085,13 +1073,6 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
             self.classes_ = classes_
         labels = "the label set 0..K-1" if classes_ is None else f"the label set classes = {classes_.tolist()}"
         return self._release(scores, (f"score = {self.score!r}", labels), "every prediction set holds every label")
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities of the underlying model, columns in the order of ``classes`` (when given)."""
-        model = self._fitted_estimator()
-        proba = model.predict_proba(self._features(X))
-        classes_ = self._public_classes()
-        return proba if classes_ is None else np.asarray(proba)[:, model_columns(model, classes_)]
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K); every class is included when ``qhat_ == 1``."""

@@ -102,7 +102,8 @@ from ._median_core import (
     check_box,
     check_candidates_in_box,
     check_direction_settings,
-    check_localize_share,
+    check_candidate_memory,
+    check_prior_setting,
     draw_candidates,
     prior_from_localization,
     warn_far_tail,
@@ -783,17 +784,23 @@ def simulated_scores(n: int, chunk_size: int | str = "auto", seed: int = 0, dist
 
 # --------------------------------------------------------------------------- private depth medians
 
+def _data_flags(block: np.ndarray) -> list[float]:
+    """[row count, non-finite flag, too-large flag] of one partition (the flags add up across partitions)."""
+    head = [float(block.shape[0]), 0.0, 0.0]
+    if block.shape[0] and not np.isfinite(block).all():
+        head[1] = 1.0
+    elif block.shape[0] and not np.abs(block).max() <= MAX_MAGNITUDE:
+        head[2] = 1.0
+    return head
+
+
 def _block_depth_stats(block, kind, cand, cand_proj, u):
     """Map step for the depth median: [row count, non-finite flag, too-large flag, statistic...] of one partition."""
     block = np.asarray(block, dtype=float)
     if block.ndim != 2:
         block = block.reshape(-1, cand.shape[1])
     size = (2,) + cand_proj.shape if kind != "spatial" else cand.shape
-    head = [float(block.shape[0]), 0.0, 0.0]
-    if block.shape[0] and not np.isfinite(block).all():
-        head[1] = 1.0
-    elif block.shape[0] and not np.abs(block).max() <= MAX_MAGNITUDE:
-        head[2] = 1.0
+    head = _data_flags(block)
     if head[1] or head[2] or not block.shape[0]:
         return np.concatenate([head, np.zeros(int(np.prod(size)))])
     if kind == "spatial":
@@ -808,11 +815,7 @@ def _block_radius_stats(block, d):
     from .localize import radius_counts, radius_grid
 
     block = np.asarray(block, dtype=float).reshape(-1, d)
-    head = [float(block.shape[0]), 0.0, 0.0]
-    if block.shape[0] and not np.isfinite(block).all():
-        head[1] = 1.0
-    elif block.shape[0] and not np.abs(block).max() <= MAX_MAGNITUDE:
-        head[2] = 1.0
+    head = _data_flags(block)
     if head[1] or head[2] or not block.shape[0]:
         return np.concatenate([head, np.zeros(radius_grid().size)])
     return np.concatenate([head, radius_counts(block).astype(float)])
@@ -949,13 +952,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
                          "into per-partition counts; pass public `directions` (e.g. random_directions(1000, d))")
     if d == 0:
         raise ValueError("data has no columns")
-    private = isinstance(prior, str)
-    if private and prior != "private":
-        raise ValueError(f"prior must be a GaussianPrior or 'private', got {prior!r}")
-    share = check_localize_share(localize_share, private)
-    if private and candidates is not None:
-        raise ValueError("prior='private' builds the law of the candidates; it is not combined with explicit "
-                         "candidates (drop candidates=, or pass a public prior)")
+    private, share = check_prior_setting(prior, localize_share, candidates)
     box = None if box is None else check_box(box, d)
     if candidates is None and prior is None and box is None:
         raise TypeError("private_depth_median needs a base measure when no candidates are given: pass "
@@ -967,9 +964,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
         raise TypeError(f"prior must be a GaussianPrior or 'private', got {type(prior).__name__}")
     rng = check_random_state(rng)
     if private:
-        if n_candidates * d > 10 ** 8:
-            raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
-                             "fewer (at most 1e8)")
+        check_candidate_memory(n_candidates, d)
         prior = _private_prior_dask(blocks, d, share * epsilon, rng, client, progress)
     u = None
     if depth != "spatial":
