@@ -454,23 +454,31 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
     return epsilon * (max(alpha_next, 1.0 - alpha_next + d) + d)
 
 
-def _algorithm1_logits(scores, beta: float, epsilon: float, bins, n, variant: str = "tight"
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    variant = check_quantile_variant(variant)
-    edges = quantile_edges(bins)
-    hist = edge_histogram(scores, edges)        # one pass over the scores (or a merged histogram, chapter 14)
+def _level_and_counts(hist, beta: float, epsilon: float, bins, n, variant: str):
+    """The level :math:`\\alpha_0` of ``variant`` and the counts :math:`a_j`, :math:`b_j` of its loss."""
     size = hist.size
-    epsilon = float(check_epsilon(epsilon))
     if variant == "tight":
         alpha0 = private_quantile_level(beta, size if n is None else n, epsilon, bins, variant)
         through = np.cumsum(hist.counts)[1::2]  # #{R_i <= e_j}
         below = np.concatenate(([0], through[:-1]))   # scores rounded up to e_j: a_j = #{R_i <= e_(j-1)}
         above = size - through                  # b_j = #{R_i > e_j}
+    else:
+        alpha0 = algorithm1_level(beta, size if n is None else n, epsilon)
+        below, above = below_above(hist)        # a_j = #{R_i < e_j}, b_j = #{R_i > e_j}
+    return alpha0, below, above
+
+
+def _algorithm1_logits(scores, beta: float, epsilon: float, bins, n, variant: str = "tight"
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    variant = check_quantile_variant(variant)
+    edges = quantile_edges(bins)
+    hist = edge_histogram(scores, edges)        # one pass over the scores (or a merged histogram, chapter 14)
+    epsilon = float(check_epsilon(epsilon))
+    alpha0, below, above = _level_and_counts(hist, beta, epsilon, bins, n, variant)
+    if variant == "tight":
         loss = np.maximum(alpha0 * below, (1.0 - alpha0) * above)
         with np.errstate(over="ignore"):    # a huge epsilon: -inf is probability 0; no data-dependent warning
             return edges, -epsilon * (loss - loss.min())
-    alpha0 = algorithm1_level(beta, size if n is None else n, epsilon)
-    below, above = below_above(hist)            # a_j = #{R_i < e_j}, b_j = #{R_i > e_j}
     loss = np.maximum(below / (1.0 - alpha0), above / alpha0)
     sensitivity = 1.0 / min(alpha0, 1.0 - alpha0)
     # shift by the minimum loss before scaling: logits are <= 0, the best is 0
@@ -494,14 +502,7 @@ def _opendp_grid_law(scores, beta, epsilon, bins, n, variant):
         raise ValueError("sampler='opendp' handles fewer than 2**31 scores (its utilities are 64-bit integers); "
                          "use sampler='numpy' or subsample to a public size")
     epsilon = float(check_epsilon(epsilon))
-    if variant == "tight":
-        alpha0 = private_quantile_level(beta, size if n is None else n, epsilon, bins, variant)
-        through = np.cumsum(hist.counts)[1::2]
-        below = np.concatenate(([0], through[:-1]))
-        above = size - through
-    else:
-        alpha0 = algorithm1_level(beta, size if n is None else n, epsilon)
-        below, above = below_above(hist)
+    alpha0, below, above = _level_and_counts(hist, beta, epsilon, bins, n, variant)
     grid = _OPENDP_GRID
     a = math.floor(alpha0 * grid)               # exact: alpha0 * 2**32 is a float product without rounding
     v = np.maximum(a * below.astype(np.int64), (grid - a) * above.astype(np.int64))
