@@ -39,6 +39,7 @@ from ._split_core import (
     label_index,
     model_columns,
     private_classification_scores,
+    residual_scores,
     sets_or_all,
 )
 
@@ -473,9 +474,7 @@ class SplitConformalRegressor(SplitConformalBase):
         check_same_length(("X", X), ("y", y))
         with silenced_model():
             pred = model_outputs(model.predict, X)
-        with np.errstate(invalid="ignore"):
-            residual = np.abs(y - pred)
-        return np.where(np.isnan(residual), math.inf, residual)       # NaN or inf: the worst score
+        return residual_scores(y, pred)       # NaN or inf: the worst score
 
     def predict(self, X) -> np.ndarray:
         """Point predictions of the underlying model."""
