@@ -97,3 +97,26 @@ def above_threshold(queries: np.ndarray, threshold: float, threshold_scale: floa
 def laplace_log_cdf(x: np.ndarray, b: float) -> np.ndarray:
     """:math:`\\log P(\\mathrm{Lap}(b) \\le x)`, stable in both tails (the exact laws of AboveThreshold)."""
     return np.where(x < 0, x / b - math.log(2.0), np.log1p(-0.5 * np.exp(-np.maximum(x, 0) / b)))
+
+
+def above_threshold_log_law(x: np.ndarray, query_scale: float, log_weight: np.ndarray, *,
+                            last_collects_none: bool = False) -> np.ndarray:
+    """The exact law of :func:`above_threshold`, in log space, by quadrature over the threshold noise.
+
+    ``x[i, k]`` is the margin of query ``k`` at quadrature node ``i`` of the threshold noise: the query
+    passes iff its noise :math:`\\nu_k \\sim \\mathrm{Lap}(\\text{query\\_scale})` is at most ``x[i, k]``;
+    ``log_weight[i]`` is the log of the node's weight times the threshold noise's density there. Returns
+    :math:`\\log P(\\text{first pass at } k) = \\log \\int \\prod_{j<k} P(\\nu_j > x_j)\\, P(\\nu_k \\le x_k)`,
+    :math:`k = 0, \\dots, K-1`, then :math:`\\log P(\\text{no pass})`; with ``last_collects_none`` the
+    last index :math:`K-1` takes every run with no earlier pass instead (``K`` entries).
+    """
+    log_stop = laplace_log_cdf(x, query_scale)
+    log_go = laplace_log_cdf(-x, query_scale)                       # P(nu > x) = F(-x)
+    before = np.concatenate([np.zeros((x.shape[0], 1)), np.cumsum(log_go, axis=1)], axis=1)
+    if last_collects_none:
+        terms = np.concatenate([before[:, :-2] + log_stop[:, :-1], before[:, -2:-1]], axis=1)
+    else:
+        terms = np.concatenate([before[:, :-1] + log_stop, before[:, -1:]], axis=1)
+    terms += log_weight[:, None]
+    top = terms.max(axis=0)
+    return top + np.log(np.exp(terms - top).sum(axis=0))

@@ -77,7 +77,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._mechanism_core import above_threshold, laplace_log_cdf
+from ._mechanism_core import above_threshold, above_threshold_log_law
 from ._validation import RandomLike, check_2d, check_epsilon, check_random_state
 from .mechanisms import gumbel_max_sample
 
@@ -231,11 +231,6 @@ def localize_from_counts(radius_counts_fn, centre_counts_fn, scale_counts_fn, sh
     return Localization(centre, scale, radius)
 
 
-def _laplace_log_sf(x: np.ndarray, b: float) -> np.ndarray:
-    """log P(Lap(b) >= x)."""
-    return laplace_log_cdf(-np.asarray(x, float), b)
-
-
 def above_threshold_log_probabilities(queries, epsilon: float, nodes: int = 128) -> np.ndarray:
     """Log-probabilities of the index released by :func:`_above_threshold` for query values ``queries`` (chapter 19).
 
@@ -247,8 +242,6 @@ def above_threshold_log_probabilities(queries, epsilon: float, nodes: int = 128)
     smooth, and on two tail pieces of 60 noise scales. Accurate to about
     :math:`10^{-10}` in relative terms for the audits' small data sets.
     """
-    from scipy.special import logsumexp
-
     a = np.asarray(queries, float)
     b_rho, b_nu = 2.0 / epsilon, 2.0 / epsilon
     kinks = np.unique(np.concatenate([[0.0], a]))
@@ -257,11 +250,8 @@ def above_threshold_log_probabilities(queries, epsilon: float, nodes: int = 128)
     r = np.concatenate([(hi - lo) / 2 * x + (hi + lo) / 2 for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo])
     logw = np.concatenate([np.log((hi - lo) / 2 * w) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo])
     log_f = -np.abs(r) / b_rho - math.log(2.0 * b_rho)
-    below = laplace_log_cdf(r[None, :] - a[:, None], b_nu)          # (K, R): nu_k < r - a_k
-    prefix = np.vstack([np.zeros(r.size), np.cumsum(below, axis=0)[:-1]])
-    terms = prefix + _laplace_log_sf(r[None, :] - a[:, None], b_nu)
-    terms[-1] = prefix[-1]                                            # the last index: no earlier pass
-    return logsumexp(terms + log_f + logw, axis=1)
+    # query k passes iff a_k + nu_k >= r, i.e. -nu_k <= a_k - r (-nu_k has the law of nu_k)
+    return above_threshold_log_law(a[None, :] - r[:, None], b_nu, log_f + logw, last_collects_none=True)
 
 
 def localization_log_probabilities(data, epsilon: float, step: str, *, radius: float | None = None,

@@ -85,7 +85,7 @@ from ._validation import (
     check_scalar,
 )
 from ._counts import BAD_GRID_SCORES, grid_counts
-from ._mechanism_core import above_threshold, laplace_log_cdf
+from ._mechanism_core import above_threshold, above_threshold_log_law
 from .mechanisms import check_sampler
 
 __all__ = [
@@ -592,12 +592,6 @@ def unbounded_quantile_probabilities(scores, beta: float, epsilon: float, *, low
     log_w = log_w.ravel()
     log_prior = -np.abs(r) / b1 - math.log(2.0 * b1)
     x = m + r[:, None] - above[None, :].astype(float)              # stop at k iff nu_k <= x_k
-    log_stop = laplace_log_cdf(x, b2)
-    log_go = laplace_log_cdf(-x, b2)                               # P(nu > x) = F(-x)
-    before = np.concatenate([np.zeros((r.size, 1)), np.cumsum(log_go, axis=1)], axis=1)
-    terms = np.concatenate([before[:, :-1] + log_stop, before[:, -1:]], axis=1)
-    terms += (log_prior + log_w)[:, None]
-    top = terms.max(axis=0)
-    logp = top + np.log(np.exp(terms - top).sum(axis=0))
+    logp = above_threshold_log_law(x, b2, log_prior + log_w)
     outcomes = np.append(grid, math.inf)
     return outcomes, (logp if log else np.exp(logp))
