@@ -258,7 +258,7 @@ def residual_scores(y_true: np.ndarray, y_pred) -> np.ndarray:
 
 def unbounded_interval(y_pred, qhat: float) -> np.ndarray:
     """Intervals :math:`\\hat\\mu(x) \\pm \\hat q` of a threshold on raw residuals (chapter 18); a NaN or infinite
-    prediction gets the whole line, as in :func:`bounded_interval`."""
+    prediction gets the whole line, as in :func:`~dpcp_tutorial.private_split.bounded_interval`."""
     pred = np.asarray(y_pred, dtype=float).reshape(-1)
     finite = np.isfinite(pred)
     with np.errstate(all="ignore"):
@@ -293,10 +293,10 @@ def label_index(y, classes_: np.ndarray) -> np.ndarray:
     """The position of each label in the public set; -1 for a label outside it (never quoted or counted)."""
     lookup = {c: j for j, c in enumerate(classes_.tolist())}
     values = np.asarray(y, dtype=object).tolist()
-    return np.array([lookup.get(v, -1) if hashable(v) else -1 for v in values], dtype=np.int64)
+    return np.array([lookup.get(v, -1) if _hashable(v) else -1 for v in values], dtype=np.int64)
 
 
-def hashable(value) -> bool:
+def _hashable(value) -> bool:
     try:
         hash(value)
     except TypeError:
