@@ -34,6 +34,19 @@ from ._validation import (
 )
 
 
+def schema_features(owner, X, prefit_model, *, calibrating: bool, min_rows: int) -> np.ndarray:
+    """``X`` matched to ``owner``'s schema (:func:`~dpcp_tutorial._validation.check_features`).
+
+    At calibration with ``owner.prefit``, the schema of the prefit model ``prefit_model()``
+    (``feature_names_in_``, ``n_features_in_``) becomes the owner's; a model without one takes the
+    calibration features' columns.
+    """
+    reset = False
+    if calibrating and check_bool(owner.prefit, "prefit"):
+        reset = not adopt_schema(owner, prefit_model())
+    return check_features(X, owner, reset=reset, min_rows=min_rows)
+
+
 class SplitConformalBase(BaseEstimator):
     """Shared fit/calibrate plumbing of the split-conformal wrappers."""
 
@@ -66,10 +79,7 @@ class SplitConformalBase(BaseEstimator):
         ``n_features_in_``) becomes the estimator's; a model without one takes
         the calibration features' columns.
         """
-        reset = False
-        if calibrating and check_bool(self.prefit, "prefit"):
-            reset = not adopt_schema(self, self._fitted_estimator())
-        return check_features(X, self, reset=reset, min_rows=min_rows)
+        return schema_features(self, X, self._fitted_estimator, calibrating=calibrating, min_rows=min_rows)
 
     def _fitted_estimator(self):
         check_estimator(self.estimator, "estimator", self._METHODS)

@@ -76,7 +76,6 @@ from ._validation import (
     check_random_state,
     check_same_length,
     check_scalar,
-    adopt_schema,
     check_features,
     model_outputs,
     require,
@@ -84,7 +83,8 @@ from ._validation import (
 )
 from .accounting import (PrivacyAccount, Spend, check_model_privacy, covered, group_privacy, make_account,
                          public_step_notes, trainer_account)
-from ._split_core import check_release_sampler, public_size, quantile_losses, release_threshold, warn_trivial
+from ._split_core import (check_release_sampler, public_size, quantile_losses, release_threshold, schema_features,
+                          warn_trivial)
 from .training import (
     _SGD_DOC,
     Y_BOUND_ADVICE,
@@ -518,10 +518,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
 
     def _features(self, X, *, calibrating: bool = False, min_rows: int = 1):
         """``X`` matched to the schema of fit (a prefit mean model's at calibration; a DataFrame by name)."""
-        reset = False
-        if calibrating and check_bool(self.prefit, "prefit"):
-            reset = not adopt_schema(self, self.mean_estimator)
-        return check_features(X, self, reset=reset, min_rows=min_rows)
+        return schema_features(self, X, lambda: self.mean_estimator, calibrating=calibrating, min_rows=min_rows)
 
     def predict(self, X) -> np.ndarray:
         """Mean predictions :math:`\\hat\\mu(x)`, clipped to the public :math:`[-y_{\\max}, y_{\\max}]`."""
@@ -871,10 +868,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
 
     def _features(self, X, *, calibrating: bool = False, min_rows: int = 1):
         """``X`` matched to the schema of fit (a prefit lower model's at calibration; a DataFrame by name)."""
-        reset = False
-        if calibrating and check_bool(self.prefit, "prefit"):
-            reset = not adopt_schema(self, self.lower_estimator)
-        return check_features(X, self, reset=reset, min_rows=min_rows)
+        return schema_features(self, X, lambda: self.lower_estimator, calibrating=calibrating, min_rows=min_rows)
 
     def predict_quantiles(self, X) -> tuple[np.ndarray, np.ndarray]:
         """The two quantile models' predictions, as finite floats within :math:`\\pm 10^{100}` (NaN read as 0)."""
