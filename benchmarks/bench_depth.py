@@ -121,11 +121,11 @@ def gradient_timing() -> dict:
     np.testing.assert_allclose(integrated_dual_depth_gradient(theta, data, directions=u)[0], direct(), atol=1e-12)
     # the package's per-step cost, without the one-off set-up (exp of the n x m projections): float64 (depth
     # values, gradients) and float32 (the Langevin sampler's drift)
-    from dpcp_tutorial.depth import _smoothed_cdfs, _smoothed_gradient
-    cdfs64 = _smoothed_cdfs(data, u, 10.0)
-    cdfs32 = _smoothed_cdfs(data, u, 10.0, dtype=np.float32)
-    return {"package": best_time(lambda: _smoothed_gradient(cdfs64, u, u @ theta[0])),
-            "package_float32": best_time(lambda: _smoothed_gradient(cdfs32, u, u @ theta[0])),
+    from dpcp_tutorial._depth_core import smoothed_cdfs, smoothed_gradient
+    cdfs64 = smoothed_cdfs(data, u, 10.0)
+    cdfs32 = smoothed_cdfs(data, u, 10.0, dtype=np.float32)
+    return {"package": best_time(lambda: smoothed_gradient(cdfs64, u, u @ theta[0])),
+            "package_float32": best_time(lambda: smoothed_gradient(cdfs32, u, u @ theta[0])),
             "expit": best_time(direct)}
 
 

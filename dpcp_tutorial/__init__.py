@@ -42,6 +42,11 @@ module                        topic                                        chapt
 ``aggregation``               robust private aggregation of updates        13
 ``scale``                     the releases on Dask (optional extra)        14
 ``_counts``                   the one counting core of the score releases  3, 4, 14
+``_split_core``               the split estimators' release core           1, 4, 6, 17
+``_mechanism_core``           OpenDP samplers, AboveThreshold              2, 3, 18, 19
+``_depth_core``               depths over public directions                9, 10, 14
+``_median_core``              the depth median's public checks             10, 14, 19
+``_calibrator_core``          the peers' calibrators' rank corrections     16
 ``datasets``                  simulated data sets, RAND HIE loader         all
 ============================  ===========================================  ========
 

@@ -29,14 +29,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import collections.abc
+import math
 
 import numpy as np
 
-from ._validation import _real_array, check_1d, check_bool
+from ._validation import real_array, check_1d, check_bool
 
 __all__ = ["EdgeHistogram", "edge_histogram", "merge_histograms", "below_above", "round_up_counts",
            "check_unit_scores", "check_scores_or_histogram", "subsample_or_pad", "projection_counts", "halfspace_from_counts",
-           "idd_from_counts", "spatial_sums", "spatial_from_sums"]
+           "idd_from_counts", "spatial_sums", "spatial_from_sums", "BAD_GRID_SCORES", "grid_counts"]
 
 _BLOCK = 2 ** 15  # scores per block of the fast path: the temporaries stay in the CPU cache
 
@@ -140,11 +141,11 @@ def _histogram_uniform(values: np.ndarray, edges: np.ndarray, offset: int, denom
 def _as_float_vector(scores) -> np.ndarray | None:
     """A non-empty 1-D float array, or ``None`` (then ``check_1d`` gives the standard error).
 
-    An object array is converted by the package's shared rule (``_validation._real_array``): entries that
+    An object array is converted by the package's shared rule (``_validation.real_array``): entries that
     are all real numbers become floats, any other entry is a ``TypeError``, as everywhere else.
     """
     if isinstance(scores, (np.ma.MaskedArray, collections.abc.Iterator)):
-        return _real_array(scores, "scores")      # refused by name (a mask would be dropped)
+        return real_array(scores, "scores")      # refused by name (a mask would be dropped)
     try:
         arr = np.asarray(scores)
     except (TypeError, ValueError):
@@ -152,7 +153,7 @@ def _as_float_vector(scores) -> np.ndarray | None:
     if arr.ndim != 1 or arr.size == 0:
         return None
     if arr.dtype.kind == "O":
-        return _real_array(arr, "scores")
+        return real_array(arr, "scores")
     if arr.dtype.kind not in "biuf":        # strings, complex, dates: check_1d's TypeError
         return None
     return arr.astype(float, copy=False)
@@ -319,9 +320,9 @@ def projection_counts(data: np.ndarray, points_proj: np.ndarray, directions: np.
     ndarray of shape (2, K, m), int64
         ``[below, above]``; both add across partitions.
     """
-    from .depth import _project
+    from ._depth_core import project
 
-    proj = np.sort(_project(data, directions), axis=0)
+    proj = np.sort(project(data, directions), axis=0)
     n = proj.shape[0]
     out = np.empty((2,) + points_proj.shape, dtype=np.int64)
     for j in range(directions.shape[0]):
@@ -359,3 +360,62 @@ def spatial_sums(data: np.ndarray, points: np.ndarray) -> np.ndarray:
 def spatial_from_sums(sums: np.ndarray, n: int) -> np.ndarray:
     """Spatial depth :math:`1 - \\|\\frac1n\\sum_i S(c - X_i)\\|` from the combined sums (chapter 9)."""
     return np.clip(1.0 - np.linalg.norm(sums, axis=1) / n, 0.0, 1.0)
+
+
+# --------------------------------------------------------------------------- geometric grids (chapter 18)
+
+#: The one message of a score that cannot be counted on a geometric grid (it quotes no value and no count).
+BAD_GRID_SCORES = ("scores must be real numbers at or above `lower` (NaN is not a score); clip model outputs to the "
+               "public lower end first, e.g. np.maximum(scores, lower), and map missing scores to np.inf")
+
+
+_GRID_BLOCK = 2 ** 16   # scores per block of the grid counts
+
+
+def _grid_cells(values: np.ndarray, ext: np.ndarray, lower: float, unit: float, log_g: float,
+                buf: np.ndarray, kbuf: np.ndarray) -> np.ndarray:
+    """``#{k : t_k < s}`` for every value (the cell index), by a logarithm corrected against the grid.
+
+    ``ext`` is the grid with sentinels, :math:`(-\\infty, t_0, \\dots, t_{K-1}, +\\infty)`, so that the
+    cell ``k`` of ``s`` is right when ``ext[k] < s <= ext[k + 1]``. The logarithm only guesses (it may be
+    off by a cell near a candidate); the comparisons with the candidates themselves decide.
+    """
+    size = ext.size - 2
+    b = values.size
+    guess, k = buf[:b], kbuf[:b]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        np.subtract(values, lower, out=guess)
+        guess *= 1.0 / unit
+        np.log1p(guess, out=guess)
+        guess *= 1.0 / log_g
+        np.ceil(guess, out=guess)
+        np.clip(guess, 0, size, out=guess)
+    np.copyto(k, guess, casting="unsafe")
+    for _ in range(64):      # the logarithm is off by at most one cell in practice; fix every value exactly
+        up = values > np.take(ext, k + 1)
+        down = values <= np.take(ext, k)
+        if not (up.any() or down.any()):
+            return k
+        k += up
+        k -= down
+    return np.searchsorted(ext[1:-1], values, side="left")   # pragma: no cover - never reached on a valid grid
+
+
+def grid_counts(values: np.ndarray, grid: np.ndarray, lower: float, unit: float, growth: float):
+    """The counts of a 1-D float array on the cells of a geometric grid, or ``None`` if a value is NaN or below ``lower``.
+
+    The grid is :func:`dpcp_tutorial.unbounded_grid`'s, :math:`t_k = \\mathrm{lower} + \\mathrm{unit}
+    (g^k - 1)`; entry ``k`` counts the scores in :math:`(t_{k-1}, t_k]` and the last one those above every
+    candidate (chapter 18). Counts of disjoint parts add up (chapter 14).
+    """
+    counts = np.zeros(grid.size + 1, dtype=np.int64)
+    log_g = math.log(growth)
+    ext = np.concatenate(([-math.inf], grid, [math.inf]))
+    block = min(_GRID_BLOCK, values.size)
+    buf, kbuf = np.empty(block), np.empty(block, dtype=np.intp)
+    for start in range(0, values.size, _GRID_BLOCK):
+        part = values[start:start + _GRID_BLOCK]
+        if not part.min() >= lower:          # NaN fails too
+            return None
+        counts += np.bincount(_grid_cells(part, ext, lower, unit, log_g, buf, kbuf), minlength=grid.size + 1)
+    return counts

@@ -87,6 +87,13 @@ MAX_MAGNITUDE = 1e100
 #: a data set may be padded to it, and 10**9 float64 values are 8 GB.
 MAX_RECORDS = 10**9
 
+#: Largest public grid of a release (the tight quantile's edges, the PPS grid): every release costs O(M)
+#: memory and time.
+MAX_BINS = 10**8
+
+#: The variants of the private quantile (Algorithm 1): ``"tight"`` and the DPCP write-up's ``"original"``.
+QUANTILE_VARIANTS = ("tight", "original")
+
 
 def check_random_state(rng: RandomLike) -> np.random.Generator:
     """Turn ``rng`` into a :class:`numpy.random.Generator`.
@@ -217,7 +224,7 @@ def as_array(values, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
 
 
-def _real_array(values, name: str) -> np.ndarray:
+def real_array(values, name: str) -> np.ndarray:
     """``values`` as a float array, refusing strings, complex numbers and other non-real entries (TypeError).
 
     The refusals of :func:`as_array` apply (masked arrays, iterators, ragged
@@ -249,7 +256,7 @@ def _real_array(values, name: str) -> np.ndarray:
 
 def check_array(values, name: str, *, max_ndim: int = 2) -> np.ndarray:
     """Return ``values`` as a finite float array with at most ``max_ndim`` dimensions (a scalar is 0-D)."""
-    arr = _real_array(values, name)
+    arr = real_array(values, name)
     if arr.ndim > max_ndim:
         raise ValueError(f"{name} must have at most {max_ndim} dimension(s), got {arr.ndim}")
     if not np.isfinite(arr).all():
@@ -321,7 +328,7 @@ def check_1d(values, name: str = "scores", *, unit_interval: bool = False, allow
         Accept an empty array (a private part whose size is not public, e.g.
         a calibration set subsampled or padded to a public size).
     """
-    arr = _real_array(values, name)
+    arr = real_array(values, name)
     if arr.ndim != 1:
         # the number of dimensions only: a shape would quote the (possibly private) record count
         raise ValueError(f"{name} must be one-dimensional, got a {arr.ndim}-D array; use .ravel() if that is "
@@ -358,7 +365,7 @@ def check_2d(values, name: str = "X", *, min_rows: int = 1,
     A 1-D input is rejected (not silently reshaped) because it is ambiguous
     between one point and many one-dimensional points.
     """
-    arr = _real_array(values, name)
+    arr = real_array(values, name)
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be two-dimensional (n_samples, n_features), got a {arr.ndim}-D array; "
@@ -453,6 +460,12 @@ def check_choice(value, name: str, choices, hint: str = "") -> str:
     if value not in choices:
         raise ValueError(f"{name}={value!r} is not supported; choose one of {choices}{suffix}")
     return value
+
+
+def check_quantile_variant(variant) -> str:
+    """The private quantile's ``variant``, one of :data:`QUANTILE_VARIANTS` (refused by name otherwise)."""
+    return check_choice(variant, "variant", QUANTILE_VARIANTS, "'tight' is the package default (exactly "
+                        "epsilon-DP, finite-sample coverage), 'original' the DPCP write-up's Algorithm 1")
 
 
 def check_coverage_alpha(alpha, allow_low_coverage=False) -> float:
@@ -620,9 +633,9 @@ def check_features(X, owner, *, reset: bool, name: str = "X", min_rows: int = 1,
                 del owner.feature_names_in_
         if not numeric:
             return X
-        values = _real_array(X.to_numpy(), name)
+        values = real_array(X.to_numpy(), name)
     else:
-        values = _real_array(X, name)
+        values = real_array(X, name)
         if values.ndim != 2:
             raise ValueError(f"{name} must be two-dimensional (n_samples, n_features), got a {values.ndim}-D "
                              "array; use x.reshape(-1, 1) for one feature or x.reshape(1, -1) for one point")
@@ -663,6 +676,29 @@ def _finite_rows(X):
     if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf":
         return np.isfinite(X).all(axis=1)
     return None
+
+
+def composite_steps(model):
+    """``(name, step)`` of a composite scikit-learn model (Pipeline, ColumnTransformer, FeatureUnion), else None."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    if isinstance(model, Pipeline):
+        return [(name, step) for name, step in model.steps]
+    if isinstance(model, ColumnTransformer):
+        fitted = getattr(model, "transformers_", None)
+        steps = [(name, step) for name, step, _ in (fitted if fitted is not None else model.transformers)]
+        if fitted is None:
+            steps.append(("remainder", model.remainder))
+        return steps
+    if isinstance(model, FeatureUnion):
+        return [(name, step) for name, step in model.transformer_list]
+    return None
+
+
+def format_pair(pair) -> str:
+    """A guarantee ``(epsilon, delta)`` as text at 4 significant digits, or ``"not covered"`` for ``None``."""
+    return "not covered" if pair is None else f"({pair[0]:.4g}, {pair[1]:.4g})"
 
 
 def model_outputs(method, X, width: int | None = None) -> np.ndarray:

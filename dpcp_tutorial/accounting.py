@@ -79,7 +79,7 @@ import numbers
 import textwrap
 from dataclasses import dataclass, field
 
-from ._validation import check_choice, check_delta, check_epsilon, check_scalar
+from ._validation import check_choice, check_delta, check_epsilon, check_scalar, composite_steps, format_pair
 
 __all__ = ["RELATIONS", "PARTITIONS", "ReleaseWarning", "Spend", "PrivacyAccount", "PrivacyBudget",
            "group_privacy"]
@@ -191,10 +191,6 @@ def group_privacy(epsilon: float, delta: float = 0.0) -> tuple[float, float]:
 
 def _fmt(x) -> str:
     return f"{x:.4g}"
-
-
-def _fmt_pair(pair) -> str:
-    return "not covered" if pair is None else f"({_fmt(pair[0])}, {_fmt(pair[1])})"
 
 
 @dataclass(frozen=True)
@@ -413,7 +409,7 @@ class PrivacyAccount:
             rows = [("label", "reads", "add/remove", "replace-one")]
             for p in self.parts:    # long labels wrap inside their column
                 label = textwrap.wrap(p.label, width=_LABEL_WIDTH, break_on_hyphens=False) or [""]
-                rows.append((label[0], p.part, _fmt_pair(p.add_remove), _fmt_pair(p.replace_one)))
+                rows.append((label[0], p.part, format_pair(p.add_remove), format_pair(p.replace_one)))
                 rows += [(more, "", "", "") for more in label[1:]]
             lines += _table(rows, indent="  ")
         if self.composition:
@@ -463,7 +459,7 @@ def make_account(spends, *, relation: str, partition: str = "per-record", public
         fixed = compose(spends, "positional")["replace-one"]
         if fixed is not None:
             reasons += (f"with a fixed positional split of public sizes instead (a record keeps its part), "
-                        f"replace-one is {_fmt_pair(fixed)}",)
+                        f"replace-one is {format_pair(fixed)}",)
     eps, delta = (math.inf, 1.0) if primary is None else primary
     return PrivacyAccount(eps, delta, relation, totals["add/remove"], totals["replace-one"], spends,
                           _describe(spends, partition) if composition is None else composition, tuple(public),
@@ -627,24 +623,6 @@ class PrivacyBudget:
 _PUBLIC_MARKERS = ("passthrough", "drop")
 
 
-def _children(model):
-    """``(name, step)`` of a composite scikit-learn model (Pipeline, ColumnTransformer, FeatureUnion), else None."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import FeatureUnion, Pipeline
-
-    if isinstance(model, Pipeline):
-        return [(name, step) for name, step in model.steps]
-    if isinstance(model, ColumnTransformer):
-        fitted = getattr(model, "transformers_", None)
-        steps = [(name, step) for name, step, _ in (fitted if fitted is not None else model.transformers)]
-        if fitted is None:
-            steps.append(("remainder", model.remainder))
-        return steps
-    if isinstance(model, FeatureUnion):
-        return [(name, step) for name, step in model.transformer_list]
-    return None
-
-
 def _step_kind(step) -> tuple[str, str]:
     """``(kind, why)`` of one leaf step: ``"public"``, ``"dp"`` or ``"leak"`` (the class and settings only)."""
     from sklearn.preprocessing import FunctionTransformer
@@ -688,7 +666,7 @@ def model_steps(model, name: str = "model") -> list[tuple[str, object, str, str]
 
 
 def _walk(model, path: str, top: bool = False):
-    children = _children(model)
+    children = composite_steps(model)
     if children is None:
         kind, why = _step_kind(model)
         return [(path, model, kind, why)]
@@ -733,7 +711,7 @@ def check_model_privacy(model, owner: str = "the estimator") -> list:
 
 def public_step_notes(model) -> list[str]:
     """One line per public step of a composite model that computes something (for an account's ``public``)."""
-    if _children(model) is None:
+    if composite_steps(model) is None:
         return []
     return [f"model step {path} ({type(step).__name__}): {why}" for path, step, kind, why in model_steps(model)
             if kind == "public" and not (step is None or isinstance(step, str))]
@@ -753,7 +731,7 @@ def trainer_account(model) -> PrivacyAccount | None:
     dp = check_model_privacy(model)
     if not dp:
         return None
-    if _children(model) is None:         # a bare model: its own account, or None (the caller says what it needs)
+    if composite_steps(model) is None:         # a bare model: its own account, or None (the caller says what it needs)
         account = getattr(model, "privacy_", None)
         return account if isinstance(account, PrivacyAccount) else None
     accounts = []

@@ -76,7 +76,6 @@ from ._validation import (
     check_random_state,
     check_same_length,
     check_scalar,
-    adopt_schema,
     check_features,
     model_outputs,
     require,
@@ -84,7 +83,8 @@ from ._validation import (
 )
 from .accounting import (PrivacyAccount, Spend, check_model_privacy, covered, group_privacy, make_account,
                          public_step_notes, trainer_account)
-from .private_split import _check_release_sampler, _public_size, _release_threshold, _warn_trivial
+from ._split_core import (check_release_sampler, public_size, quantile_losses, release_threshold, schema_features,
+                          warn_trivial)
 from .training import (
     _SGD_DOC,
     Y_BOUND_ADVICE,
@@ -209,17 +209,15 @@ def _trainer_spend(privacy, label: str, part: str):
 
 
 def _calibration_spend(epsilon: float, *, alpha, n, bins, public_n: bool, part: str):
-    from .private_split import _quantile_losses
-
     alpha = None if alpha is None else check_alpha(alpha)        # validated in both modes
-    n = _public_size(n)
+    n = public_size(n)
     if public_n:
-        ar, ro, notes = _quantile_losses(None, None, epsilon, bins, True)
+        ar, ro, notes = quantile_losses(None, None, epsilon, bins, True)
     else:
         if alpha is None or n is None:
             raise TypeError("public_n=False needs alpha and n (the calibration part's own size), so that the "
                             "add/remove bound for a recomputed level can be computed")
-        ar, ro, notes = _quantile_losses(alpha, n, epsilon, bins, False)
+        ar, ro, notes = quantile_losses(alpha, n, epsilon, bins, False)
     return Spend("private quantile (tight)", ar, ro, part=part), notes
 
 
@@ -584,10 +582,7 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
 
     def _features(self, X, *, calibrating: bool = False, min_rows: int = 1):
         """``X`` matched to the schema of fit (a prefit mean model's at calibration; a DataFrame by name)."""
-        reset = False
-        if calibrating and check_bool(self.prefit, "prefit"):
-            reset = not adopt_schema(self, self.mean_estimator)
-        return check_features(X, self, reset=reset, min_rows=min_rows)
+        return schema_features(self, X, lambda: self.mean_estimator, calibrating=calibrating, min_rows=min_rows)
 
     def predict(self, X) -> np.ndarray:
         """Mean predictions :math:`\\hat\\mu(x)`, clipped to the public :math:`[-y_{\\max}, y_{\\max}]`."""
@@ -629,8 +624,8 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         epsilon = check_epsilon(self.epsilon)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
         y_bound, _, bound = self._settings()
-        n = _public_size(self.n)
-        sampler = _check_release_sampler(self.sampler, self.rng, "quantile")
+        n = public_size(self.n)
+        sampler = check_release_sampler(self.sampler, self.rng, "quantile")
         self._check_models_privacy(self._models())
         X = self._features(X, calibrating=True, min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)
@@ -643,15 +638,15 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
             scores[np.isnan(raw_mu) | np.isnan(raw_sigma)] = 1.0     # a missing output: the worst score
         else:
             scores = np.empty(0)
-        self.qhat_, calibration, notes = _release_threshold(
-            self, scores, calibrator="quantile", alpha=alpha, epsilon=epsilon, bins=bins, m="auto", gamma="auto",
-            variant="tight", n=n, rng=check_random_state(self.rng), sampler=sampler)
+        self.qhat_, calibration, notes = release_threshold(
+            self, scores, alpha=alpha, epsilon=epsilon, bins=bins, n=n, rng=check_random_state(self.rng),
+            sampler=sampler)
         self.score_bound_ = bound
         mean, scale = self._models()
         self.privacy_ = _pipeline_account(
             [("mean model", mean, "part 1"), ("scale model", scale, "part 2")], calibration, notes,
             (f"y_bound y_max = {y_bound:g}", f"score bound B = {bound:g}", _size_text(n, self.n_)))
-        _warn_trivial(self.qhat_, "every interval is (-inf, inf)")
+        warn_trivial(self.qhat_, "every interval is (-inf, inf)")
         return self
 
     def predict_interval(self, X) -> np.ndarray:
@@ -987,10 +982,7 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
 
     def _features(self, X, *, calibrating: bool = False, min_rows: int = 1):
         """``X`` matched to the schema of fit (a prefit lower model's at calibration; a DataFrame by name)."""
-        reset = False
-        if calibrating and check_bool(self.prefit, "prefit"):
-            reset = not adopt_schema(self, self.lower_estimator)
-        return check_features(X, self, reset=reset, min_rows=min_rows)
+        return schema_features(self, X, lambda: self.lower_estimator, calibrating=calibrating, min_rows=min_rows)
 
     def predict_quantiles(self, X) -> tuple[np.ndarray, np.ndarray]:
         """The two quantile models' predictions, as finite floats within :math:`\\pm 10^{100}` (NaN read as 0)."""
@@ -1003,8 +995,8 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         epsilon = check_epsilon(self.epsilon)
         bins = check_positive_int(self.bins, "bins", minimum=2, maximum=10**6)
         bound = _check_score_bound(self.score_bound)
-        n = _public_size(self.n)
-        sampler = _check_release_sampler(self.sampler, self.rng, "quantile")
+        n = public_size(self.n)
+        sampler = check_release_sampler(self.sampler, self.rng, "quantile")
         self._models()
         X = self._features(X, calibrating=True, min_rows=0 if n is not None else 1)
         y = check_1d(y, "y", allow_empty=n is not None)
@@ -1015,16 +1007,16 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         scores = cqr_score(y, *quantiles, bound) if X.shape[0] else np.empty(0)
         if X.shape[0]:
             scores[np.isnan(raw[0]) | np.isnan(raw[1])] = 1.0        # a missing output: the worst score
-        self.qhat_, calibration, notes = _release_threshold(
-            self, scores, calibrator="quantile", alpha=alpha, epsilon=epsilon, bins=bins, m="auto", gamma="auto",
-            variant="tight", n=n, rng=check_random_state(self.rng), sampler=sampler)
+        self.qhat_, calibration, notes = release_threshold(
+            self, scores, alpha=alpha, epsilon=epsilon, bins=bins, n=n, rng=check_random_state(self.rng),
+            sampler=sampler)
         parts = getattr(self, "_parts", {}) if not check_bool(self.prefit, "prefit") else {}
         lower, upper = self._models()
         self.privacy_ = _pipeline_account(
             [("lower quantile model", lower, parts.get("lower", "lower-model part")),
              ("upper quantile model", upper, parts.get("upper", "upper-model part"))], calibration, notes,
             (f"score bound B = {bound:g}", _size_text(n, self.n_)))
-        _warn_trivial(self.qhat_, "every interval is (-inf, inf)")
+        warn_trivial(self.qhat_, "every interval is (-inf, inf)")
         return self
 
     def predict_interval(self, X) -> np.ndarray:

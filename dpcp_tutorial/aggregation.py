@@ -29,7 +29,7 @@ import numpy as np
 from ._validation import (
     MAX_MAGNITUDE,
     RandomLike,
-    _real_array,
+    real_array,
     check_2d,
     check_choice,
     check_delta,
@@ -69,7 +69,7 @@ def check_center(center, d: int, name: str = "center") -> np.ndarray:
     """A public centre: a finite real scalar (repeated ``d`` times) or a vector of length ``d``, at most 1e100."""
     if isinstance(center, (bool, np.bool_, str, bytes)):
         raise TypeError(f"{name} must be a real number or an array of {d} real numbers, got {type(center).__name__}")
-    c = _real_array(center, name)
+    c = real_array(center, name)
     c = np.full(d, float(c)) if c.ndim == 0 else c
     if c.shape != (d,) or not np.all(np.isfinite(c)):
         raise ValueError(f"{name} must be a finite scalar or an array of length d={d}, got shape {c.shape}")

@@ -19,7 +19,7 @@ import numpy as np
 
 from ._validation import (
     RandomLike,
-    _real_array,
+    real_array,
     check_2d,
     check_choice,
     check_epsilon,
@@ -27,7 +27,8 @@ from ._validation import (
     check_scalar,
 )
 from .aggregation import check_center
-from .mechanisms import _opendp_additive, check_sampler
+from ._mechanism_core import opendp_additive
+from .mechanisms import check_sampler
 from .quantile import private_quantile
 
 __all__ = ["coordinatewise_private_median", "coinpress_mean", "COINPRESS_VARIANTS", "pure_dp_to_zcdp", "ZCDP_CONVERSIONS",
@@ -140,7 +141,7 @@ def _coinpress_step(data: np.ndarray, center: np.ndarray, radius: float, rho: fl
     clipped_mean = _clipped_mean(data, center, clip)
     sigma = (2.0 * clip / n) / np.sqrt(2.0 * rho)
     if rng is None:
-        new_center = _opendp_additive(clipped_mean, sigma, "gaussian")
+        new_center = opendp_additive(clipped_mean, sigma, "gaussian")
     else:
         new_center = clipped_mean + sigma * rng.standard_normal(data.shape[1])
     new_radius = gamma * np.sqrt(1.0 / n + sigma ** 2)
@@ -249,7 +250,7 @@ def coinpress_mean(data, rho: float, radius: float, center=0.0, n_iter: int = 4,
     if split is None:
         fractions = np.array([1.0]) if n_iter == 1 else np.r_[np.full(n_iter - 1, 0.25 / (n_iter - 1)), 0.75]
     else:
-        fractions = _real_array(split, "split")
+        fractions = real_array(split, "split")
         if fractions.shape != (n_iter,) or not np.all(fractions > 0) or not abs(fractions.sum() - 1.0) <= 1e-9:
             raise ValueError(f"split must be {n_iter} positive fractions summing to 1, got {split}")
     sampler, rng = check_sampler(sampler, rng)

@@ -32,7 +32,6 @@ is kept for the DP parameter and :math:`\\gamma` for Angelopoulos et al.'s split
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -51,8 +50,10 @@ from ._validation import (
     check_scalar,
     renamed_keywords,
 )
+from ._calibrator_core import laplace_corrected_rank, opendp_bound, opendp_level, opendp_scale, pcoqs_corrected_rank
 from ._counts import subsample_or_pad
-from .mechanisms import _opendp_additive, check_sampler, opendp_prelude
+from ._mechanism_core import opendp_additive
+from .mechanisms import check_sampler, opendp_prelude
 
 __all__ = [
     "laplace_histogram_quantile",
@@ -282,7 +283,7 @@ def pcoqs_quantile(
         if sampler == "numpy":
             noisy = max(0, math.floor(count + noise[step]))
         else:                                       # OpenDP adds the noise to the count exactly, rounds once
-            noisy = max(0, math.floor(float(_opendp_additive(np.asarray(float(count)), sigma, "gaussian"))))
+            noisy = max(0, math.floor(float(opendp_additive(np.asarray(float(count)), sigma, "gaussian"))))
         if noisy < target:
             left = mid + tol
         else:
@@ -301,21 +302,6 @@ def pcoqs_quantile(
         rounded = round(out, decimals)
     # a release never leaves the public range: rounding up past upper releases upper (still >= out)
     return float(min(max(rounded, lower), upper))
-
-
-def _pcoqs_corrected_rank(alpha: float, n: int, rho: float, steps: int) -> int:
-    """The corrected target rank :math:`m'` of :func:`pcoqs_corrected_level` (may exceed ``n``)."""
-    from scipy import stats
-
-    sigma = math.sqrt(steps / (2.0 * rho))
-    best = None
-    for zeta in np.geomspace(alpha * 1e-4, alpha * 0.999, 200):
-        k = math.ceil((1.0 - alpha + zeta) * (n + 1) - 1e-9 * (n + 1))
-        tau = sigma * float(stats.norm.isf(zeta / steps))
-        target = math.ceil(k - 1 + tau)
-        if best is None or target < best:
-            best = target
-    return int(best)
 
 
 def pcoqs_corrected_level(alpha: float, n: int, rho: float, *, lower: float = 0.0, upper: float = 1.0,
@@ -397,7 +383,7 @@ def pcoqs_corrected_level(alpha: float, n: int, rho: float, *, lower: float = 0.
     rho = check_scalar(rho, "rho", low=0.0, hint="the zCDP budget must be a positive number")
     lower, upper = _check_range(lower, upper)
     steps = pcoqs_steps(lower, upper, tol)
-    target = _pcoqs_corrected_rank(float(alpha), n, float(rho), steps)
+    target = pcoqs_corrected_rank(float(alpha), n, float(rho), steps)
     if target > n:
         return None
     return (n + 1 - target) / (n + 1)
@@ -453,20 +439,6 @@ def laplace_prefix_tail(bins: int, scale: float, failure: float) -> float:
     guess = min(math.sqrt(log_inv / bins), 0.999)
     best = min(res.fun, level(guess))
     return float(scale * best)
-
-
-@functools.lru_cache(maxsize=256)
-def _corrected_rank(alpha: float, n: int, bins: int, scale: float) -> tuple[int, float, float]:
-    """Public choice of (k, zeta, tau) minimising the noisy count the threshold must reach."""
-    best = None
-    for zeta in np.geomspace(alpha * 1e-4, alpha * 0.999, 200):
-        k = math.ceil((1.0 - alpha + zeta) * (n + 1) - 1e-9 * (n + 1))
-        tau = laplace_prefix_tail(bins, scale, float(zeta))
-        need = (k - 1) + tau
-        if best is None or need < best[0]:
-            best = (need, k, float(zeta), tau)
-    _, k, zeta, tau = best
-    return k, zeta, tau
 
 
 def laplace_histogram_quantile(
@@ -596,7 +568,7 @@ def laplace_histogram_quantile(
     if sampler == "numpy":
         noisy = counts + gen.laplace(0.0, scale, size=bins)     # the only draw, after all counting
     else:
-        noisy = _opendp_additive(counts, scale, "laplace")
+        noisy = opendp_additive(counts, scale, "laplace")
 
     if variant == "paper":
         floored = np.maximum(noisy, 0.0)
@@ -611,7 +583,7 @@ def laplace_histogram_quantile(
         inside = (goal - before) / floored[j] if floored[j] > 0 else 1.0
         return float(edges[j] + min(max(inside, 0.0), 1.0) * (edges[j + 1] - edges[j]))
 
-    k, _zeta, tau = _corrected_rank(alpha, n, bins, scale)
+    k, _zeta, tau = laplace_corrected_rank(alpha, n, bins, scale)
     if k > n:
         return float(upper)
     cumulative = np.cumsum(noisy)
@@ -626,69 +598,6 @@ def laplace_histogram_quantile(
 # ---------------------------------------------------------------------------
 
 _OPENDP_LEVELS = ("corrected", "raw")
-
-
-def _opendp_scale(level: float, epsilon: float, relation: str) -> float:
-    """Real-valued noise scale :math:`s`: :math:`2/\\varepsilon` (replace-one) or :math:`2\\max(a,1-a)/\\varepsilon`."""
-    if relation == "replace-one":
-        return 2.0 / epsilon
-    return 2.0 * max(level, 1.0 - level) / epsilon
-
-
-def _opendp_gap(level: float, n: int, rank):
-    r"""Data-independent lower bound on the score gap between the candidates below and above :math:`s_{(k)}`.
-
-    See the Notes of :func:`opendp_quantile`: with :math:`x = k - 1`,
-    :math:`y_c = a n - (1-a) x` and :math:`H` the larger of the two scores
-    around the sign change of :math:`g` above :math:`s_{(k)}`, the gap is
-    :math:`a n - x - \max((1-a)x, H)`. Vectorised over ``rank``.
-    """
-    a = level
-    k = np.asarray(rank, dtype=float)
-    x = k - 1.0
-    crossing = a * n - (1.0 - a) * x
-    high = np.where(crossing <= k, a * (n - k) - (1.0 - a) * x,
-                    np.where(crossing >= n, (1.0 - a) * n, (1.0 - a) * crossing))
-    out = a * n - x - np.maximum((1.0 - a) * x, high)
-    return float(out) if np.ndim(rank) == 0 else out
-
-
-def _opendp_bound(level: float, n: int, rank: int, candidates: int, epsilon: float, relation: str) -> float:
-    """Proven miscoverage bound of the corrected OpenDP calibrator at (level, rank); see opendp_quantile."""
-    if candidates == 1:
-        return 0.0
-    gap = _opendp_gap(level, n, rank)
-    if not gap > 0.0:
-        return 1.0
-    log_mass = math.log(candidates - 1) - gap / _opendp_scale(level, epsilon, relation)
-    mass = math.exp(min(log_mass, 700.0))
-    tail = mass / 2.0 if mass <= 1.0 else 1.0 - 1.0 / (2.0 * mass)
-    return min(1.0, (n + 1 - rank) / (n + 1) + tail)
-
-
-@functools.lru_cache(maxsize=256)
-def _opendp_level(alpha: float, n: int, epsilon: float, candidates: int, relation: str) -> tuple[float, int]:
-    """(level, rank) with the smallest level whose bound is <= alpha; (1.0, 0) when none exists."""
-    k_min = math.ceil((1.0 - alpha) * (n + 1) - 1e-9 * (n + 1))
-    if candidates == 1:
-        return 1.0 - alpha, k_min
-    ranks = {k_min}
-    for zeta in np.geomspace(alpha * 1e-4, alpha * 0.999, 80):
-        ranks.add(math.ceil((1.0 - alpha + zeta) * (n + 1) - 1e-9 * (n + 1)))
-    best = (1.0, 0)
-    for k in sorted(r for r in ranks if r <= n):
-        if _opendp_bound(1.0, n, k, candidates, epsilon, relation) > alpha:
-            continue
-        lo, hi = 0.5, 1.0
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            if _opendp_bound(mid, n, k, candidates, epsilon, relation) <= alpha:
-                hi = mid
-            else:
-                lo = mid
-        if hi < best[0]:
-            best = (hi, k)
-    return best
 
 
 def opendp_quantile_level(alpha: float, n: int, epsilon: float, *, bins: int = 100,
@@ -735,7 +644,7 @@ def opendp_quantile_level(alpha: float, n: int, epsilon: float, *, bins: int = 1
     epsilon = check_epsilon(epsilon)
     bins = check_positive_int(bins, "bins", maximum=10**6)
     relation = check_choice(relation, "relation", _RELATIONS)
-    return _opendp_level(float(alpha), n, float(epsilon), bins, relation)[0]
+    return opendp_level(float(alpha), n, float(epsilon), bins, relation)[0]
 
 
 def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation, n):
@@ -761,7 +670,7 @@ def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation,
         target = 1.0 - alpha
         data = clipped
     else:
-        target, rank = _opendp_level(float(alpha), n, float(epsilon), bins, relation)
+        target, rank = opendp_level(float(alpha), n, float(epsilon), bins, relation)
         if rank == 0:
             return candidates, None, None, None, None, None
         # round up to the candidates (a 1-stable, record-wise map): the events {S <= c_j} are unchanged
@@ -785,14 +694,14 @@ def _opendp_release(scores, alpha, epsilon, bins, lower, upper, level, relation,
             # OpenDP rounds the level to a rational A/D; make sure the level it uses still satisfies the bound
             for _ in range(8):
                 a_eff = num / den
-                if _opendp_bound(a_eff, n, rank, bins, epsilon, relation) <= alpha:
+                if opendp_bound(a_eff, n, rank, bins, epsilon, relation) <= alpha:
                     break
                 target = min(1.0, target + 1.0 / den)
                 t, num, den = transformation(target)
             else:     # pragma: no cover - the bound has slack far above 1/D
                 return candidates, None, None, None, None, None
         a_eff = num / den
-        scale = _opendp_scale(a_eff, epsilon, relation)
+        scale = opendp_scale(a_eff, epsilon, relation)
         measurement = odp.m.make_private_quantile(domain, metric, odp.max_divergence(), cand, target, scale)
     data = [float(v) for v in data]
     raw = t(data)
@@ -997,7 +906,7 @@ def opendp_quantile(
        :math:`H = \max_{y\in[k,n]}\min(a(n-y) - (1-a)x, (1-a)y)` (closed form).
     3. Hence the gap :math:`G = u_{\text{bad}} - u_{\text{good}} \ge an - x -
        \max((1-a)x, H)`, which decreases in :math:`x`; at :math:`x = k-1` this
-       is :func:`_opendp_gap`. In the regime of interest it equals
+       is :func:`~dpcp_tutorial._calibrator_core.opendp_gap`. In the regime of interest it equals
        :math:`a(an - (2-a)(k-1))`, attained by lattice data (``k-1`` low
        scores, a tie block at :math:`c_J`, the rest at :math:`c_{J+1}`).
     4. Report-noisy-max: with :math:`g^\circ` the good candidate and

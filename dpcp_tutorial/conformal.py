@@ -15,29 +15,32 @@ import warnings
 from fractions import Fraction
 
 import numpy as np
-from sklearn.exceptions import NotFittedError
 from scipy.linalg import LinAlgWarning
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
-    _real_array,
+    real_array,
     as_array,
     check_1d,
     check_2d,
     check_alpha,
-    check_coverage_alpha,
-    check_bool,
     check_choice,
-    check_estimator,
     check_positive_int,
     check_same_length,
     check_scalar,
-    adopt_schema,
-    check_features,
     silenced_model,
     model_outputs,
+)
+from ._split_core import (
+    LabelSetMixin,
+    SplitConformalBase,
+    aps_all_scores,
+    label_index,
+    model_columns,
+    private_classification_scores,
+    residual_scores,
+    sets_or_all,
 )
 
 #: Warnings of an estimator's fit that make a full-conformal set unreliable (numerical failures).
@@ -262,19 +265,6 @@ def lac_score(proba, y) -> np.ndarray:
     return 1.0 - proba[np.arange(proba.shape[0]), y]
 
 
-def _aps_all_scores(proba: np.ndarray) -> np.ndarray:
-    """APS score of every class: mass of the classes ranked at or above it.
-
-    Classes are ranked by decreasing probability; ties are broken by class
-    index (a stable sort), the same rule at calibration and prediction time.
-    """
-    order = np.argsort(-proba, axis=1, kind="stable")
-    cumulative = np.cumsum(np.take_along_axis(proba, order, axis=1), axis=1)
-    scores = np.empty_like(proba)
-    np.put_along_axis(scores, order, cumulative, axis=1)
-    return scores
-
-
 def aps_score(proba, y) -> np.ndarray:
     """Adaptive prediction sets (APS) score, non-randomised.
 
@@ -301,53 +291,7 @@ def aps_score(proba, y) -> np.ndarray:
     """
     proba = _check_proba(proba)
     y = _check_labels(y, proba.shape[1], proba.shape[0])
-    return _aps_all_scores(proba)[np.arange(proba.shape[0]), y]
-
-
-def _private_classification_scores(score: str, proba, y) -> np.ndarray:
-    """The classification score of private records, defined for every model output (chapters 4 and 17).
-
-    ``proba`` is a model's output on private records and ``y`` their labels as
-    integer indices into its columns. Unlike :func:`lac_score` and
-    :func:`aps_score`, which refuse a bad input, this map never fails on a
-    value, so that no record can make a release raise while its neighbour
-    releases. It is a per-record rule:
-
-    * a row of ``proba`` that is not a probability vector -- a NaN or infinite
-      entry, a negative entry, or a sum that is not 1 within the tolerance that
-      :func:`lac_score` accepts -- gives the record the worst score 1;
-    * a label outside ``0..K-1`` (a class the model has no column for, so
-      probability 0) gives the worst score 1, as it does for LAC and APS;
-    * every other score is clipped to ``[0, 1]``.
-
-    A worst score can only raise a released threshold. Only the types and
-    shapes (public: the model and the schema) are checked, with messages that
-    quote no size or value.
-    """
-    score_fn = classification_score_functions(score)[0]
-    proba = _real_array(proba, "proba")
-    labels = as_array(y, "y")
-    if labels.ndim != 1:
-        raise ValueError("y must be a 1-D array with one label per row of proba")
-    if labels.size and not np.issubdtype(labels.dtype, np.integer):
-        raise TypeError("y must hold integer class indices 0..n_classes-1; for other labels pass the public "
-                        "label set from the codebook as classes= (never a label encoder fitted on the data)")
-    if proba.ndim != 2 or proba.shape[0] != labels.shape[0] or proba.shape[1] == 0:
-        raise ValueError("the model's predict_proba must return a 2-D array with one row of class probabilities "
-                         "per record and one column per class")
-    n_classes = proba.shape[1]
-    with np.errstate(all="ignore"):
-        valid = (np.isfinite(proba).all(axis=1) & (proba >= 0).all(axis=1)
-                 & np.isclose(proba.sum(axis=1), 1.0, atol=1e-6))       # the tolerance of lac_score's check
-    known = (labels >= 0) & (labels < n_classes)
-    safe = np.where(valid[:, None], proba, 1.0 / n_classes)
-    rows = np.arange(labels.size)
-    index = np.where(known, labels, 0).astype(np.intp)
-    if score_fn is lac_score:
-        value = 1.0 - safe[rows, index]
-    else:
-        value = _aps_all_scores(safe)[rows, index]
-    return np.where(valid & known, np.clip(value, 0.0, 1.0), 1.0)
+    return aps_all_scores(proba)[np.arange(proba.shape[0]), y]
 
 
 def _check_qhat(qhat) -> float:
@@ -408,7 +352,7 @@ def aps_prediction_set(proba, qhat: float) -> np.ndarray:
     array([[ True,  True, False]])
     """
     proba = _check_proba(proba)
-    return _aps_all_scores(proba) <= _check_qhat(qhat)
+    return aps_all_scores(proba) <= _check_qhat(qhat)
 
 
 def full_conformal_interval(estimator, X, y, x_new, alpha: float, y_grid) -> tuple[float, float]:
@@ -505,7 +449,7 @@ def full_conformal_interval(estimator, X, y, x_new, alpha: float, y_grid) -> tup
 
 def _check_intervals(intervals) -> np.ndarray:
     """Intervals of shape (n, 2), ``lower <= upper``; infinite ends are allowed (a half-line or the whole line)."""
-    intervals = _real_array(intervals, "intervals")
+    intervals = real_array(intervals, "intervals")
     if intervals.ndim != 2 or intervals.shape[1] != 2:
         raise ValueError(f"intervals must have shape (n, 2), one row [lower, upper] per point, got shape "
                          f"{intervals.shape}")
@@ -624,67 +568,7 @@ def classification_score_functions(score) -> tuple:
                                               hint="'lac': 1 - p_y(x); 'aps': cumulative sorted mass")]
 
 
-class _SplitConformalBase(BaseEstimator):
-    """Shared fit/calibrate plumbing of the split-conformal wrappers."""
-
-    def __init__(self, estimator, alpha: float = 0.1, prefit: bool = False, *, allow_low_coverage: bool = False):
-        self.estimator = estimator
-        self.alpha = alpha
-        self.prefit = prefit
-        self.allow_low_coverage = allow_low_coverage
-
-    def _alpha(self) -> float:
-        """``alpha``, refused above 1/2 unless ``allow_low_coverage=True`` (``alpha = 1 - confidence_level``)."""
-        return check_coverage_alpha(self.alpha, self.allow_low_coverage)
-
-    _METHODS = ("fit", "predict")     # what the estimator must offer
-    _FIT_MIN_ROWS = 1                 # Mondrian: 0 (its per-record label rule may leave no training record)
-
-    def fit(self, X, y):
-        """Fit a clone of ``estimator`` on the training data (skipped when ``prefit``)."""
-        check_estimator(self.estimator, "estimator", self._METHODS)
-        if check_bool(self.prefit, "prefit"):
-            raise ValueError("prefit=True: the estimator is already fitted; call calibrate(X_cal, y_cal) directly")
-        X = check_features(X, self, reset=True, min_rows=self._FIT_MIN_ROWS)
-        self.estimator_ = clone(self.estimator).fit(X, y)
-        return self
-
-    def _features(self, X, *, calibrating: bool = False, min_rows: int = 1):
-        """``X`` as the model receives it (:func:`~dpcp_tutorial._validation.check_features`).
-
-        At calibration a prefit model's schema (``feature_names_in_``,
-        ``n_features_in_``) becomes the estimator's; a model without one takes
-        the calibration features' columns.
-        """
-        reset = False
-        if calibrating and check_bool(self.prefit, "prefit"):
-            reset = not adopt_schema(self, self._fitted_estimator())
-        return check_features(X, self, reset=reset, min_rows=min_rows)
-
-    def _fitted_estimator(self):
-        check_estimator(self.estimator, "estimator", self._METHODS)
-        if check_bool(self.prefit, "prefit"):
-            check_is_fitted(self.estimator)
-            return self.estimator
-        if not hasattr(self, "estimator_"):
-            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(X_train, y_train) first, "
-                             "or pass prefit=True with an already fitted estimator")
-        return self.estimator_
-
-    def calibrate(self, X, y):
-        """Compute calibration scores and the conformal quantile ``qhat_``."""
-        self._alpha()
-        X = self._features(X, calibrating=True)
-        self.calibration_scores_ = self._scores(self._fitted_estimator(), X, y)
-        self.qhat_ = conformal_quantile(self.calibration_scores_, self.alpha)
-        return self
-
-    def _check_calibrated(self):
-        if not hasattr(self, "qhat_"):
-            raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
-
-
-class SplitConformalRegressor(_SplitConformalBase):
+class SplitConformalRegressor(SplitConformalBase):
     """Split conformal intervals :math:`\\hat\\mu(x) \\pm \\hat q` (chapter 1).
 
     Parameters
@@ -738,9 +622,7 @@ class SplitConformalRegressor(_SplitConformalBase):
         check_same_length(("X", X), ("y", y))
         with silenced_model():
             pred = model_outputs(model.predict, X)
-        with np.errstate(invalid="ignore"):
-            residual = np.abs(y - pred)
-        return np.where(np.isnan(residual), math.inf, residual)       # NaN or inf: the worst score
+        return residual_scores(y, pred)       # NaN or inf: the worst score
 
     def predict(self, X) -> np.ndarray:
         """Point predictions of the underlying model."""
@@ -755,7 +637,7 @@ class SplitConformalRegressor(_SplitConformalBase):
         return np.column_stack([centre - half, centre + half])
 
 
-class SplitConformalClassifier(_SplitConformalBase):
+class SplitConformalClassifier(LabelSetMixin, SplitConformalBase):
     """Split conformal prediction sets with the LAC or APS score (chapter 1).
 
     Parameters
@@ -811,21 +693,7 @@ class SplitConformalClassifier(_SplitConformalBase):
         self.score = score
         self.classes = classes
 
-    def _score_functions(self):
-        return classification_score_functions(self.score)
-
-    def _public_classes(self):
-        from .private_split import _check_public_classes
-
-        return None if self.classes is None else _check_public_classes(self.classes)
-
-    def fit(self, X, y):
-        """Fit a clone of ``estimator`` (a DP trainer's ``classes=None`` set to ``classes``)."""
-        return _fit_with_classes(self, super().fit, X, y)
-
     def _scores(self, model, X, y):
-        from .private_split import _label_index, _model_columns
-
         self._score_functions()
         y = check_label_array(y)
         check_same_length(("X", X), ("y", y))
@@ -834,24 +702,15 @@ class SplitConformalClassifier(_SplitConformalBase):
         with silenced_model():      # a model without classes_ names no column count: called as it is
             proba = model_outputs(model.predict_proba, X, width) if width is not None else model.predict_proba(X)
         if classes_ is None:
-            return _private_classification_scores(self.score, proba, y)
-        columns = _model_columns(model, classes_)        # the model object and the public classes only
+            return private_classification_scores(self.score, proba, y)
+        columns = model_columns(model, classes_)        # the model object and the public classes only
         self.classes_ = classes_
-        return _private_classification_scores(self.score, np.asarray(proba)[:, columns], _label_index(y, classes_))
+        return private_classification_scores(self.score, np.asarray(proba)[:, columns], label_index(y, classes_))
 
     def _n_columns(self, model, classes_):
         if classes_ is not None:
             return len(np.asarray(getattr(model, "classes_", classes_)))
         return len(model.classes_) if getattr(model, "classes_", None) is not None else None
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities of the underlying model, columns in the order of ``classes`` (when given)."""
-        from .private_split import _model_columns
-
-        model = self._fitted_estimator()
-        proba = model.predict_proba(self._features(X))
-        classes_ = self._public_classes()
-        return proba if classes_ is None else np.asarray(proba)[:, _model_columns(model, classes_)]
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K): entry (i, y) says whether y is in C(x_i).
@@ -860,33 +719,6 @@ class SplitConformalClassifier(_SplitConformalBase):
         """
         self._check_calibrated()
         _, set_fn = self._score_functions()
-        return _sets_or_all(set_fn, self.predict_proba(X), self.qhat_)
+        return sets_or_all(set_fn, self.predict_proba(X), self.qhat_)
 
 
-def _sets_or_all(set_fn, proba, qhat) -> np.ndarray:
-    """``set_fn(proba, qhat)``, with every label in the set of a row that holds NaN (the whole label set)."""
-    proba = _real_array(proba, "proba")
-    missing = np.isnan(proba).any(axis=1) if proba.ndim == 2 else np.zeros(0, dtype=bool)
-    if not missing.any():
-        return set_fn(proba, qhat)
-    out = np.ones(proba.shape, dtype=bool)
-    if (~missing).any():
-        out[~missing] = set_fn(proba[~missing], qhat)
-    return out
-
-
-def _fit_with_classes(owner, fit, X, y):
-    """``fit(X, y)``, with a DP trainer whose ``classes`` is ``None`` given the public ``classes`` of ``owner``."""
-    check_estimator(owner.estimator, "estimator", owner._METHODS)
-    classes_ = owner._public_classes()
-    if classes_ is None or check_bool(owner.prefit, "prefit"):
-        return fit(X, y)
-    params = owner.estimator.get_params(deep=False) if hasattr(owner.estimator, "get_params") else {}
-    if "classes" in params and params["classes"] is None:
-        original = owner.estimator
-        try:
-            owner.estimator = clone(original).set_params(classes=classes_.tolist())
-            return fit(X, y)
-        finally:
-            owner.estimator = original
-    return fit(X, y)

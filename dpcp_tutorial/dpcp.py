@@ -67,24 +67,24 @@ from ._counts import check_scores_or_histogram
 from .accounting import Spend, make_account, trainer_account
 from .training import check_classes, trainer_privacy_account
 from .conformal import check_label_array, classification_score_functions, conformal_quantile
-from .conformal import _private_classification_scores, _sets_or_all
-from ._validation import as_array, check_features, is_frame, model_outputs, silenced_model
+from ._validation import (as_array, check_features, check_quantile_variant, composite_steps, is_frame, model_outputs,
+                          silenced_model)
 from .mechanisms import check_sampler
-from .private_split import (
-    _BOUND_ADVICE,
-    _check_public_classes,
-    _label_index,
-    _model_columns,
-    _check_bound,
-    _is_unbounded,
-    _public_size,
-    _residual_scores,
-    _unbounded_interval,
-    _warn_trivial,
-    bounded_interval,
-    normalized_residual_score,
+from ._split_core import (
+    BOUND_ADVICE,
+    check_bound,
+    check_public_classes,
+    is_unbounded,
+    label_index,
+    model_columns,
+    private_classification_scores,
+    public_size,
+    residual_scores,
+    sets_or_all,
+    unbounded_interval,
+    warn_trivial,
 )
-from .quantile import _check_variant as _check_quantile_variant
+from .private_split import bounded_interval, normalized_residual_score
 from .quantile import (
     private_quantile,
     private_quantile_level,
@@ -162,9 +162,7 @@ def check_dp_trainer(trainer) -> None:
     LinearRegression declares relation=None, but the no-spl
     """
     check_estimator(trainer, "trainer", ("fit", "get_params"))
-    from .accounting import _children
-
-    if _children(trainer) is not None:
+    if composite_steps(trainer) is not None:
         raise ValueError(
             f"the trainer is a {type(trainer).__name__}: Differential CP and DPCP need the DP trainer itself (they "
             "set its budget on a clone and read its add/remove guarantee). Apply a public per-record transform to "
@@ -424,7 +422,7 @@ def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bo
     score_fn, set_fn = _score_functions(score)
     params = {}
     if classes is not None:
-        ordered = _check_public_classes(classes)
+        ordered = check_public_classes(classes)
         own = trainer.get_params(deep=False)
         if "classes" not in own:
             raise TypeError(f"{type(trainer).__name__} has no `classes` parameter; pass classes=None and use its "
@@ -436,11 +434,11 @@ def differential_cp_set(trainer, X, y, X_test, alpha: float = 0.1, corrected: bo
     model = _fit_trainer(trainer, X, y, check_random_state(rng), params)
     epsilon, delta = _reported_privacy(model)
     labels = np.asarray(model.classes_) if classes is None else ordered
-    columns = _model_columns(model, labels)
+    columns = model_columns(model, labels)
     proba = model_outputs(model.predict_proba, X, len(model.classes_))[:, columns]
-    scores = _private_classification_scores(score, proba, _label_index(y, labels))
+    scores = private_classification_scores(score, proba, label_index(y, labels))
     q = differential_cp_quantile(scores, alpha, epsilon, delta, corrected)
-    return _sets_or_all(set_fn, np.asarray(model.predict_proba(X_test))[:, columns], q)
+    return sets_or_all(set_fn, np.asarray(model.predict_proba(X_test))[:, columns], q)
 
 
 # ---------------------------------------------------------------------------
@@ -496,7 +494,7 @@ def dpcp_levels(n: int, alpha: float, epsilon1: float, epsilon2: float, delta: f
     epsilon1 = check_epsilon(epsilon1, "epsilon1")
     epsilon2 = check_epsilon(epsilon2, "epsilon2")
     alpha1 = _shifted_level(alpha, epsilon1, delta, "epsilon1")
-    if _check_quantile_variant(variant) == "tight":
+    if check_quantile_variant(variant) == "tight":
         quantile_edges(bins)         # bad bins are refused as such; below, a ValueError means infeasible
         try:
             return alpha1, private_quantile_level(alpha1, n, epsilon2, bins, "tight")
@@ -610,11 +608,11 @@ def _encode(model, y) -> np.ndarray:
     """Labels as indices into ``model.classes_`` (the column order of ``predict_proba``); -1 outside them.
 
     A label outside the model's classes is given the index -1, i.e. the worst
-    score 1 (:func:`~dpcp_tutorial.conformal._private_classification_scores`);
+    score 1 (:func:`~dpcp_tutorial._split_core.private_classification_scores`);
     it is never quoted.
     """
     y = check_label_array(y)
-    return _label_index(y, np.asarray(model.classes_))
+    return label_index(y, np.asarray(model.classes_))
 
 
 class _DPCPBase(BaseEstimator):
@@ -632,10 +630,10 @@ class _DPCPBase(BaseEstimator):
         share = _check_share(self.training_share)
         delta = check_delta(self.delta)
         edges = quantile_edges(self.bins)
-        _check_quantile_variant(self.variant)
+        check_quantile_variant(self.variant)
         sampler, _ = check_sampler(self.sampler, self.rng)     # "opendp" needs rng=None
         rng = check_random_state(self.rng)
-        n = len(X) if self.n is None else _public_size(self.n)
+        n = len(X) if self.n is None else public_size(self.n)
         check_dp_trainer(self.trainer)
         params = dict(trainer_params or {})
         own = self.trainer.get_params(deep=False)
@@ -672,7 +670,7 @@ class _DPCPBase(BaseEstimator):
         self.epsilon1_, self.epsilon2_ = epsilon1, epsilon2
         self.n_ = n       # the public n (with n=None the row count, then declared public)
         self.privacy_ = self._account(n, epsilon, share, epsilon2, edges.size)
-        self._warn_trivial()
+        self.warn_trivial()
         return self
 
     def _release_quantile(self, scores, epsilon2, rng, sampler, n):
@@ -680,8 +678,8 @@ class _DPCPBase(BaseEstimator):
                                 rng=None if sampler == "opendp" else rng, n=None if self.n is None else n,
                                 variant=self.variant, sampler=sampler)
 
-    def _warn_trivial(self):
-        _warn_trivial(self.qhat_, self._trivial_message)
+    def warn_trivial(self):
+        warn_trivial(self.qhat_, self._trivial_message)
 
     def _levels(self, n: int, epsilon: float, epsilon1: float, delta: float):
         """:func:`dpcp_levels` of the split, with an infeasible split refused under the estimator's ``epsilon``."""
@@ -876,7 +874,7 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
     def __init__(self, trainer, alpha: float = 0.1, epsilon: float = 1.0, *, training_share: float | None = 0.3,
                  delta: float = 1e-6, bound=REQUIRED, bins=1000, n: int | None = None, variant: str = "tight",
                  rng: RandomLike = None, sampler: str = "numpy", allow_low_coverage: bool = False):
-        require(bound, "bound", type(self).__name__, _BOUND_ADVICE)
+        require(bound, "bound", type(self).__name__, BOUND_ADVICE)
         self.allow_low_coverage = allow_low_coverage
         self.trainer = trainer
         self.alpha = alpha
@@ -893,12 +891,12 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
     def _scores(self, model, X, y):
         with silenced_model():       # the trained model on the private records: none of its warnings escapes
             pred = model_outputs(model.predict, X)
-        if _is_unbounded(self.bound):
-            return _residual_scores(y, pred)
+        if is_unbounded(self.bound):
+            return residual_scores(y, pred)
         return normalized_residual_score(y, pred, self.bound)
 
     def _public(self):
-        if _is_unbounded(self.bound):
+        if is_unbounded(self.bound):
             return ("no bound on the residuals was assumed (bound='unbounded'; only the lower end 0 of "
                     "|y - prediction| is public)",)
         return (f"bound B = {float(self.bound):g}",)
@@ -906,7 +904,7 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
     # bound="unbounded" (chapter 18): the unbounded private quantile of the raw residuals at level alpha1; the
     # coverage proof of chapter 6 needs only its miscoverage bound alpha1 for exchangeable scores
     def _levels(self, n: int, epsilon: float, epsilon1: float, delta: float):
-        if not _is_unbounded(self.bound):
+        if not is_unbounded(self.bound):
             return super()._levels(n, epsilon, epsilon1, delta)
         from .unbounded import unbounded_quantile_target
 
@@ -918,21 +916,21 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
                              f"{epsilon1:.4g} for the trainer): {error}") from None
 
     def _release_quantile(self, scores, epsilon2, rng, sampler, n):
-        if not _is_unbounded(self.bound):
+        if not is_unbounded(self.bound):
             return super()._release_quantile(scores, epsilon2, rng, sampler, n)
         from .unbounded import unbounded_private_quantile
 
         return unbounded_private_quantile(scores, self.alpha1_, epsilon2, n=None if self.n is None else n,
                                           rng=None if sampler == "opendp" else rng, sampler=sampler)
 
-    def _warn_trivial(self):
-        if not _is_unbounded(self.bound):
-            return super()._warn_trivial()
+    def warn_trivial(self):
+        if not is_unbounded(self.bound):
+            return super().warn_trivial()
         if not math.isfinite(self.qhat_):
-            _warn_trivial(1.0, self._trivial_message)     # the release is +inf: the whole line
+            warn_trivial(1.0, self._trivial_message)     # the release is +inf: the whole line
 
     def _account(self, n, epsilon, share, epsilon2, n_edges):
-        if not _is_unbounded(self.bound):
+        if not is_unbounded(self.bound):
             return super()._account(n, epsilon, share, epsilon2, n_edges)
         from .unbounded import unbounded_quantile_privacy_loss
 
@@ -964,8 +962,8 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
 
     def fit(self, X, y):
         """Train on all the data and release the private threshold (and ``privacy_``)."""
-        if not _is_unbounded(self.bound):
-            _check_bound(self.bound)
+        if not is_unbounded(self.bound):
+            check_bound(self.bound)
         X, y = _check_regression_data(X, y, self)
         return self._fit(X, y)
 
@@ -976,8 +974,8 @@ class DPCPRegressor(RegressorMixin, _DPCPBase):
 
     def predict_interval(self, X) -> np.ndarray:
         """Intervals of shape (n, 2); rows are ``(-inf, inf)`` when ``qhat_ == 1``."""
-        if _is_unbounded(self.bound):
-            return _unbounded_interval(self.predict(X), self.qhat_)
+        if is_unbounded(self.bound):
+            return unbounded_interval(self.predict(X), self.qhat_)
         return bounded_interval(self.predict(X), self.qhat_, self.bound)
 
 
@@ -1052,7 +1050,7 @@ class DPCPClassifier(_DPCPBase):
         with silenced_model():       # the trained model on the private records: none of its warnings escapes
             proba = model_outputs(model.predict_proba, X, len(model.classes_))
         # a NaN or non-probability row of the model's output gives that record the worst score (never an error)
-        return _private_classification_scores(self.score, proba, _encode(model, y))
+        return private_classification_scores(self.score, proba, _encode(model, y))
 
     def _public(self):
         return (f"score = {self.score!r}", f"classes = {np.asarray(self.classes_).tolist()}")
@@ -1075,10 +1073,10 @@ class DPCPClassifier(_DPCPBase):
         check_same_length(("X", X), ("y", y))
         self.classes_ = classes
         # a record whose label is outside the public set does not train the model and has the worst score 1
-        self._fit(X, y, {"classes": list(classes)}, train=_label_index(y, classes) >= 0)
+        self._fit(X, y, {"classes": list(classes)}, train=label_index(y, classes) >= 0)
         # the caller's order of the public label set is the column order (the trainer's is sorted)
         self.classes_ = np.asarray(own) if own is not None else np.asarray(self.estimator_.classes_)
-        self._columns = _model_columns(self.estimator_, self.classes_)
+        self._columns = model_columns(self.estimator_, self.classes_)
         return self
 
     def predict_proba(self, X) -> np.ndarray:
@@ -1096,7 +1094,7 @@ class DPCPClassifier(_DPCPBase):
         proba = self.predict_proba(X)
         if self.qhat_ >= 1.0:
             return np.ones(proba.shape, dtype=bool)
-        return _sets_or_all(_score_functions(self.score)[1], proba, self.qhat_)
+        return sets_or_all(_score_functions(self.score)[1], proba, self.qhat_)
 
 
 def dpcp_interval(trainer, X, y, X_test, alpha: float = 0.1, epsilon: float = 1.0, *,

@@ -77,7 +77,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._mechanism_core import above_threshold, above_threshold_log_law
 from ._validation import RandomLike, check_2d, check_epsilon, check_random_state
+from .mechanisms import gumbel_max_sample
 
 __all__ = ["LOCALIZATION_SPLIT", "Localization", "above_threshold_log_probabilities", "localization_grids",
            "localization_log_probabilities", "private_localization"]
@@ -127,21 +129,17 @@ def _bin_utility(edge_counts: np.ndarray, target: float) -> np.ndarray:
 
 def _bin_mechanism(edge_counts: np.ndarray, target: float, epsilon: float, rng: np.random.Generator) -> int:
     """Bin ``k`` with probability proportional to ``exp(epsilon u_k / 2)`` (:func:`_bin_utility`; Gumbel-max)."""
-    logits = 0.5 * epsilon * _bin_utility(edge_counts, target)
-    return int(np.argmax(logits + rng.gumbel(size=logits.size)))
+    return gumbel_max_sample(0.5 * epsilon * _bin_utility(edge_counts, target), rng)
 
 
 def _above_threshold(counts: np.ndarray, target: float, epsilon: float, rng: np.random.Generator) -> int:
     """First ``k`` with ``counts_k - target + nu_k >= rho`` (AboveThreshold); the last index if none.
 
-    ``rho ~ Lap(2/epsilon)``, then ``nu ~ Lap(2/epsilon)`` for every grid point,
-    all drawn at once after the counts (the same law as drawing ``nu_k`` one
-    query at a time: the queries do not depend on earlier noise).
+    ``rho ~ Lap(2/epsilon)``, then ``nu ~ Lap(2/epsilon)`` for every grid point
+    (:func:`~dpcp_tutorial._mechanism_core.above_threshold`).
     """
-    rho = rng.laplace(scale=2.0 / epsilon)
-    nu = rng.laplace(scale=2.0 / epsilon, size=counts.size)
-    passed = np.flatnonzero(counts - target + nu >= rho)
-    return int(passed[0]) if passed.size else counts.size - 1
+    k = above_threshold(counts - target, 0.0, 2.0 / epsilon, 2.0 / epsilon, rng)
+    return counts.size - 1 if k is None else k
 
 
 def radius_grid() -> np.ndarray:
@@ -254,13 +252,18 @@ def private_localization(data, epsilon: float, rng: RandomLike = None) -> Locali
     data = check_2d(data, "data", min_rows=2)
     epsilon = check_epsilon(epsilon)
     rng = check_random_state(rng)
-    return _localize_from_counts(lambda: radius_counts(data), lambda r: centre_counts(data, r),
+    return localize_from_counts(lambda: radius_counts(data), lambda r: centre_counts(data, r),
                                  lambda r, c: scale_counts(data, r, c), data.shape, epsilon, rng)
 
 
-def _localize_from_counts(radius_counts_fn, centre_counts_fn, scale_counts_fn, shape, epsilon: float,
+def localize_from_counts(radius_counts_fn, centre_counts_fn, scale_counts_fn, shape, epsilon: float,
                           rng: np.random.Generator) -> Localization:
-    """The three releases from the counts (in memory or summed over partitions: the same integers)."""
+    """The three releases from the counts (in memory or summed over partitions: the same integers).
+
+    :func:`private_localization` counts in memory; :mod:`dpcp_tutorial.scale` sums the counts of the
+    partitions (:func:`radius_counts`, :func:`centre_counts`, :func:`scale_counts`) and releases with this
+    function, so that both give the same release for the same ``rng``.
+    """
     n, d = shape
     e_radius, e_centre, e_scale = (share * epsilon for share in LOCALIZATION_SPLIT)
     radius = float(radius_grid()[_above_threshold(radius_counts_fn(), RADIUS_LEVEL * n, e_radius, rng)])
@@ -269,17 +272,6 @@ def _localize_from_counts(radius_counts_fn, centre_counts_fn, scale_counts_fn, s
     centre = np.array([centre_grid[_bin_mechanism(counts[j], 0.5 * n, e_centre / d, rng)] for j in range(d)])
     scale = float(scale_grid[_above_threshold(scale_counts_fn(radius, centre), 0.5 * n, e_scale, rng)])
     return Localization(centre, scale, radius)
-
-
-def _laplace_log_cdf(x: np.ndarray, b: float) -> np.ndarray:
-    """log P(Lap(b) < x), stable in both tails."""
-    z = np.asarray(x, float) / b
-    return np.where(z < 0, z - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(z))))
-
-
-def _laplace_log_sf(x: np.ndarray, b: float) -> np.ndarray:
-    """log P(Lap(b) >= x)."""
-    return _laplace_log_cdf(-np.asarray(x, float), b)
 
 
 def above_threshold_log_probabilities(queries, epsilon: float, nodes: int = 128) -> np.ndarray:
@@ -314,8 +306,6 @@ def above_threshold_log_probabilities(queries, epsilon: float, nodes: int = 128)
     >>> np.round(p, 3), round(float(p.sum()), 6)
     (array([0.195, 0.349, 0.456]), 1.0)
     """
-    from scipy.special import logsumexp
-
     a = np.asarray(queries, float)
     b_rho, b_nu = 2.0 / epsilon, 2.0 / epsilon
     kinks = np.unique(np.concatenate([[0.0], a]))
@@ -324,11 +314,8 @@ def above_threshold_log_probabilities(queries, epsilon: float, nodes: int = 128)
     r = np.concatenate([(hi - lo) / 2 * x + (hi + lo) / 2 for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo])
     logw = np.concatenate([np.log((hi - lo) / 2 * w) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo])
     log_f = -np.abs(r) / b_rho - math.log(2.0 * b_rho)
-    below = _laplace_log_cdf(r[None, :] - a[:, None], b_nu)          # (K, R): nu_k < r - a_k
-    prefix = np.vstack([np.zeros(r.size), np.cumsum(below, axis=0)[:-1]])
-    terms = prefix + _laplace_log_sf(r[None, :] - a[:, None], b_nu)
-    terms[-1] = prefix[-1]                                            # the last index: no earlier pass
-    return logsumexp(terms + log_f + logw, axis=1)
+    # query k passes iff a_k + nu_k >= r, i.e. -nu_k <= a_k - r (-nu_k has the law of nu_k)
+    return above_threshold_log_law(a[None, :] - r[:, None], b_nu, log_f + logw, last_collects_none=True)
 
 
 def localization_log_probabilities(data, epsilon: float, step: str, *, radius: float | None = None,

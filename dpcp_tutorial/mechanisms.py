@@ -35,16 +35,16 @@ its docstring says why.
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, log_softmax
+from scipy.special import log_ndtr
 
+from ._mechanism_core import normalise, opendp_additive, opendp_noisy_max
 from ._validation import (
     MAX_MAGNITUDE,
     RandomLike,
-    _real_array,
+    real_array,
     check_1d,
     check_bool,
     check_choice,
@@ -112,48 +112,6 @@ def opendp_prelude():
             odp.disable_features("contrib")
 
 
-def _opendp_additive(arr: np.ndarray, scale: float, kind: str) -> np.ndarray:
-    """``arr`` plus OpenDP's exact Laplace (``kind="laplace"``) or Gaussian noise of ``scale``, same shape.
-
-    The input is passed to OpenDP, which adds the noise in exact arithmetic and rounds once: the
-    floating-point attack on ``value + noise`` does not apply. OpenDP's float samplers use the finest
-    lattice (granularity ``2**-1074``), so the law is the continuous one rounded to floats.
-    """
-    measurement = _opendp_additive_measurement(kind, float(scale), arr.ndim == 0)
-    if arr.ndim == 0:
-        return np.asarray(measurement(float(arr)), dtype=float)
-    return np.asarray(measurement([float(v) for v in arr.ravel()]), dtype=float).reshape(arr.shape)
-
-
-@functools.lru_cache(maxsize=64)
-def _opendp_additive_measurement(kind: str, scale: float, scalar: bool):
-    with opendp_prelude() as odp:
-        atom = odp.atom_domain(T=float, nan=False)
-        if scalar:
-            space = (atom, odp.absolute_distance(T=float))
-        else:
-            space = (odp.vector_domain(atom), (odp.l1_distance if kind == "laplace" else odp.l2_distance)(T=float))
-        make = odp.m.make_laplace if kind == "laplace" else odp.m.make_gaussian
-        return make(*space, scale=scale)
-
-
-@functools.lru_cache(maxsize=64)
-def _opendp_noisy_max_measurement(scale: float, negate: bool, integer: bool):
-    with opendp_prelude() as odp:
-        kind = "i64" if integer else float
-        atom = odp.atom_domain(T=kind) if integer else odp.atom_domain(T=float, nan=False)
-        return odp.m.make_noisy_max(odp.vector_domain(atom), odp.linf_distance(T=kind),
-                                    odp.zero_concentrated_divergence(), scale=scale, negate=negate)
-
-
-def _opendp_noisy_max(scores, scale: float, negate: bool, integer: bool) -> int:
-    """Index of ``argmax_j (score_j / scale + G_j)`` (``argmin`` of ``score_j / scale - G_j`` with ``negate``),
-    ``G_j`` i.i.d. Gumbel, sampled exactly by OpenDP: the law ``P(j) ∝ exp(±score_j / scale)``."""
-    measurement = _opendp_noisy_max_measurement(float(scale), bool(negate), bool(integer))
-    values = [int(v) for v in scores] if integer else [float(v) for v in scores]
-    return int(measurement(values))
-
-
 def rounded_up(value: float) -> float:
     """The smallest float ``>= value`` computed by one rounding (a noise scale that never loses privacy)."""
     return float(np.nextafter(value, np.inf))
@@ -172,7 +130,7 @@ def _check_value(value) -> np.ndarray:
     # the query answer is private: the domain check's message is the same for every invalid answer
     if isinstance(value, (bool, np.bool_, str, bytes)):
         raise TypeError(f"value must be a real number or an array of real numbers, got {type(value).__name__}")
-    arr = _real_array(value, "value")
+    arr = real_array(value, "value")
     if not np.isfinite(arr).all():
         raise ValueError("value contains NaN or infinite entries; a private release needs a finite query answer")
     if arr.size and not np.abs(arr).max() <= MAX_MAGNITUDE:
@@ -246,7 +204,7 @@ def laplace_mechanism(value, sensitivity: float, epsilon: float, rng: RandomLike
     sampler, gen = check_sampler(sampler, rng)
     if sampler == "opendp":
         arr = _check_value(value)
-        noisy = _opendp_additive(arr, b, "laplace")
+        noisy = opendp_additive(arr, b, "laplace")
         return float(noisy) if noisy.ndim == 0 else noisy
     return _add_noise(value, lambda shape: gen.laplace(0.0, b, size=shape))
 
@@ -451,7 +409,7 @@ def gumbel_max_sample(logits: np.ndarray, rng: RandomLike = None) -> int:
     >>> gumbel_max_sample(np.array([0.0, -np.inf, 5.0]), rng=0)
     2
     """
-    logits = _real_array(logits, "logits")
+    logits = real_array(logits, "logits")
     if logits.ndim != 1 or logits.size == 0:
         raise ValueError(f"logits must be a non-empty 1-D array, got shape {logits.shape}")
     if np.isnan(logits).any() or not np.isfinite(logits.max()):
@@ -495,7 +453,7 @@ def exponential_mechanism_probabilities(utilities, sensitivity: float, epsilon: 
     >>> np.round(p, 4)
     array([0.2689, 0.7311])
     """
-    return _normalise(_exponential_logits(utilities, sensitivity, epsilon), log)
+    return normalise(_exponential_logits(utilities, sensitivity, epsilon), log)
 
 
 def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: RandomLike = None, *,
@@ -542,11 +500,7 @@ def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: Ra
         u = check_1d(utilities, "utilities")
         epsilon = check_epsilon(epsilon)
         scale = rounded_up(2.0 * _check_sensitivity(sensitivity) / epsilon)
-        return _opendp_noisy_max(u - u.max(), scale, negate=False, integer=False)
+        return opendp_noisy_max(u - u.max(), scale, negate=False, integer=False)
     return gumbel_max_sample(_exponential_logits(utilities, sensitivity, epsilon), rng)
 
 
-def _normalise(logits: np.ndarray, log: bool) -> np.ndarray:
-    log = check_bool(log, "log")
-    logp = log_softmax(logits)
-    return logp if log else np.exp(logp)

@@ -70,15 +70,31 @@ from ._validation import (
     deprecated_alias,
     renamed_keywords,
 )
+from ._depth_core import (
+    CHUNK,
+    halfspace_depth_directions,
+    idd_exact,
+    project,
+    resolve_directions,
+    smoothed_cdfs,
+    smoothed_gradient,
+)
+from ._median_core import (
+    DEFAULT_DIRECTIONS,
+    MAX_CANDIDATES,
+    MAX_SCALE,
+    MIN_SCALE,
+    check_box,
+    check_candidates_in_box,
+    check_direction_settings,
+    check_candidate_memory,
+    check_localize_share,
+    check_prior_setting,
+    draw_candidates,
+    prior_from_localization,
+    warn_far_tail,
+)
 from .depth import (
-    _CHUNK,
-    _MAX_DIRECTIONS,
-    _halfspace_depth_directions,
-    _idd_exact,
-    _project,
-    _resolve_directions,
-    _smoothed_cdfs,
-    _smoothed_gradient,
     check_depth_name,
     depth_sensitivity,
     halfspace_depth,
@@ -103,12 +119,9 @@ __all__ = [
     "spatial_median",
 ]
 
-_DEFAULT_DIRECTIONS = {"halfspace": 1000, "idd": 500, "smoothed_idd": 500}
 # bound on |d^2/dt^2 F(1-F)| for a logistic-smoothed CDF with slope s, divided by s^2:
 # max|sigma''| + 2 max(sigma')^2 = 1/(6 sqrt 3) + 1/8
 _CURVATURE = 1.0 / (6.0 * np.sqrt(3.0)) + 0.125
-# public range of a prior's scale: its square and inverse square stay normal floating-point numbers
-_MIN_SCALE, _MAX_SCALE = 1e-100, 1e100
 # iterates are kept below this magnitude by a public check made before the chain runs
 _LANGEVIN_LIMIT = 1e150
 #: A release is in its prior's far tail beyond the prior's 1 - FAR_TAIL quantile of the Mahalanobis radius
@@ -125,25 +138,6 @@ PRIOR_ADVICE = ("The base measure is part of the mechanism. The candidate sample
                 "blood pressures in mmHg, or GaussianPrior(0.0, 1.0) with box=([-3] * d, [3] * d) for data "
                 "standardised by public constants (GaussianPrior(0.0, 5 * sqrt(d)), the authors' choice, suits "
                 "the Langevin sampler, not 1000 candidates). Or pass public candidates=.")
-
-
-def _warn_far_tail(release: np.ndarray, prior: GaussianPrior) -> None:
-    """:class:`~dpcp_tutorial.ReleaseWarning` when ``release`` lies beyond the prior's far-tail radius.
-
-    The condition reads the release and the public prior only, so the warning
-    is post-processing and costs no privacy.
-    """
-    radius, limit = prior.mahalanobis_radius(release), prior.far_tail_radius(release.size)
-    if radius > limit:
-        import warnings
-
-        from .accounting import ReleaseWarning
-
-        warnings.warn(f"the private median lies {radius:.3g} prior standard deviations from the prior's mean, beyond "
-                      f"the prior's far-tail radius {limit:.3g} (its 1 - {FAR_TAIL:g} quantile): the prior is "
-                      "probably centred or scaled wrongly for these data's units. The release is valid, but the "
-                      "prior had almost no mass there; choose the prior from public knowledge (the warning depends "
-                      "only on the release and the prior, so it costs no privacy)", ReleaseWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)
@@ -204,16 +198,16 @@ class GaussianPrior:
 
     def __post_init__(self):
         # stored as a Python float (a NumPy scalar or a Fraction would leak its type into every draw)
-        scale = check_scalar(self.scale, "prior scale", low=_MIN_SCALE, high=_MAX_SCALE, low_inclusive=True,
-                             high_inclusive=True, hint=f"use a standard deviation between {_MIN_SCALE:g} and "
-                             f"{_MAX_SCALE:g} on the data's (public) scale; rescale the data if it lives outside "
+        scale = check_scalar(self.scale, "prior scale", low=MIN_SCALE, high=MAX_SCALE, low_inclusive=True,
+                             high_inclusive=True, hint=f"use a standard deviation between {MIN_SCALE:g} and "
+                             f"{MAX_SCALE:g} on the data's (public) scale; rescale the data if it lives outside "
                              "that range")
         object.__setattr__(self, "scale", scale)
         mean = check_array(self.mean, "prior mean", max_ndim=1)
         if mean.ndim == 1 and mean.size == 0:
             raise ValueError("prior mean is empty; give a scalar or one value per coordinate")
-        if np.any(np.abs(mean) > _MAX_SCALE):
-            raise ValueError(f"prior mean must lie within +-{_MAX_SCALE:g} in every coordinate")
+        if np.any(np.abs(mean) > MAX_SCALE):
+            raise ValueError(f"prior mean must lie within +-{MAX_SCALE:g} in every coordinate")
 
     def mean_vector(self, d: int) -> np.ndarray:
         """The mean as a vector of length ``d``."""
@@ -275,7 +269,7 @@ class GaussianPrior:
         from scipy.stats import truncnorm
 
         size = check_positive_int(size, "size")
-        box = _check_box(box)
+        box = check_box(box)
         d = box.shape[1]
         if size * d > 10 ** 8:
             raise ValueError(f"size * d = {size * d} draws would not fit in memory; use fewer (at most 1e8)")
@@ -445,9 +439,9 @@ def langevin_step_size(eta: float, directions, smoothing: float = 10.0, prior_sc
     u = u / norms[:, None]
     s = check_scalar(smoothing, "smoothing", low=0.0)
     if not (isinstance(prior_scale, (int, float, np.integer, np.floating)) and prior_scale == np.inf):
-        prior_scale = check_scalar(prior_scale, "prior_scale", low=_MIN_SCALE, high=_MAX_SCALE, low_inclusive=True,
+        prior_scale = check_scalar(prior_scale, "prior_scale", low=MIN_SCALE, high=MAX_SCALE, low_inclusive=True,
                                    high_inclusive=True, hint="it is the prior's standard deviation "
-                                   f"(between {_MIN_SCALE:g} and {_MAX_SCALE:g}); pass numpy.inf for a flat prior")
+                                   f"(between {MIN_SCALE:g} and {MAX_SCALE:g}); pass numpy.inf for a flat prior")
     lam = float(np.linalg.eigvalsh(u.T @ u / u.shape[0])[-1])
     curvature = eta * _CURVATURE * s ** 2 * lam + 1.0 / float(prior_scale) ** 2   # Python floats: may be 0 or inf
     step = 1.0 / curvature if curvature > 0.0 else math.inf
@@ -457,20 +451,6 @@ def langevin_step_size(eta: float, directions, smoothing: float = 10.0, prior_sc
     return step
 
 
-def _check_box(box, d: int | None = None) -> np.ndarray:
-    """A public box ``((low_1, ..., low_d), (high_1, ..., high_d))`` as a (2, d) array with ``low < high``."""
-    b = check_array(box, "box", max_ndim=2)
-    if b.ndim != 2 or b.shape[0] != 2 or b.shape[1] == 0 or (d is not None and b.shape[1] != d):
-        want = "(2, d)" if d is None else f"(2, {d})"
-        raise ValueError(f"box must be ((low_1, ..., low_d), (high_1, ..., high_d)), the public lower and upper "
-                         f"corners, of shape {want}; got shape {b.shape}")
-    if not np.all(b[1] > b[0]):
-        raise ValueError("box must have high > low in every coordinate (row 0 is the lower corner, row 1 the upper)")
-    if np.any(np.abs(b) > _MAX_SCALE):
-        raise ValueError(f"box must lie within +-{_MAX_SCALE:g} in every coordinate; rescale the data and the box")
-    return b
-
-
 def _check_candidates(candidates, data: np.ndarray) -> np.ndarray:
     cand = check_2d(candidates, "candidates")
     if cand.shape[1] != data.shape[1]:
@@ -478,39 +458,8 @@ def _check_candidates(candidates, data: np.ndarray) -> np.ndarray:
     return cand
 
 
-def _draw_candidates(prior: GaussianPrior | None, box: np.ndarray | None, n_candidates: int, d: int,
-                     rng: np.random.Generator) -> np.ndarray:
-    """The public candidates: prior draws, uniform draws in the box, or prior draws restricted to the box."""
-    if box is None:
-        return prior.sample(n_candidates, d, rng)
-    if prior is None:
-        if n_candidates * d > 10 ** 8:
-            raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
-                             "fewer (at most 1e8)")
-        cand = box[0] + (box[1] - box[0]) * rng.random((n_candidates, d))   # uniform on the box
-        return np.minimum(cand, box[1])          # rounding never leaves the box
-    return prior.sample_in_box(n_candidates, box, rng)
-
-
-def _check_candidates_in_box(cand: np.ndarray, box: np.ndarray | None) -> None:
-    if box is not None and not np.all((cand >= box[0]) & (cand <= box[1])):
-        raise ValueError("some candidates lie outside the public box; pass candidates inside it (e.g. "
-                         "public_grid over the box) or drop box= (candidates and box are public inputs)")
-
-
 def _check_data(data) -> np.ndarray:
     return check_2d(data, "data", min_rows=2)
-
-
-_MAX_CANDIDATES = 10 ** 8    # prior draws at most (GaussianPrior.sample's memory cap)
-
-
-def _check_direction_settings(directions, n_directions, d: int) -> None:
-    """Validate ``directions`` and ``n_directions`` in a mode that does not use them (nothing is drawn)."""
-    if n_directions is not None:
-        check_positive_int(n_directions, "n_directions", maximum=_MAX_DIRECTIONS)
-    if directions is not None:
-        _resolve_directions(directions, 1 if n_directions is None else n_directions, d, None)
 
 
 def _depth_at(candidates: np.ndarray, data: np.ndarray, depth: str, directions, smoothing,
@@ -518,7 +467,7 @@ def _depth_at(candidates: np.ndarray, data: np.ndarray, depth: str, directions, 
     """Depths of the candidates; with ``progress``, a tqdm bar over blocks of candidates or of directions.
 
     The values are the same with and without the bar: the blocks follow the
-    depth functions' own (spatial: rows of ``_CHUNK // n`` candidates;
+    depth functions' own (spatial: rows of ``CHUNK // n`` candidates;
     direction-based depths: blocks of directions, whose counts are exact) or
     evaluate each candidate independently (exact 2-D halfspace, smoothed IDD).
     """
@@ -535,25 +484,25 @@ def _depth_at(candidates: np.ndarray, data: np.ndarray, depth: str, directions, 
     from tqdm import tqdm
 
     q, (n, d) = candidates.shape[0], data.shape
-    u = None if directions is None else _resolve_directions(directions, 1, d, None)   # as the depth functions do
+    u = None if directions is None else resolve_directions(directions, 1, d, None)   # as the depth functions do
     by_direction = depth == "idd" or (depth == "halfspace" and u is not None)
     total, unit = (u.shape[0], "direction") if by_direction else (q, "candidate")
     with tqdm(total=total, unit=unit, desc=f"{depth} depth of {q} candidates (n={n})", leave=False) as bar:
         if depth == "halfspace" and u is not None:
-            return _halfspace_depth_directions(candidates, data, u, bar.update)
+            return halfspace_depth_directions(candidates, data, u, bar.update)
         if depth == "idd":
-            return _idd_exact(candidates, data, u, bar.update)
+            return idd_exact(candidates, data, u, bar.update)
         out = np.empty(q)
         if depth == "smoothed_idd":         # integrated_dual_depth's loop, one candidate at a time
-            cdfs = _smoothed_cdfs(data, u, smoothing)
-            t = _project(candidates, u)
+            cdfs = smoothed_cdfs(data, u, smoothing)
+            t = project(candidates, u)
             for k in range(q):
                 f, _ = cdfs(t[k])
                 out[k] = np.mean(f * (1.0 - f))
                 bar.update(1)
             return out
         if depth == "spatial":              # whole blocks of spatial_depth's own size: identical values
-            rows = max(1, _CHUNK // n)
+            rows = max(1, CHUNK // n)
             block = rows * max(1, -(-q // (rows * 100)))
         else:                               # exact 2-D halfspace depth: each candidate on its own
             block = max(1, -(-q // 100))
@@ -616,17 +565,6 @@ def _resolve_method(method) -> str:
                         "'candidates' is the exact mechanism, 'langevin' the approximate one")
 
 
-def _check_localize_share(localize_share, private: bool) -> float:
-    if not private:
-        if localize_share is not None:
-            raise ValueError("localize_share is only used with prior='private'")
-        return 0.0
-    if localize_share is None:
-        return LOCALIZE_SHARE
-    return check_scalar(localize_share, "localize_share", low=0.0, high=1.0,
-                        hint="it is the share of epsilon spent on locating the data (default 0.2)")
-
-
 def private_prior(data, epsilon: float, rng: RandomLike = None) -> GaussianPrior:
     """A Gaussian prior built from an :math:`\\varepsilon`-DP localisation of ``data`` (chapter 19).
 
@@ -659,8 +597,7 @@ def private_prior(data, epsilon: float, rng: RandomLike = None) -> GaussianPrior
     from .localize import private_localization
 
     loc = private_localization(data, epsilon, rng)
-    return GaussianPrior(tuple(np.clip(loc.centre, -_MAX_SCALE, _MAX_SCALE)),
-                         float(min(max(loc.scale, _MIN_SCALE), _MAX_SCALE)))
+    return prior_from_localization(loc)
 
 
 def depth_median_account(epsilon: float, prior: str = "public", localize_share: float | None = None):
@@ -699,7 +636,7 @@ def depth_median_account(epsilon: float, prior: str = "public", localize_share: 
 
     epsilon = check_epsilon(epsilon)
     prior = check_choice(prior, "prior", ("public", "private"), "'private' is prior='private'")
-    share = _check_localize_share(localize_share, prior == "private")
+    share = check_localize_share(localize_share, prior == "private")
     rest = (1.0 - share) * epsilon
     spends = [Spend("depth mechanism (candidates)", (rest / 2.0, 0.0), (rest, 0.0))]
     if share:
@@ -893,22 +830,16 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
     depth = check_depth_name(depth)
     epsilon = check_epsilon(epsilon)
     method = _resolve_method(method)
-    private = isinstance(prior, str)
-    if private and prior != "private":
-        raise ValueError(f"prior must be a GaussianPrior or 'private', got {prior!r}")
-    share = _check_localize_share(localize_share, private)
-    if private and candidates is not None:
-        raise ValueError("prior='private' builds the law of the candidates; it is not combined with explicit "
-                         "candidates (drop candidates=, or pass a public prior)")
+    private, share = check_prior_setting(prior, localize_share, candidates)
     eta = mechanism_eta((1.0 - share) * epsilon, depth, n)
-    n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=_MAX_CANDIDATES)  # checked in every mode
+    n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=MAX_CANDIDATES)  # checked in every mode
     smoothing = check_scalar(smoothing, "smoothing", low=0.0, hint="it is the logistic slope s of the smoothed "
                              "integrated dual depth (the authors use s = 10)")
     if method == "langevin" and depth != "smoothed_idd":
         raise ValueError("method='langevin' needs a differentiable depth: use depth='smoothed_idd', "
                          "or method='candidates' for the other depths")
     progress = check_bool(progress, "progress")
-    box = None if box is None else _check_box(box, d)
+    box = None if box is None else check_box(box, d)
     if method == "langevin" and prior is None:
         raise TypeError("method='langevin' needs a prior: pass prior=GaussianPrior(mean, scale) "
                         "explicitly, or prior='private'. " + PRIOR_ADVICE)
@@ -922,29 +853,28 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
         raise TypeError(f"prior must be a GaussianPrior or 'private', got {type(prior).__name__}")
     rng = check_random_state(rng)
     if private:
-        if method == "candidates" and n_candidates * d > 10 ** 8:    # checked before the data are read
-            raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
-                             "fewer (at most 1e8)")
+        if method == "candidates":           # checked before the data are read
+            check_candidate_memory(n_candidates, d)
         prior = private_prior(data, share * epsilon, rng)
     u = None
     if depth != "spatial" and not (depth == "halfspace" and d <= 2 and directions is None):
-        m = _DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
-        u = _resolve_directions(directions, m, d, rng)
+        m = DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
+        u = resolve_directions(directions, m, d, rng)
     else:
-        _check_direction_settings(directions, n_directions, d)     # unused here; checked without a draw
+        check_direction_settings(directions, n_directions, d)     # unused here; checked without a draw
     if method == "candidates":
         if start is not None or step_size is not None or n_steps is not None:
             raise ValueError("start, step_size and n_steps are Langevin options; "
                              "they are not used with method='candidates'")
         if candidates is None:
-            cand = _draw_candidates(prior, box, n_candidates, d, rng)
+            cand = draw_candidates(prior, box, n_candidates, d, rng)
         else:
             cand = _check_candidates(candidates, data)
-            _check_candidates_in_box(cand, box)
+            check_candidates_in_box(cand, box)
         values = _depth_at(cand, data, depth, u, smoothing, progress)
         release = cand[gumbel_max_sample(eta * (values - values.max()), rng)].copy()
         if prior is not None:
-            _warn_far_tail(release, prior)
+            warn_far_tail(release, prior)
         return release
     if candidates is not None:
         raise ValueError("candidates are only used with method='candidates'")
@@ -972,16 +902,16 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", method: s
         raise ValueError(f"with these public settings (step_size={h:.3g}, eta={eta:.3g}, prior scale "
                          f"{prior.scale:.3g}) the chain's iterates are not bounded below {_LANGEVIN_LIMIT:g}; "
                          "use a smaller step_size, a smaller prior scale or the default step")
-    cdfs = _smoothed_cdfs(data, u, smoothing, dtype=np.float32)   # drift only: float32 is ample
+    cdfs = smoothed_cdfs(data, u, smoothing, dtype=np.float32)   # drift only: float32 is ample
     from tqdm import tqdm
 
     for step in tqdm(range(n_steps), desc=f"Langevin median (n={n}, d={d})", unit="step", leave=False,
                      disable=not progress):
-        drift = eta * _smoothed_gradient(cdfs, u, u @ theta) - precision * (theta - mean)
+        drift = eta * smoothed_gradient(cdfs, u, u @ theta) - precision * (theta - mean)
         theta = theta + h * drift + noise[step]
     if box is not None:
         theta = np.clip(theta, box[0], box[1])       # post-processing of the last iterate: free
-    _warn_far_tail(theta, prior)
+    warn_far_tail(theta, prior)
     return theta
 
 
@@ -1112,10 +1042,10 @@ def depth_median(data, depth: str = "spatial", *, candidates=None, directions=No
     x0 = None if start is None else _check_point(start, d, "start")     # (used by "smoothed_idd" only)
     u = None
     if depth in ("idd", "smoothed_idd") or (depth == "halfspace" and (d > 2 or directions is not None)):
-        m = _DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
-        u = _resolve_directions(directions, m, d, rng)
+        m = DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
+        u = resolve_directions(directions, m, d, rng)
     else:
-        _check_direction_settings(directions, n_directions, d)     # unused here; checked without a draw
+        check_direction_settings(directions, n_directions, d)     # unused here; checked without a draw
     if candidates is not None:
         cand = check_2d(candidates, "candidates")
         if cand.shape[1] != d:
@@ -1125,7 +1055,7 @@ def depth_median(data, depth: str = "spatial", *, candidates=None, directions=No
         return spatial_median(data)
     if depth in ("halfspace", "idd"):
         return data[int(np.argmax(_depth_at(data, data, depth, u, smoothing, progress)))].copy()
-    cdfs = _smoothed_cdfs(data, u, smoothing)
+    cdfs = smoothed_cdfs(data, u, smoothing)
     x0 = np.median(data, axis=0) if x0 is None else x0
     scale = 4.0 * d  # makes the curvature near the optimum O(1) for unit-scale data
 

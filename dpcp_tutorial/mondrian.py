@@ -55,27 +55,29 @@ from ._validation import (
     check_same_length,
     is_frame,
     model_outputs,
+    format_pair,
     silenced_model,
 )
 from .accounting import (
     ReleaseWarning,
     Spend,
-    _fmt_pair,
     check_model_privacy,
     make_account,
     public_step_notes,
     trainer_account,
 )
 from .calibrators import laplace_histogram_quantile, opendp_quantile
-from .conformal import (
-    _fit_with_classes,
-    _private_classification_scores,
-    _sets_or_all,
-    _SplitConformalBase,
-    check_label_array,
-    classification_score_functions,
+from ._split_core import (
+    SplitConformalBase,
+    check_public_classes,
+    fit_with_classes,
+    label_index,
+    model_columns,
+    private_classification_scores,
+    sets_or_all,
 )
-from .private_split import _check_public_classes, _label_index, _model_columns, pps_private_quantile
+from .conformal import check_label_array, classification_score_functions
+from .private_split import pps_private_quantile
 from .quantile import private_quantile, private_quantile_level
 
 __all__ = [
@@ -203,7 +205,7 @@ def noisy_class_counts(counts, epsilon: float, rng: RandomLike = None) -> np.nda
     return counts.astype(float) + (first - second)
 
 
-class MondrianPrivateConformalClassifier(_SplitConformalBase):
+class MondrianPrivateConformalClassifier(SplitConformalBase):
     """Class-conditional private split conformal prediction sets.
 
     ``fit`` trains a clone of ``estimator``; ``calibrate`` releases one private
@@ -373,21 +375,21 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         check_model_privacy(self.estimator, type(self).__name__)
         if check_bool(self.prefit, "prefit"):
             return super().fit(X, y)
-        classes_ = _check_public_classes(self.classes)
+        classes_ = check_public_classes(self.classes)
         y = check_label_array(y)
-        inside = _label_index(y, classes_) >= 0         # a per-record rule: labels outside the set are left out
+        inside = label_index(y, classes_) >= 0         # a per-record rule: labels outside the set are left out
         if not inside.all():
             rows = np.flatnonzero(inside)
             X = X.iloc[rows] if is_frame(X) else np.asarray(X)[rows]
             y = y[rows]
-        return _fit_with_classes(self, super().fit, X, y)
+        return fit_with_classes(self, super().fit, X, y)
 
     def _public_classes(self):
-        return _check_public_classes(self.classes)
+        return check_public_classes(self.classes)
 
     def _public_order(self):
         """``(classes_, position)``: the public label set in the caller's order, and where each sorted label sits."""
-        ordered = _check_public_classes(self.classes)
+        ordered = check_public_classes(self.classes)
         sorted_ = np.unique(ordered)
         lookup = {c: j for j, c in enumerate(ordered.tolist())}
         return ordered, np.array([lookup[c] for c in sorted_.tolist()])
@@ -400,7 +402,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
     def _columns_in_order(self, model, proba):
         ordered, position = self._public_order()
         if getattr(model, "classes_", None) is not None:
-            return proba[:, _model_columns(model, ordered)]
+            return proba[:, model_columns(model, ordered)]
         if proba.ndim != 2 or proba.shape[1] != ordered.size:
             raise ValueError(f"the estimator returns {proba.shape[-1]} probability columns but classes has "
                              f"{ordered.size} labels; train it on the same public label set")
@@ -448,7 +450,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         X = self._features(X, calibrating=True)
         classes_, position = self._public_order()
         y = check_label_array(y)
-        index = _label_index(y, classes_)       # each label's position in the caller's order; -1 outside the set
+        index = label_index(y, classes_)       # each label's position in the caller's order; -1 outside the set
         check_same_length(("X", X), ("y", index))
         self.classes_ = classes_
         n_classes = classes_.size
@@ -459,7 +461,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         width = len(model.classes_) if getattr(model, "classes_", None) is not None else n_classes
         with silenced_model():
             proba = self._columns_in_order(model, model_outputs(model.predict_proba, X, width))
-        scores = _private_classification_scores(self.score, proba, index)
+        scores = private_classification_scores(self.score, proba, index)
         counts = np.bincount(index[index >= 0], minlength=n_classes)   # counting first (no record outside the set)
         if isinstance(self.class_sizes, str):
             if self.class_sizes != "private":
@@ -530,7 +532,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
                                 notes=(*calibration.notes, self._model_note()))
         # the model's training part and the calibration part are disjoint: parallel composition, as in the
         # split estimators; the calibration's own breakdown (counts, one threshold per class) is in the notes
-        breakdown = "; ".join(f"{p.label}: {_fmt_pair(p.add_remove)} add/remove, {_fmt_pair(p.replace_one)} "
+        breakdown = "; ".join(f"{p.label}: {format_pair(p.add_remove)} add/remove, {format_pair(p.replace_one)} "
                               f"replace-one" for p in calibration.parts)
         parts = [Spend(f"model training: {trainer.parts[0].label}" if len(trainer.parts) == 1 else "model training",
                        trainer.add_remove, trainer.replace_one, part="training"),
@@ -547,7 +549,7 @@ class MondrianPrivateConformalClassifier(_SplitConformalBase):
         if not hasattr(self, "qhat_"):
             raise NotFittedError(f"{type(self).__name__} is not calibrated: call calibrate(X_cal, y_cal) first")
         score_fn = self._score_fn()
-        return _sets_or_all(lambda proba, _: self._sets(score_fn, proba), self.predict_proba(X), None)
+        return sets_or_all(lambda proba, _: self._sets(score_fn, proba), self.predict_proba(X), None)
 
     def _sets(self, score_fn, proba):
         out = np.empty(proba.shape, dtype=bool)

@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import REQUIRED, _real_array, check_2d, require
+from ._validation import REQUIRED, real_array, check_2d, require
 
 __all__ = ["PublicScaler"]
 
@@ -34,7 +34,7 @@ _ADVICE = ("low and high are the public range of each feature (from its units an
 
 
 def _bounds(value, name: str) -> np.ndarray:
-    arr = _real_array(value, name)
+    arr = real_array(value, name)
     if arr.ndim > 1:
         raise ValueError(f"{name} must be a number or a 1-D array of one number per feature. " + _ADVICE)
     if arr.size == 0 or not np.isfinite(arr).all():

@@ -61,8 +61,9 @@ import math
 import numpy as np
 
 from ._validation import (
+    MAX_BINS,
     MAX_RECORDS,
-    _real_array,
+    real_array,
     REQUIRED,
     RandomLike,
     check_1d,
@@ -82,15 +83,27 @@ from ._validation import (
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
 from ._counts import subsample_or_pad
-from .conformal import (
-    _fit_with_classes,
-    _private_classification_scores,
-    _sets_or_all,
-    _SplitConformalBase,
-    check_label_array,
-    classification_score_functions,
+from ._split_core import (
+    BOUND_ADVICE,
+    LabelSetMixin,
+    SplitConformalBase,
+    check_bound,
+    check_release_sampler,
+    clipped_residual_scores,
+    is_unbounded,
+    label_index,
+    model_columns,
+    private_classification_scores,
+    public_size,
+    release_threshold,
+    residual_scores,
+    sets_or_all,
+    unbounded_interval,
+    warn_trivial,
 )
-from .mechanisms import _normalise, gumbel_max_sample
+from .conformal import check_label_array
+from ._mechanism_core import normalise
+from .mechanisms import gumbel_max_sample
 
 __all__ = [
     "pps_grid",
@@ -115,9 +128,7 @@ _M_RULES = {"auto": "analytic", "reference": "reference"}
 
 
 def _check_m(m, name: str = "m") -> int:
-    from .quantile import _MAX_BINS     # the same cap as the tight quantile's edges: a release costs O(m)
-
-    return check_positive_int(m, name, minimum=2, maximum=_MAX_BINS)
+    return check_positive_int(m, name, minimum=2, maximum=MAX_BINS)   # the tight quantile's cap: a release costs O(m)
 
 
 def _check_gamma(gamma) -> float:
@@ -478,7 +489,7 @@ def pps_quantile_probabilities(scores, alpha: float, epsilon: float, m: int, gam
     if logits is None:
         logits = np.full(edges.size, -np.inf)
         logits[-1] = 0.0
-    return edges, _normalise(logits, log)
+    return edges, normalise(logits, log)
 
 
 def pps_choose_m(n: int, alpha: float, epsilon: float, candidates=None, variant: str = "tight",
@@ -686,46 +697,15 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
 # scores on [0, 1] and the sets they give (shared with chapter 6)
 # ---------------------------------------------------------------------------
 
-_BOUND_ADVICE = ("bound is the public bound B on the absolute residuals |y - prediction|, in the response's "
-                 "units: take it from domain knowledge (a physical, clinical or codebook range of y, e.g. its "
-                 "documented maximum minus minimum); residuals above it are clipped. Without a trustworthy B, "
-                 "pass bound='unbounded' (chapter 18: no bound is assumed).")
-
 
 def _responses(y, allow_empty: bool) -> np.ndarray:
     """Calibration responses: a 1-D array of real numbers; a NaN or infinite one gives its record the worst score."""
-    y = _real_array(y, "y")
+    y = real_array(y, "y")
     if y.ndim != 1:
         raise ValueError(f"y must be one-dimensional, got a {y.ndim}-D array; use .ravel() if that is intended")
     if y.size == 0 and not allow_empty:
         raise ValueError("y is empty; at least one value is needed")
     return y
-
-
-def _check_bound(bound) -> float:
-    require(bound, "bound", "this private release", _BOUND_ADVICE)
-    return check_scalar(bound, "bound", low=0.0,
-                        hint="B is a public a-priori bound on the residuals, chosen without looking at the data "
-                             "(never the data's own maximum)")
-
-
-def _clipped_residual_scores(y_true: np.ndarray, y_pred, bound: float) -> np.ndarray:
-    """:math:`\\min(|y - \\hat\\mu(x)|/B, 1)` for validated responses and *any* model outputs.
-
-    Model outputs are values derived from private records: a NaN, an infinite
-    or a huge prediction must not raise (one neighbour would release, the
-    other refuse). A residual that comes out NaN or infinite (a NaN
-    prediction, e.g. from missing features, or a NaN response) is the worst
-    score 1, as on Dask (:func:`dpcp_tutorial.scale.model_scores`); every other
-    score is clipped to 1. The division and the clip cannot fail.
-    """
-    pred = _real_array(y_pred, "y_pred")
-    if pred.ndim != 1 or pred.shape != y_true.shape:     # no sizes: the record count may be private
-        raise ValueError("y_pred (the model's predictions) must be a 1-D array with one prediction per row of the "
-                         "data; the model returned an array of another shape")
-    with np.errstate(all="ignore"):
-        value = np.abs(y_true - pred) / bound
-    return np.where(np.isnan(value), 1.0, np.minimum(value, 1.0))
 
 
 def normalized_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
@@ -760,9 +740,9 @@ def normalized_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
     >>> normalized_residual_score([1.0, 2.0, 5.0], [1.5, np.nan, 0.0], bound=2.0)
     array([0.25, 1.  , 1.  ])
     """
-    bound = _check_bound(bound)
+    bound = check_bound(bound)
     y_true = check_1d(y_true, "y_true")
-    return _clipped_residual_scores(y_true, y_pred, bound)
+    return clipped_residual_scores(y_true, y_pred, bound)
 
 
 #: the former spelling (FutureWarning); the package writes ``normalized_`` (as ``normalized_score``)
@@ -797,11 +777,11 @@ def bounded_interval(y_pred, qhat: float, bound: float) -> np.ndarray:
     array([[ 0.5,  1.5],
            [-inf,  inf]])
     """
-    y_pred = _real_array(y_pred, "y_pred")
+    y_pred = real_array(y_pred, "y_pred")
     if y_pred.ndim != 1 or y_pred.size == 0:
         raise ValueError(f"y_pred must be a non-empty one-dimensional array, got a {y_pred.ndim}-D array"
                          + (" with no entry" if y_pred.ndim == 1 else ""))
-    bound = _check_bound(bound)
+    bound = check_bound(bound)
     qhat = check_scalar(qhat, "qhat", low=0.0, high=1.0, low_inclusive=True, high_inclusive=True,
                         hint="qhat is a threshold on scores normalised to [0, 1]")
     half = math.inf if qhat >= 1.0 else bound * qhat
@@ -841,48 +821,6 @@ def _check_gamma_setting(gamma):
     return _check_gamma(gamma)
 
 
-def _public_size(n):
-    return None if n is None else check_positive_int(n, "n", maximum=MAX_RECORDS)
-
-
-def _feasible_level(alpha: float, size: int, epsilon: float, bins, name: str = "alpha") -> float:
-    """The tight quantile's level, with an infeasible request refused under the caller's parameter ``name``.
-
-    Its message depends on public inputs only (``size`` is the public ``n`` or declared public with ``n=None``).
-    """
-    from .quantile import private_quantile_level
-
-    try:
-        return private_quantile_level(alpha, size, epsilon, bins)
-    except ValueError as exc:
-        raise ValueError(f"{name}={alpha:g} is infeasible for this calibration: {exc}") from None
-
-
-def _quantile_losses(alpha: float, size: int, epsilon: float, bins, public_n: bool):
-    """(add/remove, replace-one) losses and notes of the tight private quantile on ``size`` scores."""
-    from .quantile import private_quantile_level, private_quantile_privacy_loss, quantile_edges
-
-    quantile_edges(bins)              # validated in every mode: below, a ValueError can only mean infeasible
-    if public_n:   # subsampled or padded to the public size: replace-one at a fixed size under both relations
-        return (epsilon, 0.0), (epsilon, 0.0), ()
-    replace = (epsilon, 0.0)
-    private_quantile_level(alpha, size, epsilon, bins)     # the release itself is feasible (else it raised)
-    try:
-        if size - 1 < 1:
-            raise ValueError
-        private_quantile_level(alpha, size - 1, epsilon, bins)
-    except ValueError:
-        return None, replace, ("add/remove: not covered: with n=None the level is recomputed from the calibration "
-                               "size, and a neighbour with one record fewer is infeasible (it would raise); pass "
-                               "a public n=",)
-    losses = [private_quantile_privacy_loss(alpha, k, epsilon, bins, relation="add/remove", public_n=False)
-              for k in (size - 1, size)]
-    return (max(losses), 0.0), replace, (
-        f"n=None: the calibration size {size} is treated as public; add/remove is the bound for a level recomputed "
-        "from each neighbour's own size (private_quantile_privacy_loss(..., public_n=False)); pass a public n= for "
-        "epsilon under both relations",)
-
-
 def _pps_losses(alpha, size, epsilon, m, gamma, variant, public_n: bool, m_setting, rng):
     replace = (pps_privacy_loss(size, alpha, epsilon, m, gamma, variant), 0.0)
     if public_n:
@@ -904,55 +842,19 @@ def _pps_losses(alpha, size, epsilon, m, gamma, variant, public_n: bool, m_setti
         "from each neighbour's own size (pps_privacy_loss(..., public_n=False))",)
 
 
-def _check_release_sampler(sampler, rng, calibrator: str) -> str:
-    """The sampler of a split estimator's threshold: ``"numpy"``, or ``"opendp"`` with ``rng=None`` and the tight quantile.
-
-    Checked in every mode (also when ``calibrator="pps"``, which offers NumPy's sampler only: see
-    :func:`pps_private_quantile`).
-    """
-    from .mechanisms import check_sampler
-
-    sampler, _ = check_sampler(sampler, rng)
-    if sampler == "opendp" and calibrator != "quantile":
-        raise ValueError(f"sampler='opendp' is offered with calibrator='quantile' (the tight private quantile) only; "
-                         f"calibrator={calibrator!r} draws with NumPy's sampler (pps_private_quantile says why)")
-    return sampler
-
-
 def _release_threshold(owner, scores: np.ndarray, *, calibrator: str, alpha: float, epsilon: float, bins, m, gamma,
                        variant: str, n, rng: np.random.Generator, sampler: str = "numpy"):
-    """The private threshold of a split estimator and the :class:`~dpcp_tutorial.accounting.Spend` it costs.
+    """The split estimators' threshold (:func:`~dpcp_tutorial._split_core.release_threshold`), by the tight
+    quantile or, with ``calibrator="pps"``, by Angelopoulos et al.'s mechanism; every setting is validated in
+    every mode."""
+    from .quantile import quantile_edges
 
-    ``scores`` are the calibration scores in [0, 1] (possibly none when ``n``
-    is public). With a public ``n`` they are first subsampled or padded to
-    exactly ``n`` (:func:`~dpcp_tutorial._counts.subsample_or_pad`); the subsampling uses a child
-    generator whose seed is drawn from ``rng`` whatever the data, so the
-    mechanism's own draws do not depend on the part's size. ``sampler``
-    (checked by :func:`_check_release_sampler`) is the tight quantile's; with
-    ``"opendp"`` only the subsampling uses ``rng`` (a fresh generator).
-    Sets the fitted attributes on ``owner`` and returns ``(qhat, spend, notes)``.
-    """
-    from .accounting import Spend
-    from .quantile import private_quantile, private_quantile_level, quantile_edges
-
-    edges = quantile_edges(bins)                 # validated in every mode
+    quantile_edges(bins)
     _check_m_setting(m)
     _check_gamma_setting(gamma)
     _check_variant(variant)
-    public_n = n is not None
-    child = np.random.default_rng(rng.integers(2**63))
-    if public_n:
-        scores = subsample_or_pad(scores, n, child)
-    size = scores.size
-    if calibrator == "quantile":
-        level = _feasible_level(alpha, size, epsilon, bins)   # public inputs only (n public or declared so)
-        qhat = private_quantile(scores, alpha, epsilon, bins, rng=None if sampler == "opendp" else rng, n=size,
-                                sampler=sampler)
-        owner.level_ = level
-        ar, ro, notes = _quantile_losses(alpha, size, epsilon, bins, public_n)
-        label = f"private quantile (tight, M = {edges.size} edges" + (", OpenDP sampler)" if sampler == "opendp"
-                                                                       else ")")
-    else:
+
+    def pps(owner, scores, size, public_n, rng):
         m_used = _resolve_m(m, size, alpha, epsilon, variant, rng)
         owner.m_ = m_used
         owner.gamma_ = _resolve_gamma(gamma, size, alpha, epsilon)
@@ -960,25 +862,10 @@ def _release_threshold(owner, scores: np.ndarray, *, calibrator: str, alpha: flo
         qhat = pps_private_quantile(scores, alpha, epsilon, m=m_used, gamma=owner.gamma_, variant=variant,
                                     n=size, rng=rng)
         ar, ro, notes = _pps_losses(alpha, size, epsilon, m_used, gamma, variant, public_n, m, rng)
-        label = f"private split quantile (Angelopoulos et al., {variant}, m = {m_used})"
-    owner.n_ = size
-    return qhat, Spend(label, ar, ro, part="calibration"), notes
+        return qhat, f"private split quantile (Angelopoulos et al., {variant}, m = {m_used})", ar, ro, notes
 
-
-def _warn_trivial(qhat: float, what: str) -> None:
-    """:class:`~dpcp_tutorial.ReleaseWarning` when the released threshold is its public upper bound 1.
-
-    The condition depends on the release only (post-processing, no privacy cost).
-    """
-    if qhat >= 1.0:
-        import warnings
-
-        from .accounting import ReleaseWarning
-
-        warnings.warn(f"the released threshold is the top edge (qhat = 1): {what}. This is a valid private release "
-                      "but carries no information; use more calibration data, a larger epsilon or a larger public "
-                      "bound (the warning depends only on the release, so it costs no privacy)", ReleaseWarning,
-                      stacklevel=3)
+    return release_threshold(owner, scores, alpha=alpha, epsilon=epsilon, bins=bins, n=n, rng=rng,
+                             sampler=sampler, calibrate=None if calibrator == "quantile" else pps)
 
 
 def _split_account(model, spend, notes, public, chapter: str):
@@ -1011,65 +898,6 @@ _SPLIT_PUBLIC = ("the split into a training and a calibration part, by a per-rec
 # estimators
 # ---------------------------------------------------------------------------
 
-def _check_public_classes(classes) -> np.ndarray:
-    """The public label set in the caller's order (validated as :func:`~dpcp_tutorial.training.check_classes`)."""
-    from .training import check_classes
-
-    check_classes(classes, "classes")
-    return np.asarray(classes)
-
-
-def _model_columns(model, classes_: np.ndarray) -> np.ndarray:
-    """The column of ``model.predict_proba`` of each public class; refused unless ``classes_`` are the model's."""
-    model_classes = getattr(model, "classes_", None)
-    if model_classes is None:
-        raise TypeError(f"{type(model).__name__} has no classes_: with classes=, the model must name the label of "
-                        "each probability column (scikit-learn classifiers do)")
-    model_classes = np.asarray(model_classes).tolist()
-    lookup = {c: j for j, c in enumerate(model_classes)}
-    columns = [lookup.get(c) for c in classes_.tolist()]
-    if len(model_classes) != len(columns) or any(j is None for j in columns):
-        raise ValueError(f"the model's classes_ {model_classes} are not the public label set classes="
-                         f"{classes_.tolist()}; train it on the public label set (a DP trainer takes classes=, "
-                         "from the codebook)")
-    return np.array(columns)
-
-
-def _label_index(y, classes_: np.ndarray) -> np.ndarray:
-    """The position of each label in the public set; -1 for a label outside it (never quoted or counted)."""
-    lookup = {c: j for j, c in enumerate(classes_.tolist())}
-    values = np.asarray(y, dtype=object).tolist()
-    return np.array([lookup.get(v, -1) if _hashable(v) else -1 for v in values], dtype=np.int64)
-
-
-def _hashable(value) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-def _is_unbounded(bound) -> bool:
-    return isinstance(bound, str) and bound == "unbounded"
-
-
-def _residual_scores(y_true: np.ndarray, y_pred) -> np.ndarray:
-    """:math:`|y - \\hat\\mu(x)|` for validated responses and *any* model outputs (non-finite ones become inf)."""
-    pred = np.asarray(y_pred, dtype=float).reshape(-1) if np.size(y_pred) else np.empty(0)
-    with np.errstate(all="ignore"):
-        scores = np.abs(y_true - pred)
-    return np.where(np.isfinite(scores), scores, np.inf)
-
-
-def _unbounded_interval(y_pred, qhat: float) -> np.ndarray:
-    """Intervals :math:`\\hat\\mu(x) \\pm \\hat q` of a threshold on raw residuals (chapter 18); a NaN or infinite
-    prediction gets the whole line, as in :func:`bounded_interval`."""
-    pred = np.asarray(y_pred, dtype=float).reshape(-1)
-    finite = np.isfinite(pred)
-    with np.errstate(all="ignore"):
-        return np.column_stack([np.where(finite, pred - qhat, -np.inf), np.where(finite, pred + qhat, np.inf)])
-
 
 def _release_unbounded(owner, scores: np.ndarray):
     """The regressor's threshold without a bound: the unbounded private quantile of the raw residuals (chapter 18)."""
@@ -1089,7 +917,7 @@ def _release_unbounded(owner, scores: np.ndarray):
     if calibrator != "quantile":
         raise ValueError("bound='unbounded' releases the threshold with the unbounded private quantile; "
                          "calibrator='pps' needs a public bound (pass calibrator='quantile')")
-    sampler = _check_release_sampler(owner.sampler, owner.rng, calibrator)
+    sampler = check_release_sampler(owner.sampler, owner.rng, calibrator)
     rng = check_random_state(owner.rng)
     size = n if n is not None else scores.size
     try:                                         # public inputs only (n public, or the size declared public)
@@ -1127,7 +955,7 @@ def _release_unbounded(owner, scores: np.ndarray):
     return owner
 
 
-class _PrivateSplitBase(_SplitConformalBase):
+class _PrivateSplitBase(SplitConformalBase):
     """Shared calibrate step: a private threshold from the calibration scores (chapter 4)."""
 
     def fit(self, X, y):
@@ -1147,11 +975,11 @@ class _PrivateSplitBase(_SplitConformalBase):
 
     def _settings(self):
         return self._alpha(), check_epsilon(self.epsilon), _check_calibrator(self.calibrator), \
-            _public_size(self.n)
+            public_size(self.n)
 
     def _release(self, scores: np.ndarray, public, what: str):
         alpha, epsilon, calibrator, n = self._settings()
-        sampler = _check_release_sampler(self.sampler, self.rng, calibrator)
+        sampler = check_release_sampler(self.sampler, self.rng, calibrator)
         rng = check_random_state(self.rng)
         qhat, spend, notes = _release_threshold(self, scores, calibrator=calibrator, alpha=alpha, epsilon=epsilon,
                                                 bins=self.bins, m=self.m, gamma=self.gamma, variant=self.variant,
@@ -1161,7 +989,7 @@ class _PrivateSplitBase(_SplitConformalBase):
             f"calibration size N = {self.n_} (n=None)"
         self.privacy_ = _split_account(self._fitted_estimator(), spend, notes,
                                        (*public, size, *_SPLIT_PUBLIC), "chapter 4")
-        _warn_trivial(qhat, what)
+        warn_trivial(qhat, what)
         return self
 
     def _calibration_arrays(self, X, y, y_check):
@@ -1314,7 +1142,7 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
                  calibrator: str = "quantile", bins=1000, m="auto", gamma="auto", variant: str = "tight",
                  n: int | None = None, prefit: bool = False, rng: RandomLike = None,
                  sampler: str = "numpy", allow_low_coverage: bool = False):
-        require(bound, "bound", type(self).__name__, _BOUND_ADVICE)
+        require(bound, "bound", type(self).__name__, BOUND_ADVICE)
         super().__init__(estimator, alpha=alpha, prefit=prefit, allow_low_coverage=allow_low_coverage)
         self.epsilon = epsilon
         self.bound = bound
@@ -1329,15 +1157,15 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
 
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
-        unbounded = _is_unbounded(self.bound)
-        bound = None if unbounded else _check_bound(self.bound)
+        unbounded = is_unbounded(self.bound)
+        bound = None if unbounded else check_bound(self.bound)
         X, y = self._calibration_arrays(X, y, _responses)
         model = self._fitted_estimator()
         with silenced_model():
             pred = model_outputs(model.predict, X) if X.shape[0] else np.empty(0)
         if unbounded:
-            return _release_unbounded(self, _residual_scores(y, pred))
-        scores = _clipped_residual_scores(y, pred, bound)
+            return _release_unbounded(self, residual_scores(y, pred))
+        scores = clipped_residual_scores(y, pred, bound)
         return self._release(scores, (f"bound B = {bound:g}",), "every interval is (-inf, inf)")
 
     def predict(self, X) -> np.ndarray:
@@ -1347,12 +1175,12 @@ class PrivateSplitConformalRegressor(_PrivateSplitBase):
     def predict_interval(self, X) -> np.ndarray:
         """Intervals of shape (n, 2); rows are ``(-inf, inf)`` when ``qhat_ == 1`` or the prediction is NaN."""
         self._check_calibrated()
-        if _is_unbounded(self.bound):
-            return _unbounded_interval(self.predict(X), self.qhat_)
+        if is_unbounded(self.bound):
+            return unbounded_interval(self.predict(X), self.qhat_)
         return bounded_interval(self.predict(X), self.qhat_, self.bound)
 
 
-class PrivateSplitConformalClassifier(_PrivateSplitBase):
+class PrivateSplitConformalClassifier(LabelSetMixin, _PrivateSplitBase):
     __doc__ = """Private split conformal prediction sets (LAC or APS score; chapter 4).
 
     Both scores already lie in [0, 1]. The set is
@@ -1426,19 +1254,8 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         self.rng = rng
         self.sampler = sampler
 
-    def _score_functions(self):
-        return classification_score_functions(self.score)
-
-    def _public_classes(self):
-        """The public label set in the caller's order, or None (labels are the column indices 0..K-1)."""
-        return None if self.classes is None else _check_public_classes(self.classes)
-
-    def fit(self, X, y):
-        """Fit a clone of ``estimator`` on the training part (a DP trainer's ``classes=None`` set to ``classes``)."""
-        return _fit_with_classes(self, super().fit, X, y)
-
     def _columns(self, model, classes_):
-        return _model_columns(model, classes_) if classes_ is not None else None
+        return model_columns(model, classes_) if classes_ is not None else None
 
     def calibrate(self, X, y):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
@@ -1455,21 +1272,14 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
                 proba = model_outputs(model.predict_proba, X, width) if width is not None \
                     else model.predict_proba(X)
             if classes_ is None:
-                scores = _private_classification_scores(self.score, proba, y)
+                scores = private_classification_scores(self.score, proba, y)
             else:                                         # a label outside the public set: index -1, score 1
-                scores = _private_classification_scores(self.score, np.asarray(proba)[:, columns],
-                                                        _label_index(y, classes_))
+                scores = private_classification_scores(self.score, np.asarray(proba)[:, columns],
+                                                        label_index(y, classes_))
         if classes_ is not None:
             self.classes_ = classes_
         labels = "the label set 0..K-1" if classes_ is None else f"the label set classes = {classes_.tolist()}"
         return self._release(scores, (f"score = {self.score!r}", labels), "every prediction set holds every label")
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities of the underlying model, columns in the order of ``classes`` (when given)."""
-        model = self._fitted_estimator()
-        proba = model.predict_proba(self._features(X))
-        classes_ = self._public_classes()
-        return proba if classes_ is None else np.asarray(proba)[:, _model_columns(model, classes_)]
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K); every class is included when ``qhat_ == 1``."""
@@ -1478,4 +1288,4 @@ class PrivateSplitConformalClassifier(_PrivateSplitBase):
         proba = self.predict_proba(X)
         if self.qhat_ >= 1.0:   # the top edge admits every score (guards APS sums of 1 + 1e-16)
             return np.ones(proba.shape, dtype=bool)
-        return _sets_or_all(set_fn, proba, self.qhat_)
+        return sets_or_all(set_fn, proba, self.qhat_)

@@ -54,7 +54,9 @@ import numpy as np
 
 from ._counts import EdgeHistogram, below_above, check_unit_scores, edge_histogram, subsample_or_pad
 from ._validation import (
+    MAX_BINS,
     MAX_RECORDS,
+    QUANTILE_VARIANTS,
     RandomLike,
     check_1d,
     check_alpha,
@@ -62,9 +64,11 @@ from ._validation import (
     check_choice,
     check_epsilon,
     check_positive_int,
+    check_quantile_variant,
     check_scalar,
 )
-from .mechanisms import _normalise, _opendp_noisy_max, check_sampler, gumbel_max_sample, rounded_up
+from ._mechanism_core import normalise, opendp_noisy_max
+from .mechanisms import check_sampler, gumbel_max_sample, rounded_up
 
 __all__ = [
     "quantile_edges",
@@ -77,9 +81,6 @@ __all__ = [
     "private_quantile",
     "private_quantile_probabilities",
 ]
-
-
-_MAX_BINS = 10 ** 8     # edges at most: every release costs O(M) memory and time
 
 
 def quantile_edges(bins) -> np.ndarray:
@@ -103,7 +104,7 @@ def quantile_edges(bins) -> np.ndarray:
     array([0.25, 0.5 , 0.75, 1.  ])
     """
     if np.ndim(bins) == 0:
-        m = check_positive_int(bins, "bins", maximum=_MAX_BINS)
+        m = check_positive_int(bins, "bins", maximum=MAX_BINS)
         return np.arange(1, m + 1, dtype=float) / m
     edges = check_1d(bins, "bins")
     if edges[0] < 0 or edges[-1] != 1.0:
@@ -225,16 +226,8 @@ def algorithm1_add_remove_loss(beta: float, n: int, epsilon: float) -> float:
     return 0.5 * float(epsilon) * (max(a_next + rise_a, b_next) + fall_b)
 
 
-QUANTILE_VARIANTS = ("tight", "original")
-
-
-def _check_variant(variant) -> str:
-    return check_choice(variant, "variant", QUANTILE_VARIANTS, "'tight' is the package default (exactly "
-                        "epsilon-DP, finite-sample coverage), 'original' the DPCP write-up's Algorithm 1")
-
-
 def _edge_count(bins) -> int:
-    return check_positive_int(bins, "bins", maximum=_MAX_BINS) if np.ndim(bins) == 0 else quantile_edges(bins).size
+    return check_positive_int(bins, "bins", maximum=MAX_BINS) if np.ndim(bins) == 0 else quantile_edges(bins).size
 
 
 def private_quantile_miscoverage_bound(alpha0: float, n: int, epsilon: float, bins=1000) -> float:
@@ -354,7 +347,7 @@ def private_quantile_level(beta: float, n: int, epsilon: float, bins=1000, varia
     >>> round(private_quantile_level(0.1, n=1000, epsilon=1.0, bins=100), 4)
     0.0935
     """
-    variant = _check_variant(variant)
+    variant = check_quantile_variant(variant)
     if variant == "original":
         return algorithm1_level(beta, n, epsilon)
     beta = check_alpha(beta, "beta")
@@ -443,7 +436,7 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
     >>> round(loss, 4)
     0.909
     """
-    variant = _check_variant(variant)
+    variant = check_quantile_variant(variant)
     relation = check_choice(relation, "relation", ("replace-one", "add/remove"))
     public_n = check_bool(public_n, "public_n")
     epsilon = check_epsilon(epsilon)
@@ -461,23 +454,31 @@ def private_quantile_privacy_loss(beta: float, n: int, epsilon: float, bins=1000
     return epsilon * (max(alpha_next, 1.0 - alpha_next + d) + d)
 
 
-def _algorithm1_logits(scores, beta: float, epsilon: float, bins, n, variant: str = "tight"
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    variant = _check_variant(variant)
-    edges = quantile_edges(bins)
-    hist = edge_histogram(scores, edges)        # one pass over the scores (or a merged histogram, chapter 14)
+def _level_and_counts(hist, beta: float, epsilon: float, bins, n, variant: str):
+    """The level :math:`\\alpha_0` of ``variant`` and the counts :math:`a_j`, :math:`b_j` of its loss."""
     size = hist.size
-    epsilon = float(check_epsilon(epsilon))
     if variant == "tight":
         alpha0 = private_quantile_level(beta, size if n is None else n, epsilon, bins, variant)
         through = np.cumsum(hist.counts)[1::2]  # #{R_i <= e_j}
         below = np.concatenate(([0], through[:-1]))   # scores rounded up to e_j: a_j = #{R_i <= e_(j-1)}
         above = size - through                  # b_j = #{R_i > e_j}
+    else:
+        alpha0 = algorithm1_level(beta, size if n is None else n, epsilon)
+        below, above = below_above(hist)        # a_j = #{R_i < e_j}, b_j = #{R_i > e_j}
+    return alpha0, below, above
+
+
+def _algorithm1_logits(scores, beta: float, epsilon: float, bins, n, variant: str = "tight"
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    variant = check_quantile_variant(variant)
+    edges = quantile_edges(bins)
+    hist = edge_histogram(scores, edges)        # one pass over the scores (or a merged histogram, chapter 14)
+    epsilon = float(check_epsilon(epsilon))
+    alpha0, below, above = _level_and_counts(hist, beta, epsilon, bins, n, variant)
+    if variant == "tight":
         loss = np.maximum(alpha0 * below, (1.0 - alpha0) * above)
         with np.errstate(over="ignore"):    # a huge epsilon: -inf is probability 0; no data-dependent warning
             return edges, -epsilon * (loss - loss.min())
-    alpha0 = algorithm1_level(beta, size if n is None else n, epsilon)
-    below, above = below_above(hist)            # a_j = #{R_i < e_j}, b_j = #{R_i > e_j}
     loss = np.maximum(below / (1.0 - alpha0), above / alpha0)
     sensitivity = 1.0 / min(alpha0, 1.0 - alpha0)
     # shift by the minimum loss before scaling: logits are <= 0, the best is 0
@@ -492,7 +493,7 @@ def _opendp_grid_law(scores, beta, epsilon, bins, n, variant):
     :math:`D = 2^{32}`, so that :math:`v_j = \\max(A a_j, (D - A) b_j)` are exact integers and the law
     :math:`\\propto e^{-v_j / s}` is sampled by OpenDP's exact report-noisy-max.
     """
-    variant = _check_variant(variant)
+    variant = check_quantile_variant(variant)
     edges = quantile_edges(bins)
     hist = edge_histogram(scores, edges)
     size = hist.size
@@ -501,14 +502,7 @@ def _opendp_grid_law(scores, beta, epsilon, bins, n, variant):
         raise ValueError("sampler='opendp' handles fewer than 2**31 scores (its utilities are 64-bit integers); "
                          "use sampler='numpy' or subsample to a public size")
     epsilon = float(check_epsilon(epsilon))
-    if variant == "tight":
-        alpha0 = private_quantile_level(beta, size if n is None else n, epsilon, bins, variant)
-        through = np.cumsum(hist.counts)[1::2]
-        below = np.concatenate(([0], through[:-1]))
-        above = size - through
-    else:
-        alpha0 = algorithm1_level(beta, size if n is None else n, epsilon)
-        below, above = below_above(hist)
+    alpha0, below, above = _level_and_counts(hist, beta, epsilon, bins, n, variant)
     grid = _OPENDP_GRID
     a = math.floor(alpha0 * grid)               # exact: alpha0 * 2**32 is a float product without rounding
     v = np.maximum(a * below.astype(np.int64), (grid - a) * above.astype(np.int64))
@@ -574,9 +568,9 @@ def private_quantile_probabilities(scores, beta: float, epsilon: float, bins=100
     sampler = check_sampler(sampler, None)[0]
     if sampler == "opendp":
         edges, v, scale = _opendp_grid_law(scores, beta, epsilon, bins, n, variant)
-        return edges, _normalise(-(v / scale), log)
+        return edges, normalise(-(v / scale), log)
     edges, logits = _algorithm1_logits(scores, beta, epsilon, bins, n, variant)
-    return edges, _normalise(logits, log)
+    return edges, normalise(logits, log)
 
 
 def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: RandomLike = None, *,
@@ -691,7 +685,7 @@ def private_quantile(scores, beta: float, epsilon: float, bins=1000, rng: Random
     scores = at_public_size(scores, n, gen, quantile_edges(bins))
     if sampler == "opendp":
         edges, v, scale = _opendp_grid_law(scores, beta, epsilon, bins, n, variant)
-        return float(edges[_opendp_noisy_max(v, scale, negate=True, integer=True)])
+        return float(edges[opendp_noisy_max(v, scale, negate=True, integer=True)])
     edges, logits = _algorithm1_logits(scores, beta, epsilon, bins, n, variant)
     return float(edges[gumbel_max_sample(logits, gen)])
 

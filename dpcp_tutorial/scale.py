@@ -95,22 +95,22 @@ from ._validation import (
     model_outputs,
     silenced_model,
 )
-from .depth import _resolve_directions, _project, check_depth_name
-from .dpcp import dpcp_quantile as _dpcp_quantile
-from .median import (
-    _DEFAULT_DIRECTIONS,
-    _MAX_CANDIDATES,
-    _MAX_SCALE,
-    _MIN_SCALE,
-    GaussianPrior,
-    _check_box,
-    _check_candidates_in_box,
-    _check_direction_settings,
-    _check_localize_share,
-    _draw_candidates,
-    _warn_far_tail,
-    mechanism_eta,
+from ._depth_core import project, resolve_directions
+from ._median_core import (
+    DEFAULT_DIRECTIONS,
+    MAX_CANDIDATES,
+    check_box,
+    check_candidates_in_box,
+    check_direction_settings,
+    check_candidate_memory,
+    check_prior_setting,
+    draw_candidates,
+    prior_from_localization,
+    warn_far_tail,
 )
+from .depth import check_depth_name
+from .dpcp import dpcp_quantile as _dpcp_quantile
+from .median import GaussianPrior, mechanism_eta
 from .mechanisms import gumbel_max_sample
 from .private_split import pps_choose_m, pps_grid
 from .private_split import pps_private_quantile as _pps_private_quantile
@@ -318,11 +318,11 @@ def _compute(value, client, progress: bool):
 
 def _check_dtype(dtype, name: str) -> None:
     """A collection's dtype is public metadata: refuse what the in-memory path refuses (TypeError), never cast."""
-    from ._validation import _real_array
+    from ._validation import real_array
 
     dtype = np.dtype(dtype) if not isinstance(dtype, np.dtype) and not hasattr(dtype, "kind") else dtype
     if getattr(dtype, "kind", "O") not in "biuf":
-        _real_array(np.empty(0, dtype=dtype if isinstance(dtype, np.dtype) else object), name)  # its messages
+        real_array(np.empty(0, dtype=dtype if isinstance(dtype, np.dtype) else object), name)  # its messages
         raise TypeError(f"{name} must have a numeric dtype (bool, integer or float), got {dtype}; convert the "
                         "columns with .astype(float) first")
 
@@ -673,7 +673,7 @@ def _block_grid_counts(block, grid: np.ndarray, lower: float, unit: float, growt
     """Map step of the unbounded quantile: one partition's grid counts, plus a last entry flagging bad scores."""
     block = np.asarray(block, dtype=float).ravel()
     out = np.zeros(grid.size + 2, dtype=np.int64)
-    counts = _unbounded._grid_counts(block, grid, lower, unit, growth) if block.size else None
+    counts = _counts.grid_counts(block, grid, lower, unit, growth) if block.size else None
     if counts is None:
         out[-1] = int(block.size > 0)
     else:
@@ -742,7 +742,7 @@ def unbounded_private_quantile(scores, beta: float, epsilon: float, *, lower: fl
              for b in blocks]
     total = np.ravel(_compute(_tree_sum(parts, 8 * (grid.size + 2)), client, progress))
     if total[-1]:
-        raise ValueError(_unbounded._BAD_SCORES)
+        raise ValueError(_counts.BAD_GRID_SCORES)
     hist = _unbounded.GridHistogram(grid, total[:-1])
     return _unbounded.unbounded_private_quantile(hist, beta, epsilon, lower=lower, unit=unit, growth=growth,
                                                  max_steps=max_steps, rng=rng, **kwargs)
@@ -759,13 +759,12 @@ def _model_input(frame, features, model):
 def _batch_scores(rows, model, features, target, kind, bound) -> np.ndarray:
     """The scores of ``rows``, by the in-memory rule: a record's model output, or NaN where the model refuses it
     alone (:func:`~dpcp_tutorial._validation.model_outputs`); a NaN or infinite score is the worst score 1."""
-    from .conformal import _private_classification_scores
-    from .private_split import _clipped_residual_scores
+    from ._split_core import clipped_residual_scores, private_classification_scores
 
     X = _model_input(rows, features, model)
     if kind == "residual":
         y = rows[target].to_numpy(dtype=float, na_value=np.nan)
-        return _clipped_residual_scores(y, model_outputs(model.predict, X), bound)
+        return clipped_residual_scores(y, model_outputs(model.predict, X), bound)
     y = rows[target].to_numpy()
     classes = np.asarray(model.classes_)
     # labels the model does not know (or cannot compare: a missing value, another type) get probability 0, i.e.
@@ -778,7 +777,7 @@ def _batch_scores(rows, model, features, target, kind, bound) -> np.ndarray:
         index = np.where(known, position, -1)
     except (TypeError, ValueError):             # labels not comparable with the classes as a whole: one by one
         index = np.array([_label_index(classes, label) for label in y], dtype=np.intp)
-    return _private_classification_scores(kind, model_outputs(model.predict_proba, X, classes.size), index)
+    return private_classification_scores(kind, model_outputs(model.predict_proba, X, classes.size), index)
 
 
 def _label_index(classes, label) -> int:
@@ -874,7 +873,7 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
     >>> np.round(scores.compute().to_numpy(), 2)
     array([0.1 , 0.04, 0.01, 0.01, 0.04, 0.07, 0.02, 0.03])
     """
-    from .private_split import _check_bound
+    from ._split_core import check_bound
 
     if not isinstance(frame, dd.DataFrame):
         raise TypeError(f"frame must be a dask.dataframe.DataFrame, got {type(frame).__name__}")
@@ -898,7 +897,7 @@ def model_scores(frame, model, features, target: str, kind: str = "residual", bo
     if kind == "residual":
         if bound is None:
             raise ValueError("kind='residual' needs the public residual bound `bound` (chosen without the data)")
-        bound = _check_bound(bound)
+        bound = check_bound(bound)
         _check_dtype(frame[target].dtype, f"target column {target!r}")
         check_estimator(model, "model", ("predict",))
     else:
@@ -975,17 +974,23 @@ def simulated_scores(n: int, chunk_size: int | str = "auto", seed: int = 0, dist
 
 # --------------------------------------------------------------------------- private depth medians
 
+def _data_flags(block: np.ndarray) -> list[float]:
+    """[row count, non-finite flag, too-large flag] of one partition (the flags add up across partitions)."""
+    head = [float(block.shape[0]), 0.0, 0.0]
+    if block.shape[0] and not np.isfinite(block).all():
+        head[1] = 1.0
+    elif block.shape[0] and not np.abs(block).max() <= MAX_MAGNITUDE:
+        head[2] = 1.0
+    return head
+
+
 def _block_depth_stats(block, kind, cand, cand_proj, u):
     """Map step for the depth median: [row count, non-finite flag, too-large flag, statistic...] of one partition."""
     block = np.asarray(block, dtype=float)
     if block.ndim != 2:
         block = block.reshape(-1, cand.shape[1])
     size = (2,) + cand_proj.shape if kind != "spatial" else cand.shape
-    head = [float(block.shape[0]), 0.0, 0.0]
-    if block.shape[0] and not np.isfinite(block).all():
-        head[1] = 1.0
-    elif block.shape[0] and not np.abs(block).max() <= MAX_MAGNITUDE:
-        head[2] = 1.0
+    head = _data_flags(block)
     if head[1] or head[2] or not block.shape[0]:
         return np.concatenate([head, np.zeros(int(np.prod(size)))])
     if kind == "spatial":
@@ -1000,11 +1005,7 @@ def _block_radius_stats(block, d):
     from .localize import radius_counts, radius_grid
 
     block = np.asarray(block, dtype=float).reshape(-1, d)
-    head = [float(block.shape[0]), 0.0, 0.0]
-    if block.shape[0] and not np.isfinite(block).all():
-        head[1] = 1.0
-    elif block.shape[0] and not np.abs(block).max() <= MAX_MAGNITUDE:
-        head[2] = 1.0
+    head = _data_flags(block)
     if head[1] or head[2] or not block.shape[0]:
         return np.concatenate([head, np.zeros(radius_grid().size)])
     return np.concatenate([head, radius_counts(block).astype(float)])
@@ -1034,7 +1035,7 @@ def _raise_data_flags(total) -> None:
 
 def _private_prior_dask(blocks, d, epsilon, rng, client, progress) -> GaussianPrior:
     """:func:`dpcp_tutorial.private_prior` on partitions: the same counts, hence the same release."""
-    from .localize import _localize_from_counts
+    from .localize import localize_from_counts
 
     def total(parts, nbytes):
         return np.rint(_compute(_tree_sum(parts, nbytes), client, progress)).astype(np.int64)
@@ -1051,9 +1052,8 @@ def _private_prior_dask(blocks, d, epsilon, rng, client, progress) -> GaussianPr
     def scale_counts(radius, centre):
         return total([dask.delayed(_block_scale_counts, pure=True)(b, d, radius, centre) for b in blocks], 8 * 65)
 
-    loc = _localize_from_counts(lambda: radius_counts, centre_counts, scale_counts, (n, d), epsilon, rng)
-    return GaussianPrior(tuple(np.clip(loc.centre, -_MAX_SCALE, _MAX_SCALE)),
-                         float(min(max(loc.scale, _MIN_SCALE), _MAX_SCALE)))
+    loc = localize_from_counts(lambda: radius_counts, centre_counts, scale_counts, (n, d), epsilon, rng)
+    return prior_from_localization(loc)
 
 
 def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: GaussianPrior | str | None = None, *,
@@ -1150,7 +1150,7 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     epsilon = check_epsilon(epsilon)
     depth = check_depth_name(depth)
     progress = check_bool(progress, "progress")
-    n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=_MAX_CANDIDATES)  # in every mode
+    n_candidates = check_positive_int(n_candidates, "n_candidates", maximum=MAX_CANDIDATES)  # in every mode
     _check_client(client)
     if depth == "smoothed_idd":
         raise ValueError("depth='smoothed_idd' is not supported at scale (its numerically stable evaluation "
@@ -1167,14 +1167,8 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
                          "into per-partition counts; pass public `directions` (e.g. random_directions(1000, d))")
     if d == 0:
         raise ValueError("data has no columns")
-    private = isinstance(prior, str)
-    if private and prior != "private":
-        raise ValueError(f"prior must be a GaussianPrior or 'private', got {prior!r}")
-    share = _check_localize_share(localize_share, private)
-    if private and candidates is not None:
-        raise ValueError("prior='private' builds the law of the candidates; it is not combined with explicit "
-                         "candidates (drop candidates=, or pass a public prior)")
-    box = None if box is None else _check_box(box, d)
+    private, share = check_prior_setting(prior, localize_share, candidates)
+    box = None if box is None else check_box(box, d)
     if candidates is None and prior is None and box is None:
         raise TypeError("private_depth_median needs a base measure when no candidates are given: pass "
                         "box=(low, high), the public box that contains the median, or "
@@ -1185,24 +1179,22 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
         raise TypeError(f"prior must be a GaussianPrior or 'private', got {type(prior).__name__}")
     rng = check_random_state(rng)
     if private:
-        if n_candidates * d > 10 ** 8:
-            raise ValueError(f"n_candidates * d = {n_candidates * d} draws would not fit in memory; use "
-                             "fewer (at most 1e8)")
+        check_candidate_memory(n_candidates, d)
         prior = _private_prior_dask(blocks, d, share * epsilon, rng, client, progress)
     u = None
     if depth != "spatial":
-        m = _DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
-        u = _resolve_directions(directions, m, d, rng)
+        m = DEFAULT_DIRECTIONS[depth] if n_directions is None else n_directions
+        u = resolve_directions(directions, m, d, rng)
     else:
-        _check_direction_settings(directions, n_directions, d)     # unused by spatial depth; checked, no draw
+        check_direction_settings(directions, n_directions, d)     # unused by spatial depth; checked, no draw
     if candidates is None:
-        cand = _draw_candidates(prior, box, n_candidates, d, rng)
+        cand = draw_candidates(prior, box, n_candidates, d, rng)
     else:
         cand = check_2d(candidates, "candidates")
         if cand.shape[1] != d:
             raise ValueError(f"candidates have {cand.shape[1]} columns but data have {d}")
-        _check_candidates_in_box(cand, box)
-    cand_proj = None if u is None else _project(cand, u)
+        check_candidates_in_box(cand, box)
+    cand_proj = None if u is None else project(cand, u)
     shared = [dask.delayed(x, pure=True) for x in (cand, cand_proj, u)]
     parts = [dask.delayed(_block_depth_stats, pure=True)(b, depth, *shared) for b in blocks]
     total = _compute(_tree_sum(parts, 8 * (3 + (cand.size if depth == "spatial" else 2 * cand_proj.size))),
@@ -1220,8 +1212,8 @@ def private_depth_median(data, epsilon: float, depth: str = "spatial", prior: Ga
     else:
         counts = np.rint(stat).astype(np.int64).reshape((2,) + cand_proj.shape)
         values = (_counts.halfspace_from_counts if depth == "halfspace" else _counts.idd_from_counts)(counts, n)
-    beta = mechanism_eta((1.0 - share) * epsilon, depth, n)
-    release = cand[gumbel_max_sample(beta * (values - values.max()), rng)].copy()
+    eta = mechanism_eta((1.0 - share) * epsilon, depth, n)
+    release = cand[gumbel_max_sample(eta * (values - values.max()), rng)].copy()
     if prior is not None:
-        _warn_far_tail(release, prior)         # as in memory: the release and the public prior only
+        warn_far_tail(release, prior)         # as in memory: the release and the public prior only
     return release

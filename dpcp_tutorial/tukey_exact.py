@@ -68,7 +68,7 @@ from scipy.special import logsumexp
 from .depth import orientation
 from ._validation import (
     RandomLike,
-    _real_array,
+    real_array,
     check_2d,
     check_epsilon,
     check_positive_int,
@@ -99,7 +99,7 @@ _DATA_LIMIT = 1e200     # data domain: |coordinates| <= 1e200 (in grid units at 
 
 def _check_box(box) -> np.ndarray:
     try:
-        b = _real_array(box, "box")
+        b = real_array(box, "box")
     except TypeError as exc:
         raise TypeError(f"box must be ((x_min, y_min), (x_max, y_max)) of real numbers ({exc})") from None
     if b.shape != (2, 2):
@@ -128,7 +128,7 @@ def _check_data_2d(data) -> np.ndarray:
 
 def _check_vertices(vertices) -> np.ndarray:
     """Polygon vertices as a finite float array of shape (m, 2) (m may be 0)."""
-    v = _real_array(vertices, "vertices")
+    v = real_array(vertices, "vertices")
     if v.shape == (0,):
         return v.reshape(0, 2)
     if v.ndim != 2 or v.shape[1] != 2:
@@ -1256,7 +1256,7 @@ def total_variation_on_cells(regions: TukeyDepthRegions, epsilon: float, x_edges
     [0.0, 0.0598]
     """
     dens, areas = _cell_level_areas(regions, epsilon, x_edges, y_edges)
-    p = _real_array(probabilities, "probabilities")
+    p = real_array(probabilities, "probabilities")
     if p.shape != areas.shape[1:]:
         raise ValueError(f"probabilities must have shape {areas.shape[1:]} (one value per cell), got {p.shape}")
     if not (np.all(np.isfinite(p)) and np.all(p >= 0) and np.isclose(p.sum(), 1.0)):
@@ -1278,7 +1278,7 @@ def _check_regions(regions) -> TukeyDepthRegions:
 def _cell_level_areas(regions: TukeyDepthRegions, epsilon: float, x_edges, y_edges):
     """Densities ``d_k`` and areas ``|cell \\cap annulus_k|`` of shape (levels, cells_x, cells_y)."""
     prob = _check_regions(regions).level_probabilities(epsilon)
-    xe, ye = _real_array(x_edges, "x_edges"), _real_array(y_edges, "y_edges")
+    xe, ye = real_array(x_edges, "x_edges"), real_array(y_edges, "y_edges")
     if not (np.isfinite(xe).all() and np.isfinite(ye).all()):
         raise ValueError("x_edges and y_edges contain NaN or infinite values; the cells must be finite")
     if xe.ndim != 1 or ye.ndim != 1 or xe.size < 2 or ye.size < 2 or np.any(np.diff(xe) <= 0) \

@@ -76,7 +76,7 @@ from ._validation import (
     MAX_MAGNITUDE,
     MAX_RECORDS,
     RandomLike,
-    _real_array,
+    real_array,
     check_alpha,
     check_bool,
     check_choice,
@@ -84,7 +84,9 @@ from ._validation import (
     check_positive_int,
     check_scalar,
 )
-from .mechanisms import _opendp_additive, check_sampler
+from ._counts import BAD_GRID_SCORES, grid_counts
+from ._mechanism_core import above_threshold, above_threshold_log_law
+from .mechanisms import check_sampler
 
 __all__ = [
     "GridHistogram",
@@ -211,41 +213,6 @@ def _same_grid(a: np.ndarray, b: np.ndarray) -> bool:
     return a is b or (a.shape == b.shape and bool(np.array_equal(a, b)))
 
 
-_BAD_SCORES = ("scores must be real numbers at or above `lower` (NaN is not a score); clip model outputs to the "
-               "public lower end first, e.g. np.maximum(scores, lower), and map missing scores to np.inf")
-
-_BLOCK = 2 ** 16
-
-
-def _cells(values: np.ndarray, ext: np.ndarray, lower: float, unit: float, log_g: float,
-           buf: np.ndarray, kbuf: np.ndarray) -> np.ndarray:
-    """``#{k : t_k < s}`` for every value (the cell index), by a logarithm corrected against the grid.
-
-    ``ext`` is the grid with sentinels, :math:`(-\\infty, t_0, \\dots, t_{K-1}, +\\infty)`, so that the
-    cell ``k`` of ``s`` is right when ``ext[k] < s <= ext[k + 1]``. The logarithm only guesses (it may be
-    off by a cell near a candidate); the comparisons with the candidates themselves decide.
-    """
-    size = ext.size - 2
-    b = values.size
-    guess, k = buf[:b], kbuf[:b]
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        np.subtract(values, lower, out=guess)
-        guess *= 1.0 / unit
-        np.log1p(guess, out=guess)
-        guess *= 1.0 / log_g
-        np.ceil(guess, out=guess)
-        np.clip(guess, 0, size, out=guess)
-    np.copyto(k, guess, casting="unsafe")
-    for _ in range(64):      # the logarithm is off by at most one cell in practice; fix every value exactly
-        up = values > np.take(ext, k + 1)
-        down = values <= np.take(ext, k)
-        if not (up.any() or down.any()):
-            return k
-        k += up
-        k -= down
-    return np.searchsorted(ext[1:-1], values, side="left")   # pragma: no cover - never reached on a valid grid
-
-
 def unbounded_histogram(scores, lower: float = 0.0, unit: float = 1.0, growth: float = GROWTH,
                         max_steps: int = MAX_STEPS, *, allow_empty: bool = False) -> GridHistogram:
     """Counts of the scores on the cells of :func:`unbounded_grid` (one pass, no sort; chapter 18).
@@ -289,31 +256,16 @@ def unbounded_histogram(scores, lower: float = 0.0, unit: float = 1.0, growth: f
             raise ValueError("the score histogram was counted over another grid than this release uses; count it "
                              "with the same lower, unit, growth and max_steps")
         return scores
-    values = _real_array(scores, "scores")
+    values = real_array(scores, "scores")
     if values.ndim != 1:
         raise ValueError(f"scores must be one-dimensional, got a {values.ndim}-D array; use .ravel() if that is "
                          "intended")
     if values.size == 0 and not allow_empty:
         raise ValueError("scores is empty; at least one score is needed (or pass the public n)")
-    counts = _grid_counts(values, grid, lower, unit, growth)
+    counts = grid_counts(values, grid, lower, unit, growth)
     if counts is None:
-        raise ValueError(_BAD_SCORES)
+        raise ValueError(BAD_GRID_SCORES)
     return GridHistogram(grid, counts)
-
-
-def _grid_counts(values: np.ndarray, grid: np.ndarray, lower: float, unit: float, growth: float):
-    """The counts of a 1-D float array on the grid's cells, or ``None`` if a value is NaN or below ``lower``."""
-    counts = np.zeros(grid.size + 1, dtype=np.int64)
-    log_g = math.log(growth)
-    ext = np.concatenate(([-math.inf], grid, [math.inf]))
-    block = min(_BLOCK, values.size)
-    buf, kbuf = np.empty(block), np.empty(block, dtype=np.intp)
-    for start in range(0, values.size, _BLOCK):
-        part = values[start:start + _BLOCK]
-        if not part.min() >= lower:          # NaN fails too
-            return None
-        counts += np.bincount(_cells(part, ext, lower, unit, log_g, buf, kbuf), minlength=grid.size + 1)
-    return counts
 
 
 def _at_public_size(hist: GridHistogram, n: int | None, gen) -> GridHistogram:
@@ -688,16 +640,8 @@ def unbounded_private_quantile(scores, beta: float, epsilon: float, *, lower: fl
                           bound_share, bins)
     grid, above, m, eps1, eps2 = _prepare(scores, beta, epsilon, lower, unit, growth, max_steps,
                                           threshold_share, n, gen)
-    if sampler == "opendp":
-        target = float(_opendp_additive(np.asarray(m), 1.0 / eps1, "laplace"))
-        noisy = _opendp_additive(above.astype(float), 1.0 / eps2, "laplace")
-        passed = noisy <= target
-    else:
-        rho = gen.laplace(scale=1.0 / eps1)
-        nu = gen.laplace(scale=1.0 / eps2, size=above.size)
-        passed = above + nu <= m + rho
-    k = int(np.argmax(passed))
-    return float(grid[k]) if passed[k] else math.inf
+    k = above_threshold(above, m, 1.0 / eps1, 1.0 / eps2, gen, below=True, sampler=sampler)
+    return math.inf if k is None else float(grid[k])
 
 
 def _check_bound_share(bound_share) -> float:
@@ -719,7 +663,7 @@ def _two_stage(scores, beta, epsilon, lower, unit, growth, max_steps, threshold_
         raise TypeError("method='two_stage' reads the scores twice (the bound, then the clipped scores) and needs "
                         "them as an array, not a histogram; use method='above_threshold'")
     hist = unbounded_histogram(scores, lower, unit, growth, max_steps, allow_empty=n is not None)
-    values = _real_array(scores, "scores")
+    values = real_array(scores, "scores")
     rng = None if sampler == "opendp" else gen
     bound = unbounded_private_quantile(hist, beta / 2.0, share * epsilon, lower=lower, unit=unit, growth=growth,
                                        max_steps=max_steps, threshold_share=threshold_share, n=n, rng=rng,
@@ -732,10 +676,6 @@ def _two_stage(scores, beta, epsilon, lower, unit, growth, max_steps, threshold_
 
 
 # --------------------------------------------------------------------------- exact law (audits, chapter 18)
-
-def _log_laplace_cdf(x: np.ndarray, b: float) -> np.ndarray:
-    return np.where(x < 0, x / b - math.log(2.0), np.log1p(-0.5 * np.exp(-np.maximum(x, 0) / b)))
-
 
 def unbounded_quantile_probabilities(scores, beta: float, epsilon: float, *, lower: float = 0.0,
                                      unit: float = 1.0, growth: float = GROWTH, max_steps: int = MAX_STEPS,
@@ -811,12 +751,6 @@ def unbounded_quantile_probabilities(scores, beta: float, epsilon: float, *, low
     log_w = log_w.ravel()
     log_prior = -np.abs(r) / b1 - math.log(2.0 * b1)
     x = m + r[:, None] - above[None, :].astype(float)              # stop at k iff nu_k <= x_k
-    log_stop = _log_laplace_cdf(x, b2)
-    log_go = _log_laplace_cdf(-x, b2)                               # P(nu > x) = F(-x)
-    before = np.concatenate([np.zeros((r.size, 1)), np.cumsum(log_go, axis=1)], axis=1)
-    terms = np.concatenate([before[:, :-1] + log_stop, before[:, -1:]], axis=1)
-    terms += (log_prior + log_w)[:, None]
-    top = terms.max(axis=0)
-    logp = top + np.log(np.exp(terms - top).sum(axis=0))
+    logp = above_threshold_log_law(x, b2, log_prior + log_w)
     outcomes = np.append(grid, math.inf)
     return outcomes, (logp if log else np.exp(logp))

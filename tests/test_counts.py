@@ -16,7 +16,8 @@ from dpcp_tutorial._counts import (
     spatial_from_sums,
     spatial_sums,
 )
-from dpcp_tutorial.depth import _project, halfspace_depth, integrated_dual_depth, random_directions, spatial_depth
+from dpcp_tutorial._depth_core import project
+from dpcp_tutorial.depth import halfspace_depth, integrated_dual_depth, random_directions, spatial_depth
 
 EDGES = [quantile_edges(1000), quantile_edges(100), quantile_edges(7), quantile_edges(3), pps_grid(11), pps_grid(101),
          pps_grid(1001), pps_grid(2),
@@ -82,7 +83,7 @@ def test_depth_statistics_give_the_in_memory_depths():
     data = np.round(rng.standard_normal((300, 3)), 1)          # ties on purpose
     cand = np.concatenate([rng.standard_normal((40, 3)), data[:5]])
     u = random_directions(50, 3, rng=rng)
-    t = _project(cand, u)
+    t = project(cand, u)
     parts = np.array_split(data, [7, 8, 150])
     counts = sum(projection_counts(p, t, u) for p in parts)
     assert np.array_equal(halfspace_from_counts(counts, 300),

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
+import dpcp_tutorial._depth_core as depth_core
 import dpcp_tutorial.depth as depth_module
 from dpcp_tutorial import (
     HALFSPACE_SENSITIVITY,
@@ -56,11 +57,11 @@ def brute_spatial(x, data):
 
 
 # The direction-based references take their projections from the package's row-consistent
-# ``_project`` (BLAS matmul may round the same row differently depending on the matrix shape, which
+# ``project`` (BLAS matmul may round the same row differently depending on the matrix shape, which
 # would turn a query at a data point into a spurious non-tie) and count by the definition.
 
 def brute_idd(x, data, u, smoothing=None):
-    proj, tx = depth_module._project(data, u), depth_module._project(x[None, :], u)[0]
+    proj, tx = depth_core.project(data, u), depth_core.project(x[None, :], u)[0]
     total = 0.0
     for j in range(len(u)):
         t, p = tx[j], proj[:, j]
@@ -70,7 +71,7 @@ def brute_idd(x, data, u, smoothing=None):
 
 
 def brute_halfspace_directions(x, data, u):
-    proj, tx = depth_module._project(data, u), depth_module._project(x[None, :], u)[0]
+    proj, tx = depth_core.project(data, u), depth_core.project(x[None, :], u)[0]
     best = len(data)
     for j in range(len(u)):
         p, t = proj[:, j], tx[j]
@@ -81,9 +82,9 @@ def brute_halfspace_directions(x, data, u):
 def test_projections_round_every_row_the_same_way():
     rng = np.random.default_rng(20)
     data, u = rng.standard_normal((300, 40)), rng.standard_normal((70, 40))
-    full = depth_module._project(data, u)
+    full = depth_core.project(data, u)
     for q in (1, 3, 7, 64):
-        np.testing.assert_array_equal(depth_module._project(data[5:5 + q], u), full[5:5 + q])
+        np.testing.assert_array_equal(depth_core.project(data[5:5 + q], u), full[5:5 + q])
     # a data point queried on its own counts itself: IDD at X_i uses F >= 1/n in every direction
     f_self = integrated_dual_depth(data[:1], data, directions=u)[0]
     assert f_self >= (1 / 300) * (1 - 1 / 300) - 1e-15
@@ -139,7 +140,7 @@ def test_exact_halfspace_known_values_and_chunking(monkeypatch):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((60, 2))
     full = halfspace_depth(x, x)
-    monkeypatch.setattr(depth_module, "_CHUNK", 7 * 60)
+    monkeypatch.setattr(depth_module, "CHUNK", 7 * 60)
     np.testing.assert_array_equal(halfspace_depth(x, x), full)
 
 
@@ -172,7 +173,7 @@ def test_spatial_equals_loop_with_ties_and_data_points(monkeypatch):
     queries = np.vstack([data[:30], np.zeros((1, 3)), rng.standard_normal((20, 3)) * 3])
     want = np.array([brute_spatial(q, data) for q in queries])
     np.testing.assert_allclose(spatial_depth(queries, data), want, rtol=0, atol=1e-12)
-    monkeypatch.setattr(depth_module, "_CHUNK", 3 * len(data))       # several blocks
+    monkeypatch.setattr(depth_module, "CHUNK", 3 * len(data))       # several blocks
     np.testing.assert_allclose(spatial_depth(queries, data), want, rtol=0, atol=1e-12)
 
 
@@ -212,11 +213,11 @@ def test_float32_drift_matches_float64():
     rng = np.random.default_rng(21)
     for data in (rng.standard_normal((3000, 5)) + 40.0, rng.standard_cauchy((3000, 5))):
         u = random_directions(50, 5, rng=22)
-        proj = depth_module._project(data, u)
-        exact = depth_module._SmoothedCDFs(proj, 10.0)
-        fast = depth_module._SmoothedCDFs(proj, 10.0, dtype=np.float32)
+        proj = depth_core.project(data, u)
+        exact = depth_core.SmoothedCDFs(proj, 10.0)
+        fast = depth_core.SmoothedCDFs(proj, 10.0, dtype=np.float32)
         for x in (np.median(data, axis=0), np.median(data, axis=0) + 3.0, np.full(5, 500.0)):
-            t = depth_module._project(x[None], u)[0]
+            t = depth_core.project(x[None], u)[0]
             (f64, g64), (f32, g32) = exact(t), fast(t)
             np.testing.assert_allclose(f32, f64, rtol=0, atol=2e-6)
             np.testing.assert_allclose(g32, g64, rtol=0, atol=2e-6)

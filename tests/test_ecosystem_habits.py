@@ -94,6 +94,23 @@ def test_dpcp_not_fitted():
         DPCPRegressor(RIDGE, bound=2.0).predict_interval(X[:3])
 
 
+@pytest.mark.parametrize("kind, name", [("reg", n) for n in REGRESSORS] + [("clf", n) for n in CLASSIFIERS])
+def test_fitted_estimators_state_their_number_of_features(kind, name):
+    make, y = (REGRESSORS[name], Y) if kind == "reg" else (CLASSIFIERS[name], LABELS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = _run(make(), y)
+    assert est.n_features_in_ == X.shape[1]
+
+
+def test_dpcp_states_its_number_of_features():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = [DPCPRegressor(RIDGE, bound=2.0, n=400, rng=0).fit(X, Y),
+                  DPCPClassifier(DPLogisticRegression(x_bound=1.5, classes=[0, 1]), n=400, rng=0).fit(X, LABELS)]
+    assert [est.n_features_in_ for est in fitted] == [X.shape[1]] * 2
+
+
 # the quantities the messages quote (not parameters they suggest)
 _QUOTED = {"beta", "alpha1", "epsilon1", "epsilon2", "delta"}
 

@@ -339,13 +339,13 @@ def test_normalized_and_cqr_give_missing_outputs_the_worst_score_and_the_whole_l
     Z[300:310, 0] = np.nan
     model = FirstColumn().fit(Z, y)
     seen = []
-    original = adaptive._release_threshold
+    original = adaptive.release_threshold
 
     def recording(owner, scores, **kwargs):
         seen.append(np.array(scores))
         return original(owner, scores, **kwargs)
 
-    monkeypatch.setattr(adaptive, "_release_threshold", recording)
+    monkeypatch.setattr(adaptive, "release_threshold", recording)
     normalized = PrivateNormalizedConformalRegressor(model, None, y_bound=3.0, prefit=True, n=300, rng=0)
     normalized.calibrate(Z[300:], y[300:])
     cqr = PrivateConformalizedQuantileRegressor(model, model, score_bound=3.0, prefit=True, n=300, rng=0)

@@ -1,4 +1,4 @@
-"""No module of the course tooling reaches into another module's private names.
+"""No module of the package reaches into another module's private names.
 
 A name with a leading underscore is private to the module that defines it. A module whose own name starts
 with an underscore (``grading/_source.py``, ``exercises/_common.py``) is internal to its package: it is the
@@ -21,8 +21,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "dpcp_tutorial"
-TOOLING = ("course",)
-"""The course tooling: the sub-packages of the package that are held to the rule."""
 
 
 def _is_private(name: str) -> bool:
@@ -95,8 +93,8 @@ def scan(root: Path, folders, top: str = PACKAGE) -> list[str]:
             for use in private_uses(root, path, top)]
 
 
-def test_the_course_tooling_uses_no_private_name_of_another_module():
-    uses = scan(ROOT, [Path(PACKAGE) / name for name in TOOLING])
+def test_no_module_of_the_package_uses_a_private_name_of_another_module():
+    uses = scan(ROOT, [PACKAGE])
     assert not uses, ("give what modules share a name without an underscore in an internal module "
                       "(one whose name starts with an underscore):\n" + "\n".join(uses))
 

@@ -20,7 +20,7 @@ from dpcp_tutorial import (
     spatial_median,
 )
 from dpcp_tutorial.accounting import ReleaseWarning
-from dpcp_tutorial.depth import _project
+from dpcp_tutorial._depth_core import project
 
 DEPTHS = ("halfspace", "spatial", "idd", "smoothed_idd")
 
@@ -157,8 +157,8 @@ def test_langevin_reaches_the_optimum_with_the_laplace_spread():
     u = random_directions(50, 2, rng=18)
     eps = 60.0
     beta = mechanism_eta(eps, "smoothed_idd", len(data))
-    tc = _project(centre[None], u)[0]
-    proj = _project(data, u)
+    tc = project(centre[None], u)[0]
+    proj = project(data, u)
     sig = 1 / (1 + np.exp(-10 * (tc - proj)))
     fprime = 10 * np.mean(sig * (1 - sig), axis=0)
     prec = beta * (2 / len(u)) * (u.T * fprime ** 2) @ u + np.eye(2) / (5 * np.sqrt(2)) ** 2
@@ -481,18 +481,18 @@ def test_the_progress_bar_does_not_change_the_release(depth, capsys):
 
 
 def test_direction_blocks_give_the_same_depths(monkeypatch):
-    import dpcp_tutorial.depth as depth_module
+    import dpcp_tutorial._depth_core as depth_core
 
     data = np.random.default_rng(56).standard_normal((200, 3))
     points = np.vstack([data[:20], np.random.default_rng(57).standard_normal((30, 3))])
     u = random_directions(37, 3, rng=58)
     whole_hd = halfspace_depth(points, data, "directions", directions=u)
     whole_idd = integrated_dual_depth(points, data, directions=u)
-    proj, t = np.sort(_project(data, u), axis=0), _project(points, u)
+    proj, t = np.sort(project(data, u), axis=0), project(points, u)
     worst = np.max([np.maximum(np.searchsorted(proj[:, k], t[:, k], "left"),
                                200 - np.searchsorted(proj[:, k], t[:, k], "right")) for k in range(37)], axis=0)
     np.testing.assert_array_equal(whole_hd, (200 - worst) / 200)
-    monkeypatch.setattr(depth_module, "_CHUNK", 200 * 4)          # blocks of 4 directions
+    monkeypatch.setattr(depth_core, "CHUNK", 200 * 4)          # blocks of 4 directions
     np.testing.assert_array_equal(halfspace_depth(points, data, "directions", directions=u), whole_hd)
     np.testing.assert_array_equal(integrated_dual_depth(points, data, directions=u), whole_idd)
 

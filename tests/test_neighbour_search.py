@@ -486,13 +486,14 @@ def test_a_model_warning_inside_calibrate_is_dropped_and_the_filters_restored():
 
 def test_nan_probability_rows_and_unseen_labels_take_the_worst_score():
     """The per-record rule of the private classification scores, against a direct computation."""
-    from dpcp_tutorial.conformal import _private_classification_scores, lac_score
+    from dpcp_tutorial._split_core import private_classification_scores
+    from dpcp_tutorial.conformal import lac_score
 
     proba = np.array([[0.2, 0.8], [np.nan, 0.5], [np.inf, 0.0], [1.2, -0.2], [0.9, 0.9], [0.5, 0.5], [0.3, 0.7]])
     y = np.array([1, 0, 0, 0, 1, 2, -1])
-    got = _private_classification_scores("lac", proba, y)
+    got = private_classification_scores("lac", proba, y)
     assert np.array_equal(got, [lac_score(proba[:1], y[:1])[0], 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
-    aps = _private_classification_scores("aps", proba, y)
+    aps = private_classification_scores("aps", proba, y)
     assert aps[0] == pytest.approx(0.8) and np.all(aps[1:] == 1.0)
 
 

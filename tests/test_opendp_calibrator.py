@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpcp_tutorial._calibrator_core import opendp_bound, opendp_gap
 from dpcp_tutorial.calibrators import (
-    _opendp_bound,
-    _opendp_gap,
     _opendp_release,
     _report_noisy_max_log_law,
     opendp_quantile,
@@ -177,7 +176,7 @@ def test_gap_bound_holds_on_random_lattice_data_and_is_attained(a):
         if J == 0:
             continue
         gap = util[:J].min() - util[J:].min()
-        assert gap >= _opendp_gap(a, n, k) - 1e-9
+        assert gap >= opendp_gap(a, n, k) - 1e-9
     # the worst case of the Notes: k-1 low scores, a tie block, the rest one cell higher
     y = int(round(a * n - (1 - a) * (k - 1)))
     if k <= y <= n:
@@ -187,14 +186,14 @@ def test_gap_bound_holds_on_random_lattice_data_and_is_attained(a):
         counts[6] = n - y
         util, through = _all_utils(counts, a)
         J = int(np.searchsorted(through, k))
-        assert util[:J].min() - util[J:].min() == pytest.approx(_opendp_gap(a, n, k), abs=1.0)
+        assert util[:J].min() - util[J:].min() == pytest.approx(opendp_gap(a, n, k), abs=1.0)
 
 
 def test_level_bound_at_most_alpha_and_monotone_in_n():
     levels = [opendp_quantile_level(0.1, n, 1.0, bins=100) for n in (300, 1000, 10**4)]
     assert levels[0] > levels[1] > levels[2] > 0.9
     assert opendp_quantile_level(0.1, 100, 0.1) == 1.0          # infeasible: trivial release
-    assert _opendp_bound(0.9, 1000, 901, 100, 1.0, "replace-one") == 1.0   # no gap at the raw level
+    assert opendp_bound(0.9, 1000, 901, 100, 1.0, "replace-one") == 1.0   # no gap at the raw level
 
 
 def _coverage_reps(sample, truth_cdf, n, alpha, epsilon, bins, relation, reps, seed):

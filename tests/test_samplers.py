@@ -23,7 +23,7 @@ import pytest
 from scipy import stats
 
 import dpcp_tutorial as dp
-from dpcp_tutorial.mechanisms import _opendp_additive_measurement, _opendp_noisy_max_measurement
+from dpcp_tutorial._mechanism_core import opendp_additive, opendp_additive_measurement, opendp_noisy_max_measurement
 
 FALSE_ALARM = 1e-6
 Z = stats.norm.isf(FALSE_ALARM / 20)      # per-cell bound for up to 10 cells, two-sided
@@ -69,14 +69,14 @@ def test_laplace_mechanism_opendp_has_the_laplace_law_and_opendps_map_is_epsilon
     scalar = np.array([dp.laplace_mechanism(3.0, 2.0, 0.5, sampler="opendp") for _ in range(300)]) - 3.0
     assert stats.kstest(scalar, stats.laplace(scale=b).cdf).statistic <= _dkw(300)
     for scalar_space in (True, False):
-        assert _opendp_additive_measurement("laplace", b, scalar_space).map(2.0) == pytest.approx(0.5, rel=1e-12)
+        assert opendp_additive_measurement("laplace", b, scalar_space).map(2.0) == pytest.approx(0.5, rel=1e-12)
 
 
 def test_opendps_gaussian_noise_has_the_normal_law_and_its_zcdp_map():
     sigma, n = 1.7, 2000
-    noise = dp.mechanisms._opendp_additive(np.zeros(n), sigma, "gaussian")
+    noise = opendp_additive(np.zeros(n), sigma, "gaussian")
     assert stats.kstest(noise, stats.norm(scale=sigma).cdf).statistic <= _dkw(n)
-    rho = _opendp_additive_measurement("gaussian", sigma, False).map(1.0)
+    rho = opendp_additive_measurement("gaussian", sigma, False).map(1.0)
     assert rho == pytest.approx(1.0 / (2.0 * sigma ** 2), rel=1e-12)
 
 
@@ -90,7 +90,7 @@ def test_exponential_mechanism_opendp_follows_the_exact_law():
     # OpenDP's own map at the sensitivity: the bounded-range zCDP of an epsilon-DP exponential mechanism
     scale = dp.mechanisms.rounded_up(2.0 * sensitivity / epsilon)
     assert scale >= 2.0 * sensitivity / epsilon
-    assert _opendp_noisy_max_measurement(scale, False, False).map(sensitivity) == pytest.approx(epsilon ** 2 / 8)
+    assert opendp_noisy_max_measurement(scale, False, False).map(sensitivity) == pytest.approx(epsilon ** 2 / 8)
 
 
 def _spread_scores():

@@ -8,7 +8,7 @@ dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
 
 from dpcp_tutorial import scale, unbounded_private_quantile  # noqa: E402
-from dpcp_tutorial.unbounded import _BAD_SCORES  # noqa: E402
+from dpcp_tutorial._counts import BAD_GRID_SCORES  # noqa: E402
 
 
 def skewed_scores(n, seed):
@@ -40,7 +40,7 @@ def test_dask_series_and_bad_scores():
         t[4_321] = bad
         with pytest.raises(ValueError) as err:
             scale.unbounded_private_quantile(da.from_array(t, chunks=1_000), 0.2, 2.0, rng=3)
-        assert str(err.value) == _BAD_SCORES
+        assert str(err.value) == BAD_GRID_SCORES
     empty = da.from_array(np.empty(0), chunks=1)
     assert scale.unbounded_private_quantile(empty, 0.2, 2.0, n=100, rng=0) == np.inf
     with pytest.raises(ValueError, match="empty"):

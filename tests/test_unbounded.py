@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from dpcp_tutorial import unbounded as ub
+from dpcp_tutorial._counts import BAD_GRID_SCORES
 from dpcp_tutorial.unbounded import (
     GridHistogram,
     unbounded_grid,
@@ -62,7 +63,7 @@ def test_invalid_scores_get_one_fixed_message(bad):
         unbounded_private_quantile(np.array(bad * 20), 0.2, 1.0, rng=0)
     with pytest.raises(ValueError) as second:
         unbounded_private_quantile(np.array([0.3, np.nan, -5.0] * 3), 0.2, 1.0, rng=0)
-    assert str(first.value) == str(second.value) == ub._BAD_SCORES
+    assert str(first.value) == str(second.value) == BAD_GRID_SCORES
 
 
 def test_scores_below_a_positive_lower_are_refused_and_inf_is_a_score():

@@ -98,7 +98,7 @@ from tqdm import tqdm
 
 from .. import calibrators as cal
 from ..baselines import pure_dp_to_zcdp
-from ..calibrators import _pcoqs_corrected_rank
+from .._calibrator_core import laplace_corrected_rank, opendp_level, pcoqs_corrected_rank
 from ..private_split import pps_choose_m, pps_corrected_level, pps_privacy_loss, pps_private_quantile
 from ..quantile import private_quantile, private_quantile_level, private_quantile_privacy_loss
 
@@ -292,7 +292,7 @@ def pcoqs_corrected_alpha(alpha: float, n: int, rho: float, steps: int = PCOQS_S
         raise ValueError(f"n={n!r} must be a positive integer")
     if not rho > 0.0 or not math.isfinite(rho):
         raise ValueError(f"rho={rho!r} must be a positive finite number")
-    best = _pcoqs_corrected_rank(float(alpha), int(n), float(rho), int(steps))
+    best = pcoqs_corrected_rank(float(alpha), int(n), float(rho), int(steps))
     if best > n:
         return None
     return (n + 1 - best) / (n + 1)
@@ -348,7 +348,7 @@ def _releasers(n: int, epsilon: float, methods) -> dict:
                              float(math.ceil((1 - level) * (n + 1) - 1e-9 * (n + 1))))
         elif name in ("laplace_paper", "laplace_corrected"):
             variant = name.split("_")[1]
-            k, _, tau = cal._corrected_rank(ALPHA, n, HIST_BINS, 2.0 / epsilon)
+            k, _, tau = laplace_corrected_rank(ALPHA, n, HIST_BINS, 2.0 / epsilon)
             infeasible = variant == "corrected" and k > n
             out[name] = (lambda s, g, v=variant: cal.laplace_histogram_quantile(s, ALPHA, epsilon, bins=HIST_BINS,
                                                                                 variant=v, rng=g),
@@ -356,7 +356,7 @@ def _releasers(n: int, epsilon: float, methods) -> dict:
                          float(k - 1 + tau) if variant == "corrected" else None)
         elif name in ("opendp_corrected", "opendp_raw"):
             level = name.split("_")[1]
-            a_level, rank = cal._opendp_level(ALPHA, n, epsilon, OPENDP_BINS, "replace-one")
+            a_level, rank = opendp_level(ALPHA, n, epsilon, OPENDP_BINS, "replace-one")
             infeasible = level == "corrected" and rank == 0
             out[name] = (lambda s, g, lv=level: cal.opendp_quantile(s, ALPHA, epsilon, bins=OPENDP_BINS, variant=lv,
                                                                     rng=g),

@@ -22,11 +22,11 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
 
 import numpy as np
 from tqdm import tqdm
 
+from ._timing import best_time
 from ..depth import halfspace_depth, integrated_dual_depth, integrated_dual_depth_gradient, random_directions
 from ..depth import spatial_depth
 from ..median import GaussianPrior, private_depth_median
@@ -35,15 +35,6 @@ DESCRIPTION = "seconds per query of each depth and per step of the private media
 
 KINDS = ("halfspace_exact", "halfspace_directions", "spatial", "idd", "smoothed_idd", "smoothed_idd_gradient",
          "private_median_candidates", "private_median_langevin")
-
-
-def _best_time(fn, repeats: int) -> float:
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def _work(kind: str, data: np.ndarray, args: argparse.Namespace, rng: np.random.Generator):
@@ -95,12 +86,12 @@ def _marginal(fn, kind: str, n: int, d: int, args: argparse.Namespace) -> dict:
     exceeds both ``--min-seconds`` and ``t(1)`` itself, or ``q`` reaches ``--max-units``; each
     time is the best of ``--repeats`` calls (two for calls slower than 5 s).
     """
-    t_one = _best_time(lambda: fn(1), args.repeats)
+    t_one = best_time(lambda: fn(1), args.repeats)
     repeats = args.repeats if t_one < 5.0 else min(args.repeats, 2)
     q = _initial_units(kind, n, d, args)
     limit = 16 if kind == "private_median_candidates" else args.max_units   # q multiplies the candidates
     while True:
-        t_many = _best_time(lambda: fn(q), repeats)
+        t_many = best_time(lambda: fn(q), repeats)
         if t_many - t_one >= max(args.min_seconds, t_one) or q >= limit:
             break
         q = min(4 * q, limit)

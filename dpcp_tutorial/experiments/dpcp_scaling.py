@@ -11,11 +11,11 @@ scores; the chapter plots the committed result.
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 from tqdm import tqdm
 
+from ._timing import best_time
 from ..quantile import private_quantile, quantile_edges
 
 DESCRIPTION = "time of the write-up's O(NM) loop vs the package's sort + searchsorted private quantile (chapter 8)"
@@ -36,15 +36,6 @@ def loop_quantile(scores, beta: float, epsilon: float, bins: int, rng) -> float:
     return float(edges[np.argmax(logits + rng.gumbel(size=edges.size))])
 
 
-def _best_time(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def add_arguments(parser) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="timing rounds (the best is kept)")
     parser.add_argument("--seed", type=int, default=20260605)
@@ -57,9 +48,9 @@ def run(args) -> dict:
     for n, m in tqdm(jobs, desc="dpcp_scaling", disable=getattr(args, "quiet", False)):
         scores = rng.uniform(size=n)
         row = {"n": n, "bins": m,
-               "package_seconds": _best_time(lambda: private_quantile(scores, 0.05, 1.0, bins=m, rng=rng),
+               "package_seconds": best_time(lambda: private_quantile(scores, 0.05, 1.0, bins=m, rng=rng),
                                              args.repeat)}
         if n * m <= MAX_LOOP_WORK:
-            row["loop_seconds"] = _best_time(lambda: loop_quantile(scores, 0.05, 1.0, m, rng), args.repeat)
+            row["loop_seconds"] = best_time(lambda: loop_quantile(scores, 0.05, 1.0, m, rng), args.repeat)
         results.append(row)
     return {"grid": GRID, "repeat": args.repeat, "seed": args.seed, "results": results}

@@ -89,7 +89,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ._peer_workers import HALFNORMAL_BOUND, LAWS, draw_scores, pipeline_dp_local
-from .dpcp_scaling import _best_time
+from ._timing import best_time
 
 DESCRIPTION = ("PipelineDP and Tumult Analytics private percentiles as conformal thresholds vs the tight "
                "private quantile (in memory and on Dask), N = 1e5..1e7, eps 0.3/1/3 (chapter 14)")
@@ -437,7 +437,7 @@ def _timing_block(args, bar) -> dict:
         for n in sizes:
             scores = draw_scores(law, n, [args.seed, 0, n, 10**6])
             ours_eps = ours_add_remove_epsilon(beta, n, eps, 1000)
-            t_memory = _best_time(lambda: private_quantile(scores, beta, ours_eps, rng=1), 5)
+            t_memory = best_time(lambda: private_quantile(scores, beta, ours_eps, rng=1), 5)
             import dask.array as da
 
             with warnings.catch_warnings():       # the in-memory scores travel once, in the graph
@@ -445,7 +445,7 @@ def _timing_block(args, bar) -> dict:
                 resident = client.persist(da.from_array(scores, chunks=10**6))
             equal = all(scale.private_quantile(resident, beta, ours_eps, rng=r, client=client)
                         == private_quantile(scores, beta, ours_eps, rng=r) for r in range(3))
-            t_dask = _best_time(lambda: scale.private_quantile(resident, beta, ours_eps, rng=1, client=client), 3)
+            t_dask = best_time(lambda: scale.private_quantile(resident, beta, ours_eps, rng=1, client=client), 3)
             del resident
             start_cpu, start = time.process_time(), time.perf_counter()
             q_local = pipeline_dp_local(scores, eps, 100.0 * (1.0 - beta))
@@ -471,7 +471,7 @@ def _ours_times(args, sizes) -> dict:
     for n in sizes:
         scores = draw_scores("uniform", n, [args.seed, 0, n, 10**6])
         eps = ours_add_remove_epsilon(args.beta, n, 1.0, 1000)
-        out[n] = _best_time(lambda: private_quantile(scores, args.beta, eps, rng=1), 5)
+        out[n] = best_time(lambda: private_quantile(scores, args.beta, eps, rng=1), 5)
     return out
 
 

@@ -159,7 +159,7 @@ def _other_tie_break(proba: np.ndarray, qhat: float, got: np.ndarray) -> bool:
 
 @checker(function="my_aps_sets", exercise="ex-01-code-aps", cases=_aps_cases,
          implements=("dpcp_tutorial.conformal.aps_prediction_set", "dpcp_tutorial.conformal.aps_score",
-                     "dpcp_tutorial.conformal._aps_all_scores"))
+                     "dpcp_tutorial._split_core.aps_all_scores"))
 def check_aps_prediction_set(ctx, case) -> None:
     """Check a reader's ``my_aps_sets(proba, qhat) -> bool array (n, K)`` of APS prediction sets (chapter 1).
 

@@ -99,7 +99,7 @@ def _probability_cases(rng: np.random.Generator) -> list[Case]:
 
 
 @checker(function="probabilities", exercise="ex-03-stable", cases=_probability_cases,
-         implements=("dpcp_tutorial.mechanisms.exponential_mechanism_probabilities", "dpcp_tutorial.mechanisms._normalise",
+         implements=("dpcp_tutorial.mechanisms.exponential_mechanism_probabilities", "dpcp_tutorial._mechanism_core.normalise",
                      "dpcp_tutorial.mechanisms.exponential_mechanism"))
 def check_stable_probabilities(ctx, case) -> None:
     """Check a reader's ``probabilities(losses, epsilon, sensitivity) -> probabilities`` (chapter 3).

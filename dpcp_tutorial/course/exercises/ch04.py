@@ -432,7 +432,7 @@ def _interval_data(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.
                      "dpcp_tutorial.quantile._algorithm1_logits", "dpcp_tutorial.mechanisms.gumbel_max_sample",
                      "dpcp_tutorial.mechanisms.exponential_mechanism",
                      "dpcp_tutorial.mechanisms.exponential_mechanism_probabilities",
-                     "dpcp_tutorial.mechanisms._normalise", "dpcp_tutorial._counts.edge_histogram",
+                     "dpcp_tutorial._mechanism_core.normalise", "dpcp_tutorial._counts.edge_histogram",
                      "dpcp_tutorial._counts.below_above", "dpcp_tutorial.quantile.quantile_edges",
                      "dpcp_tutorial.private_split.PrivateSplitConformalRegressor",
                      "dpcp_tutorial.private_split.PrivateSplitConformalClassifier",
