@@ -127,11 +127,11 @@ def test_dpcp_quantile_is_algorithm1_at_alpha1():
 
 
 class _ReplaceOneTrainer(DPRidgeRegression):
-    neighbouring = "replace-one"
+    relation = "replace-one"
 
 
 def test_trainer_contract_refusals():
-    with pytest.raises(ValueError, match="neighbouring=None.*add/remove"):
+    with pytest.raises(ValueError, match="relation=None.*add/remove"):
         check_dp_trainer(LinearRegression())
     with pytest.raises(ValueError, match="add/remove"):
         check_dp_trainer(_ReplaceOneTrainer(x_bound=1.0, y_bound=1.0))
