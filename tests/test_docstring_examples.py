@@ -35,7 +35,6 @@ NOT_YET_COVERED = {
     "mondrian",
     "private_split",
     "scale",
-    "training",
     "unbounded",
     "localize",
 }
@@ -44,13 +43,23 @@ NOT_YET_COVERED = {
 NOT_YET_COVERED_PACKAGES = ("exercises", "grading", "experiments")
 
 _SKIP_MODULES = {"_counts", "_validation"}  # private modules: nothing public lives there
+_LIBRARY_PACKAGES = ("training",)  # library packages: their public modules are covered too
 
 
 def _library_modules() -> list[str]:
+    """The library's modules, a library package's own modules included (``training``, ``training.ridge`` ...)."""
     import pkgutil
 
-    return sorted(m.name for m in pkgutil.iter_modules(dpcp_tutorial.__path__)
-                  if not m.ispkg and m.name not in _SKIP_MODULES)
+    names = []
+    for module in pkgutil.iter_modules(dpcp_tutorial.__path__):
+        if module.name in _SKIP_MODULES or (module.ispkg and module.name not in _LIBRARY_PACKAGES):
+            continue
+        names.append(module.name)
+        if module.ispkg:
+            package = importlib.import_module(f"dpcp_tutorial.{module.name}")
+            names += [f"{module.name}.{sub.name}" for sub in pkgutil.iter_modules(package.__path__)
+                      if not sub.name.startswith("_")]
+    return sorted(names)
 
 
 def _public_objects() -> dict[str, tuple[str, object]]:

@@ -106,7 +106,8 @@ def dp_sgd_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, de
         Number of noisy steps :math:`T`.
     delta : float
         Target :math:`\\delta \\in (0, 1)`.
-    accountant : {"rdp", "pld"}
+    accountant : {"rdp", "pld"}, default="rdp"
+        Rényi DP (fast) or privacy loss distributions (tighter, slower).
 
     Returns
     -------
@@ -117,6 +118,13 @@ def dp_sgd_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, de
     ------
     ImportError
         If ``dp_accounting`` is not installed (``pip install dp-accounting``).
+
+    Examples
+    --------
+    Batches of 5% of the records, 200 steps, noise multiplier 2:
+
+    >>> round(dp_sgd_epsilon(2.0, sampling_rate=0.05, steps=200, delta=1e-6), 2)
+    1.95
     """
     noise_multiplier, sampling_rate, steps, delta = _check_sgd_privacy(noise_multiplier, sampling_rate, steps, delta)
     accountant = _check_accountant(accountant)
@@ -159,9 +167,12 @@ def dp_sgd_noise_multiplier(target_epsilon: float, sampling_rate: float, steps: 
     Parameters
     ----------
     target_epsilon : float
-    sampling_rate, steps, delta, accountant
+        The budget :math:`\\varepsilon^* > 0` to meet.
+    sampling_rate, steps, delta
         As in :func:`dp_sgd_epsilon`.
-    rtol : float
+    accountant : {"rdp", "pld"}, default="rdp"
+        As in :func:`dp_sgd_epsilon`.
+    rtol : float, default=0.001
         Relative width of the final bracket, in :math:`[10^{-9}, 1)` (a public
         tolerance: narrower brackets than :math:`10^{-9}` are below the
         accountant's own precision and would only cost time).
@@ -169,6 +180,14 @@ def dp_sgd_noise_multiplier(target_epsilon: float, sampling_rate: float, steps: 
     Returns
     -------
     float
+
+    Examples
+    --------
+    Ten full-batch steps (``sampling_rate=1``) within epsilon = 2:
+
+    >>> sigma = dp_sgd_noise_multiplier(2.0, sampling_rate=1.0, steps=10, delta=1e-6, rtol=0.01)
+    >>> round(sigma, 1), dp_sgd_epsilon(sigma, 1.0, 10, 1e-6) <= 2.0
+    (7.6, True)
     """
     target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
     rtol = check_scalar(rtol, "rtol", low=_MIN_RTOL, high=1.0, low_inclusive=True,
@@ -335,31 +354,33 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
 """ + _SGD_DOC + """
     Parameters
     ----------
-    noise_multiplier : float
+    noise_multiplier : float, default=1.0
         :math:`\\sigma \\ge 0`.
-    clip_norm : float
+    clip_norm : float, default=1.0
         Per-example gradient norm bound :math:`C`.
-    sampling_rate : float
+    sampling_rate : float, default=0.01
         Poisson sampling probability :math:`q \\in (0, 1]`.
-    steps : int
+    steps : int, default=1000
         Number of steps :math:`T`.
-    learning_rate : float
+    learning_rate : float, default=0.2
         :math:`\\eta`.
-    delta : float
+    delta : float, default=1e-06
         Target :math:`\\delta \\in (0, 1)` for ``epsilon_``.
-    l2 : float
+    l2 : float, default=0.0
         Ridge coefficient :math:`\\lambda \\ge 0` added to the averaged gradient.
     x_bound, y_bound : float
         **Required** public bounds: rows are clipped to norm ``x_bound`` and labels to
         ``[-y_bound, y_bound]``; predictions are clipped to ``[-y_bound, y_bound]``.
-    fit_intercept : bool
-    rng : None, int or numpy.random.Generator
-        Source of the sampling and the noise; a known seed makes the release
-        reproducible by anyone (not private): use ``rng=None`` for a real release.
-    expected_batch_size : float or None
+    fit_intercept : bool, default=True
+        Append a constant column of ones.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the sampling and the noise; ``None`` for a real release
+        (:term:`Seed`).
+    expected_batch_size : float or None, default=None
         Public divisor :math:`b`; ``None`` uses ``sampling_rate * n`` (see above).
-    accountant : {"rdp", "pld"}
-    epsilon : float or None
+    accountant : {"rdp", "pld"}, default="rdp"
+        The accountant of :func:`dp_sgd_epsilon`.
+    epsilon : float or None, default=None
         Target budget; if given, ``noise_multiplier_`` is calibrated to it.
 
     Attributes
@@ -382,6 +403,16 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
     feature_names_in_ : ndarray
         The column names when fitted on a DataFrame with string column names;
         a later frame is matched by name (reordered columns are read by name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-0.5, 0.5, size=(2000, 2)); y = X @ [1.0, -1.0]
+    >>> model = DPSGDRegressor(noise_multiplier=2.0, sampling_rate=0.05, steps=200, learning_rate=0.5,
+    ...                        x_bound=1.0, y_bound=1.0, expected_batch_size=100.0, rng=1).fit(X, y)
+    >>> np.round(model.coef_, 1), round(model.epsilon_, 2)
+    (array([ 1., -1.]), 1.95)
 """
 
     def __init__(self, noise_multiplier: float = 1.0, clip_norm: float = 1.0, sampling_rate: float = 0.01,
@@ -428,15 +459,34 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
 """ + _SGD_DOC + """
     Parameters
     ----------
-    noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, delta, l2, x_bound, fit_intercept, rng
-        As in :class:`DPSGDRegressor` (``x_bound`` is required; a known seed
-        makes the released model reproducible by anyone who knows it, hence
-        not private: use ``rng=None`` for a real release).
-    expected_batch_size : float or None
-    accountant : {"rdp", "pld"}
-    epsilon : float or None
-        Target budget (calibrates ``noise_multiplier_``).
-    classes : array-like
+    noise_multiplier : float, default=1.0
+        :math:`\\sigma \\ge 0`.
+    clip_norm : float, default=1.0
+        Per-example gradient norm bound :math:`C`.
+    sampling_rate : float, default=0.01
+        Poisson sampling probability :math:`q \\in (0, 1]`.
+    steps : int, default=1000
+        Number of steps :math:`T`.
+    learning_rate : float, default=0.5
+        :math:`\\eta`.
+    delta : float, default=1e-06
+        Target :math:`\\delta \\in (0, 1)` for ``epsilon_``.
+    l2 : float, default=0.0
+        Ridge coefficient :math:`\\lambda \\ge 0` added to the averaged gradient.
+    x_bound : float
+        **Required** public bound: rows are clipped to norm ``x_bound``.
+    fit_intercept : bool, default=True
+        Append a constant column of ones.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the sampling and the noise; ``None`` for a real release
+        (:term:`Seed`).
+    expected_batch_size : float or None, default=None
+        Public divisor :math:`b`; ``None`` uses ``sampling_rate * n`` (see above).
+    accountant : {"rdp", "pld"}, default="rdp"
+        The accountant of :func:`dp_sgd_epsilon`.
+    epsilon : float or None, default=None
+        Target budget; if given, ``noise_multiplier_`` is calibrated to it.
+    classes : array-like, default=None
         The public label set, **required** by :meth:`fit` (as in
         :class:`DPLogisticRegression`).
 
@@ -454,6 +504,19 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _DPSGDBase):
     feature_names_in_ : ndarray
         The column names when fitted on a DataFrame with string column names;
         a later frame is matched by name (reordered columns are read by name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-0.5, 0.5, size=(2000, 2))
+    >>> y = (X @ [4.0, -4.0] + rng.logistic(size=2000) > 0).astype(int)
+    >>> model = DPSGDClassifier(noise_multiplier=2.0, sampling_rate=0.05, steps=200, x_bound=1.0,
+    ...                         expected_batch_size=100.0, classes=[0, 1], rng=1).fit(X, y)
+    >>> model.predict([[0.4, -0.4], [-0.4, 0.4]])
+    array([1, 0])
+    >>> round(model.score(X, y), 2)
+    0.76
 """
 
     def __init__(self, noise_multiplier: float = 1.0, clip_norm: float = 1.0, sampling_rate: float = 0.01,
@@ -501,20 +564,51 @@ class DPSGDQuantileRegressor(RegressorMixin, _DPSGDBase):
 """ + _SGD_DOC + """
     Parameters
     ----------
-    quantile : float
+    quantile : float, default=0.9
         The level :math:`\\tau \\in (0, 1)`.
-    noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, delta, l2 : see DPSGDRegressor
-        As in :class:`~dpcp_tutorial.DPSGDRegressor`.
-    x_bound, fit_intercept, rng, expected_batch_size, accountant, epsilon : see DPSGDRegressor
-        As in :class:`~dpcp_tutorial.DPSGDRegressor` (``x_bound`` is required;
-        ``rng``: a known seed makes the released model reproducible by anyone
-        who knows it, hence not private; use ``rng=None`` for a real release).
+    noise_multiplier : float, default=1.0
+        :math:`\\sigma \\ge 0`.
+    clip_norm : float, default=1.0
+        Per-example gradient norm bound :math:`C`.
+    sampling_rate : float, default=0.05
+        Poisson sampling probability :math:`q \\in (0, 1]`.
+    steps : int, default=300
+        Number of steps :math:`T`.
+    learning_rate : float, default=20.0
+        :math:`\\eta`.
+    delta : float, default=1e-06
+        Target :math:`\\delta \\in (0, 1)` for ``epsilon_``.
+    l2 : float, default=0.0
+        Ridge coefficient :math:`\\lambda \\ge 0` added to the averaged gradient.
+    x_bound : float
+        **Required** public bound: rows are clipped to norm ``x_bound``.
+    fit_intercept : bool, default=True
+        Append a constant column of ones.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the sampling and the noise; ``None`` for a real release
+        (:term:`Seed`).
+    expected_batch_size : float or None, default=None
+        Public divisor :math:`b`; ``None`` uses ``sampling_rate * n`` (see above).
+    accountant : {"rdp", "pld"}, default="rdp"
+        The accountant of :func:`dp_sgd_epsilon`.
+    epsilon : float or None, default=None
+        Target budget; if given, ``noise_multiplier_`` is calibrated to it.
 
     Attributes
     ----------
     coef_, intercept_, epsilon_, privacy_, noise_multiplier_, expected_batch_size_, n_features_in_
         As in :class:`~dpcp_tutorial.DPSGDRegressor`; ``privacy_`` is a
         :class:`~dpcp_tutorial.PrivacyAccount`, ``(epsilon_, delta)`` under add/remove.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-0.5, 0.5, size=(2000, 2)); y = X @ [1.0, -1.0] + 0.1 * rng.normal(size=2000)
+    >>> model = DPSGDQuantileRegressor(quantile=0.9, noise_multiplier=2.0, steps=200, learning_rate=1.0,
+    ...                                x_bound=1.0, expected_batch_size=100.0, rng=1).fit(X, y)
+    >>> np.round(model.coef_, 1), round(model.intercept_, 1)
+    (array([ 1., -1.]), 0.2)
 """
 
     def __init__(self, quantile: float = 0.9, noise_multiplier: float = 1.0, clip_norm: float = 1.0,

@@ -75,9 +75,30 @@ def output_perturbation_sensitivity(x_bound: float, l2: float, fit_intercept: bo
     textbook replace-one bound :math:`2/(n\\Lambda)` of Chaudhuri et al. (2011)
     is this with :math:`\\lambda = n\\Lambda` and :math:`B = 1`: it needs :math:`n` public.
 
+    Parameters
+    ----------
+    x_bound : float
+        Public bound on the feature-row norm.
+    l2 : float
+        The fixed ridge penalty :math:`\\lambda > 0` of the sum-form objective.
+    fit_intercept : bool, default=True
+        Whether a column of ones is appended (:math:`B = \\sqrt{x_{\\max}^2 + 1}`).
+    n_classes : int, default=2
+        Number of classes :math:`K` (softmax loss for :math:`K \\ge 3`).
+    relation : {"add/remove", "replace-one"}, default="add/remove"
+        The neighbour relation (the old keyword ``neighbouring=`` still works,
+        with a FutureWarning).
+
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> round(output_perturbation_sensitivity(1.0, l2=10.0), 4)     # sqrt(2) / 10
+    0.1414
+    >>> round(output_perturbation_sensitivity(1.0, l2=10.0, n_classes=3), 4)
+    0.2
     """
     x_bound, _ = check_bounds(x_bound)
     l2 = check_scalar(l2, "l2", low=0.0, hint="output perturbation needs a positive ridge penalty")
@@ -273,9 +294,11 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator
 
     Parameters
     ----------
-    epsilon, delta : float
-        Privacy parameters (``delta=0`` gives pure DP with L2-Laplace noise).
-    l2 : float
+    epsilon : float, default=1.0
+        Privacy budget, positive.
+    delta : float, default=1e-06
+        In [0, 1); ``delta=0`` gives pure DP with L2-Laplace noise.
+    l2 : float, default=1.0
         Fixed public ridge penalty :math:`\\lambda > 0` of the sum-form objective
         (intercept included). Larger values mean less noise (:math:`\\propto 1/\\lambda`)
         and more shrinkage; a value of order :math:`\\Lambda n_0` for a planned,
@@ -283,11 +306,11 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator
     x_bound : float
         **Required** public bound on the feature-row norm (rows are clipped in fit and predict;
         the intercept column raises the row bound to :math:`\\sqrt{x_{\\max}^2+1}`).
-    fit_intercept : bool
-    rng : None, int or numpy.random.Generator
-        Source of the noise; a known seed makes the release reproducible by
-        anyone (not private): use ``rng=None`` for a real release.
-    classes : array-like
+    fit_intercept : bool, default=True
+        Append a constant column of ones (penalised like the other coefficients).
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise; ``None`` for a real release (:term:`Seed`).
+    classes : array-like, default=None
         The public label set, **required** by :meth:`fit` (e.g. ``[0, 1]``):
         reading it from ``y`` would make the release depend on which classes
         occur (removing the only record of a class would change the model or
@@ -311,6 +334,18 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator
     feature_names_in_ : ndarray
         The column names when fitted on a DataFrame with string column names;
         a later frame is matched by name (reordered columns are read by name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-0.5, 0.5, size=(2000, 2))
+    >>> y = (X @ [4.0, -4.0] + rng.logistic(size=2000) > 0).astype(int)
+    >>> model = DPLogisticRegression(epsilon=1.0, l2=50.0, x_bound=1.0, classes=[0, 1], rng=1).fit(X, y)
+    >>> np.round(model.coef_, 1)
+    array([[ 1.4, -1.2]])
+    >>> round(model.score(X, y), 2)
+    0.76
     """
 
     relation = "add/remove"

@@ -49,20 +49,19 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    epsilon : float
+    epsilon : float, default=1.0
         Privacy budget.
-    delta : float
+    delta : float, default=0.0
         Accepted for the trainer contract; the mechanism is pure DP.
-    n_bins : int
+    n_bins : int, default=20
         Number of bins.
     low, high : float
         **Required** public range of the feature (values outside are clipped
         to it), from the feature's units and documented range.
     y_bound : float
         **Required** public clipping bound :math:`C` of the response.
-    rng : None, int or numpy.random.Generator
-        Source of the noise; a known seed makes the release reproducible by
-        anyone (not private): use ``rng=None`` for a real release.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise; ``None`` for a real release (:term:`Seed`).
 
     Attributes
     ----------
@@ -73,6 +72,15 @@ class DPRegressogram(RegressorMixin, BaseEstimator):
         under replace-one (a replaced record can move one unit of count and
         :math:`C` of sum out of one bin and into another). ``epsilon`` is the
         total of what ``fit`` computes (:mod:`dpcp_tutorial.accounting`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0.0, 1.0, size=(5000, 1)); y = 2.0 * X[:, 0]
+    >>> model = DPRegressogram(epsilon=1.0, n_bins=4, low=0.0, high=1.0, y_bound=2.0, rng=1).fit(X, y)
+    >>> np.round(model.predict([[0.1], [0.6], [0.9]]), 2)   # bin means 0.25, 1.25, 1.75
+    array([0.25, 1.24, 1.75])
     """
 
     relation = "add/remove"

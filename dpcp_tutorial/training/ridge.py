@@ -72,14 +72,22 @@ def ssp_sensitivity(x_bound: float, y_bound: float, fit_intercept: bool = True,
     ----------
     x_bound, y_bound : float
         Public bounds on the feature-row norm and the label magnitude.
-    fit_intercept : bool
+    fit_intercept : bool, default=True
         Whether a column of ones is appended.
-    relation : {"add/remove", "replace-one"}
-        The neighbour relation.
+    relation : {"add/remove", "replace-one"}, default="add/remove"
+        The neighbour relation (the old keyword ``neighbouring=`` still works,
+        with a FutureWarning).
 
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> round(ssp_sensitivity(1.0, 2.0), 4)            # B = sqrt(2): sqrt(2) * sqrt(2 + 4)
+    3.4641
+    >>> round(ssp_sensitivity(1.0, 2.0, relation="replace-one"), 4)
+    6.9282
     """
     x_bound, y_bound = check_bounds(x_bound, y_bound)
     b = row_bound(x_bound, check_bool(fit_intercept, "fit_intercept"))
@@ -137,16 +145,16 @@ def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 
     ----------
     X : array-like of shape (n, d)
     y : array-like of shape (n,)
-    epsilon, delta : float
-        Privacy parameters, :math:`\\varepsilon > 0`, :math:`0 \\le \\delta < 1`.
+    epsilon : float, default=1.0
+        Privacy parameter :math:`\\varepsilon > 0`.
+    delta : float, default=1e-06
+        Privacy parameter :math:`0 \\le \\delta < 1` (0: the L2-Laplace mechanism).
     x_bound, y_bound : float
         Public clipping bounds, **required** (see :class:`DPRidgeRegression`).
-    fit_intercept : bool
+    fit_intercept : bool, default=True
         Append a column of ones (it is the last coordinate).
-    rng : None, int or numpy.random.Generator
-        Source of the noise. A known seed makes the release reproducible by
-        anyone who knows it, hence not private: use ``rng=None`` (fresh OS
-        entropy) for a real release.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the noise; ``None`` for a real release (:term:`Seed`).
 
     Returns
     -------
@@ -157,6 +165,16 @@ def private_sufficient_statistics(X, y, *, epsilon: float = 1.0, delta: float = 
     noise_scale : float
         The Gaussian std (or L2-Laplace scale) :math:`s` that was used.
     mechanism : {"gaussian", "l2-laplace"}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-0.5, 0.5, size=(1000, 2)); y = X @ [1.0, -1.0]
+    >>> gram, moment, scale, mechanism = private_sufficient_statistics(
+    ...     X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=1)
+    >>> gram.shape, moment.shape, mechanism, round(scale, 2)
+    ((3, 3), (3,), 'gaussian', 10.35)
     """
     require_bounds("private_sufficient_statistics", x_bound, y_bound, needs_y=True)
     X = check_2d(X, "X")
@@ -199,11 +217,11 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    epsilon : float
+    epsilon : float, default=1.0
         Privacy budget, positive.
-    delta : float
+    delta : float, default=1e-06
         In [0, 1). ``delta=0`` switches to the L2-Laplace mechanism (pure DP).
-    l2 : float
+    l2 : float, default=1.0
         Ridge penalty :math:`\\lambda > 0` of the *sum*-form objective
         :math:`\\|y - X\\theta\\|^2 + \\lambda\\|\\theta\\|^2` (intercept included). It must be a
         public constant; it is not rescaled by :math:`n`.
@@ -216,12 +234,10 @@ class DPRidgeRegression(RegressorMixin, BaseEstimator):
         fitting, and predictions are clipped to the same interval (the
         projection onto the label range never increases the squared error to a
         label inside the range).
-    fit_intercept : bool
+    fit_intercept : bool, default=True
         Append a constant column of ones (penalised like the other coefficients).
-    rng : None, int or numpy.random.Generator
-        Source of the privacy noise. A known seed makes the release
-        reproducible by anyone who knows it, hence not private: use
-        ``rng=None`` (fresh OS entropy) for a real release.
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the privacy noise; ``None`` for a real release (:term:`Seed`).
 
     Attributes
     ----------
