@@ -774,13 +774,50 @@ def test_logistic_solver_falls_back_to_the_full_hessian_on_an_unrepresentative_s
     assert np.linalg.norm(grad) <= tol
 
 
-def test_fit_clip_factors_above_one_block_clip_like_the_numpy_norms(monkeypatch):
-    """Above one block the fit's clip factors come from one einsum pass: within rounding of numpy's norms."""
+def test_fit_clip_factors_clip_like_the_numpy_norms():
+    """The fit's clip factors come from one einsum pass: within rounding of numpy's norms, and exactly 1 for
+    the rows inside the bound."""
     from dpcp_tutorial.training._common import fit_clip_factors
 
     rng = np.random.default_rng(9)
     X = rng.normal(size=(3000, 5)) * rng.exponential(size=(3000, 1))
-    expected = np.minimum(1.0, 1.5 / np.linalg.norm(X, axis=1))
-    assert np.array_equal(fit_clip_factors(X, 1.5), expected)          # one block: numpy's arithmetic
-    monkeypatch.setattr("dpcp_tutorial.training._common.BLOCK_BYTES", 1)
-    np.testing.assert_allclose(fit_clip_factors(X, 1.5), expected, rtol=1e-15)
+    norms = np.linalg.norm(X, axis=1)
+    expected = np.minimum(1.0, 1.5 / norms)
+    factors = fit_clip_factors(X, 1.5)
+    np.testing.assert_allclose(factors, expected, rtol=1e-15)
+    inside = norms < 1.5 * (1 - 1e-12)
+    assert inside.any() and np.all(factors[inside] == 1.0)
+
+
+def test_logistic_design_without_clipped_rows_skips_the_factors_exactly():
+    """When no row is clipped the design uses the rows as they are: the same minimiser, bit for bit, as with
+    explicit clip factors of 1."""
+    from dpcp_tutorial.training.logistic import _ClippedDesign
+
+    X, y = _classification_data(n=600, d=4, seed=5)
+    design = _ClippedDesign.clipped(X, 100.0, True)
+    assert design.factors is None
+    ones = _ClippedDesign(X, np.ones(len(X)), True)
+    Y = one_hot(y, 2)
+    assert np.array_equal(_minimise_logistic(design, Y, 2.0, grad_tol=1e-8),
+                          _minimise_logistic(ones, Y, 2.0, grad_tol=1e-8))
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_logistic_loss_and_probabilities_share_one_exponential(k):
+    """The solver's loss and probabilities equal the textbook formulas (logaddexp / logsumexp, expit /
+    softmax) to rounding, for logits of every size."""
+    from scipy.special import expit, logsumexp, softmax
+
+    from dpcp_tutorial.training.logistic import _loss_and_probabilities
+
+    rng = np.random.default_rng(6)
+    Z = rng.normal(size=(500, k)) * np.array([0.1, 5.0, 800.0]).repeat([200, 200, 100])[:, None]
+    Y = one_hot(rng.integers(0, max(k, 2), size=500), max(k, 2))
+    loss, P = _loss_and_probabilities(Z, Y)
+    if k == 1:
+        expected_loss, expected_P = np.sum(np.logaddexp(0.0, Z)) - np.vdot(Y, Z), expit(Z)
+    else:
+        expected_loss, expected_P = np.sum(logsumexp(Z, axis=1)) - np.vdot(Y, Z), softmax(Z, axis=1)
+    assert loss == pytest.approx(expected_loss, rel=1e-12)
+    np.testing.assert_allclose(P, expected_P, rtol=1e-13, atol=1e-300)

@@ -65,14 +65,12 @@ def row_norms(X: np.ndarray) -> np.ndarray:
 def fit_clip_factors(X: np.ndarray, bound: float) -> np.ndarray:
     """Clip factors of the rows of the data a model is fitted on.
 
-    Up to one block (:data:`BLOCK_BYTES`) they are those of :func:`row_norms`
-    (the arithmetic of :func:`clipped_design`); above, the squared norms are summed by
-    one :func:`numpy.einsum` pass (no temporary, four times faster than the
-    blocked squares). The two differ at most in the last bits of a clipped row's
-    factor.
+    The squared norms are summed by one :func:`numpy.einsum` pass: no
+    temporary, and many times faster than the row reduction of
+    :func:`row_norms`. The factors differ from those of :func:`row_norms` (the
+    arithmetic of :func:`clipped_design` and of prediction) at most in the last
+    bits of a clipped row's factor.
     """
-    if X.size * 8 <= BLOCK_BYTES:
-        return clip_factors(row_norms(X), bound)
     return clip_factors(np.sqrt(np.einsum("ij,ij->i", X, X)), bound)
 
 

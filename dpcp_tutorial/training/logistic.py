@@ -35,7 +35,6 @@ from ._common import (
     fit_clip_factors,
     fit_features,
     one_hot,
-    probabilities,
     require_bounds,
     row_bound,
     trainer_privacy_account,
@@ -109,11 +108,16 @@ def output_perturbation_sensitivity(x_bound: float, l2: float, fit_intercept: bo
     return (c + 2.0 * _SOLVER_SLACK) * row_bound(x_bound, check_bool(fit_intercept, "fit_intercept")) / l2
 
 
-def _logistic_loss(Z: np.ndarray, Y: np.ndarray) -> float:
-    """:math:`\\sum_i \\ell` from the logits ``Z`` (n, K): logistic loss for one column, softmax loss for several."""
+def _loss_and_probabilities(Z: np.ndarray, Y: np.ndarray) -> tuple[float, np.ndarray]:
+    """:math:`\\sum_i \\ell` and the class probabilities from the logits ``Z`` (n, K), sharing one exponential:
+    logistic loss and sigmoid for one column, softmax loss and softmax for several."""
     if Z.shape[1] == 1:          # log(1 + e^z) = max(z, 0) + log1p(e^{-|z|}): a third of logaddexp's time
-        return float(np.sum(np.log1p(np.exp(-np.abs(Z)))) + np.sum(np.maximum(Z, 0.0)) - np.vdot(Y, Z))
-    return float(np.sum(logsumexp(Z, axis=1)) - np.vdot(Y, Z))
+        e = np.exp(-np.abs(Z))
+        loss = float(np.sum(np.log1p(e)) + np.sum(np.maximum(Z, 0.0)) - np.vdot(Y, Z))
+        q = 1.0 / (1.0 + e)                                   # sigmoid(|z|); sigmoid(z) = e^{-|z|} q for z < 0
+        return loss, np.where(Z >= 0.0, q, e * q)
+    lse = logsumexp(Z, axis=1, keepdims=True)
+    return float(np.sum(lse) - np.vdot(Y, Z)), np.exp(Z - lse)
 
 
 class _ClippedDesign:
@@ -130,8 +134,13 @@ class _ClippedDesign:
 
     @classmethod
     def clipped(cls, X: np.ndarray, x_bound: float, fit_intercept: bool) -> _ClippedDesign:
-        """The design of :func:`clipped_design` (rows clipped to ``x_bound``, then the column of ones)."""
-        return cls(X, fit_clip_factors(X, x_bound), fit_intercept)
+        """The design of :func:`clipped_design` (rows clipped to ``x_bound``, then the column of ones).
+
+        When no row is clipped (every factor is 1) the rows are used as they
+        are: a product with factors of 1 is exact, so only the work changes.
+        """
+        factors = fit_clip_factors(X, x_bound)
+        return cls(X, None if np.all(factors == 1.0) else factors, fit_intercept)
 
     def rows(self, stride: int) -> _ClippedDesign:
         """Every ``stride``-th row of the design (a view of the data, no copy)."""
@@ -204,9 +213,14 @@ def _logistic_hessian(design, P: np.ndarray, l2: float) -> np.ndarray:
     return hessian
 
 
-_HESSIAN_ROWS = 1 << 16
+_HESSIAN_ROWS = 1 << 12
 """On more than twice this many rows the logistic solver's Newton systems use the Hessian of every
-``n // _HESSIAN_ROWS``-th row (scaled to all rows) instead of the full one; see :func:`_minimise_logistic`."""
+``s``-th row, :math:`s = \\min(16, \\lfloor n / 2^{12} \\rfloor)` (scaled to all rows), instead of the full
+one; see :func:`_minimise_logistic`."""
+
+_HESSIAN_STRIDE = 16
+"""The largest stride of the subsampled Hessian: it costs at most a sixteenth of the full one, and its
+:math:`n/16` rows keep the Newton steps close to the exact ones, so that few steps are needed."""
 
 
 def _minimise_logistic(Xa, Y: np.ndarray, l2: float, grad_tol: float, max_iter: int = 200) -> np.ndarray:
@@ -218,13 +232,13 @@ def _minimise_logistic(Xa, Y: np.ndarray, l2: float, grad_tol: float, max_iter: 
     system and backtracks (halving) until the Armijo condition holds. The logits
     of a trial point :math:`\\theta - t\\,s` are :math:`Z - t\\,(X s)`, so a step
     costs two products with :math:`X` (the direction :math:`X s` and the gradient
-    :math:`X^\\top(P - Y)`) and the Hessian; the accepted trial's logits are the
-    next step's. Stops when :math:`\\|\\nabla J\\| \\le` ``grad_tol``; by
+    :math:`X^\\top(P - Y)`) and the Hessian; the accepted trial's logits and
+    probabilities (computed with its loss, one exponential) are the next step's. Stops when :math:`\\|\\nabla J\\| \\le` ``grad_tol``; by
     :math:`\\lambda`-strong convexity the iterate is then within ``grad_tol / l2``
     of the exact minimiser.
 
-    On :math:`n > 2\\cdot 2^{16}` rows the Newton systems use the Hessian of every
-    :math:`s`-th row, :math:`s = \\lfloor n/2^{16} \\rfloor`, scaled by :math:`n/m`
+    On :math:`n > 2\\cdot 2^{12}` rows the Newton systems use the Hessian of every
+    :math:`s`-th row, :math:`s = \\min(16, \\lfloor n/2^{12} \\rfloor)`, scaled by :math:`n/m`
     (:math:`m` rows used) plus :math:`\\lambda I`: positive definite, so each step is
     still a descent direction and the Armijo search ends, and close to the
     Hessian, so each step shrinks the gradient by a large factor (about
@@ -237,13 +251,12 @@ def _minimise_logistic(Xa, Y: np.ndarray, l2: float, grad_tol: float, max_iter: 
     """
     design = Xa if isinstance(Xa, _ClippedDesign) else _ClippedDesign(Xa)
     k, p, n = Y.shape[1], design.p, Y.shape[0]
-    stride = n // _HESSIAN_ROWS if n > 2 * _HESSIAN_ROWS else 1
+    stride = min(_HESSIAN_STRIDE, n // _HESSIAN_ROWS) if n > 2 * _HESSIAN_ROWS else 1
     theta = np.zeros((k, p))
     Z = np.zeros((n, k))                                            # the logits X theta at theta = 0
-    f0 = _logistic_loss(Z, Y)
+    f0, P = _loss_and_probabilities(Z, Y)
     previous, stalls = np.inf, 0
     for _ in range(max_iter):
-        P = probabilities(Z)
         grad = design.gradient(P - Y) + l2 * theta
         norm = np.linalg.norm(grad)
         if norm <= grad_tol:
@@ -264,11 +277,12 @@ def _minimise_logistic(Xa, Y: np.ndarray, l2: float, grad_tol: float, max_iter: 
         direction = design.logits(step)
         while True:
             trial, Z_trial = theta - t * step, Z - t * direction
-            f = _logistic_loss(Z_trial, Y) + 0.5 * l2 * float(np.sum(trial**2))
+            loss, P_trial = _loss_and_probabilities(Z_trial, Y)
+            f = loss + 0.5 * l2 * float(np.sum(trial**2))
             if f <= f0 - 1e-4 * t * slope + slack or t <= 1e-12:
                 break
             t *= 0.5
-        theta, Z, f0, previous = trial, Z_trial, f, norm
+        theta, Z, P, f0, previous = trial, Z_trial, P_trial, f, norm
     raise RuntimeError(f"the logistic solver did not certify its minimiser (gradient norm <= {grad_tol:.3g}) in "
                        f"{max_iter} Newton steps; increase l2 or reduce the number of features")
 
