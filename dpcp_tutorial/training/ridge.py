@@ -102,7 +102,7 @@ def _sufficient_statistics(Xa: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, n
 
 def _clipped_statistics(X: np.ndarray, y: np.ndarray, x_bound: float,
                         fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_sufficient_statistics` of ``clipped_design(X, x_bound, fit_intercept)`` without building the whole design.
+    """:func:`_sufficient_statistics` of ``clipped_design(X, x_bound, fit_intercept)``, the design never built.
 
     The design is built block by block (:func:`rows_per_block`) in one reused
     buffer and each block's :math:`X_a^\\top X_a` (a symmetric rank update) and
