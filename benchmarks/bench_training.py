@@ -150,17 +150,27 @@ def _show(value: dict) -> str:
     return " ".join(f"{k.replace('_', '-')} {v:.4f}" for k, v in value.items())
 
 
+def _blas_threads() -> int | None:
+    """Threads of the BLAS the timings ran with (``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``: one)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - scikit-learn depends on threadpoolctl
+        return None
+    return max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=None)
+
+
 def main(save: bool = False, options: list[str] = ()) -> None:
     sizes, rounds = _parse(list(options))
     rows = [row for n in sizes for row in _measure(n, rounds)]
-    print(f"fit time, best of {rounds} interleaved rounds; quality on {N_TEST} held-out rows "
+    print(f"fit time, best of {rounds} interleaved rounds ({_blas_threads()} BLAS threads); quality on {N_TEST} "
+          "held-out rows "
           f"(DP at epsilon = {EPSILON:g}, delta = {DELTA:g}; l2 = {PENALTY:g} n on both sides)")
     print_table(["model", "n", "ours s", "sklearn s", "ours/sklearn", "goal", "ours", "sklearn", "counterpart"],
                 [[r["model"], f"{r['n']:.0e}", f"{r['ours_s']:.3f}", f"{r['sklearn_s']:.3f}", f"{r['ratio']:.2f}",
                   "-" if r["goal"] is None else f"<= {r['goal']:g}", _show(r["ours_quality"]),
                   _show(r["sklearn_quality"]), r["sklearn"]] for r in rows])
     payload = {"meta": {"command": "python -m benchmarks training --save", "python": platform.python_version(),
-                        "machine": platform.machine(), "cpus": os.cpu_count(),
+                        "machine": platform.machine(), "cpus": os.cpu_count(), "blas_threads": _blas_threads(),
                         "load_average": [round(x, 2) for x in os.getloadavg()], "rounds": rounds,
                         "features": D, "classes": K, "n_test": N_TEST, "epsilon": EPSILON, "delta": DELTA,
                         "penalty_per_row": PENALTY},

@@ -32,7 +32,7 @@ module                        topic                                        chapt
 ``mondrian``                  class-conditional private CP                 17
 ``adaptive``                  adaptive private intervals (normalised, CQR) 17
 ``dpcp``                      Differential CP and DPCP (Algorithm 2)       5, 6
-``training``                  DP training: ridge, logistic, DP-SGD         7
+``training``                  DP training: ridge, logistic, DP-SGD         5, 7, 17
 ``preprocessing``             scaling from public ranges (PublicScaler)    7
 ``depth``                     halfspace, spatial, integrated dual depth    9
 ``median``                    private and non-private depth medians        10
@@ -162,7 +162,6 @@ _EXPORTS = {
     "mondrian_privacy_loss": "mondrian",
     "noisy_class_counts": "mondrian",
     # adaptive
-    "DPSGDQuantileRegressor": "adaptive",
     "PrivateConformalizedQuantileRegressor": "adaptive",
     "PrivateNormalizedConformalRegressor": "adaptive",
     "adaptive_privacy_account": "adaptive",
@@ -173,7 +172,6 @@ _EXPORTS = {
     # dpcp
     "DPCPClassifier": "dpcp",
     "DPCPRegressor": "dpcp",
-    "DPRegressogram": "dpcp",
     "check_dp_trainer": "dpcp",
     "differential_cp_coverage_floor": "dpcp",
     "differential_cp_interval": "dpcp",
@@ -189,7 +187,9 @@ _EXPORTS = {
     # training
     "DPLogisticRegression": "training",
     "DPRidgeRegression": "training",
+    "DPRegressogram": "training",
     "DPSGDClassifier": "training",
+    "DPSGDQuantileRegressor": "training",
     "DPSGDRegressor": "training",
     "dp_sgd_epsilon": "training",
     "dp_sgd_noise_multiplier": "training",

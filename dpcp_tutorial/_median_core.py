@@ -10,10 +10,15 @@ live here once. Internal to the package: the names below are not public API.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._depth_core import MAX_DIRECTIONS, resolve_directions
 from ._validation import check_array, check_positive_int, check_scalar
+
+if TYPE_CHECKING:                      # annotations only: median imports this module
+    from .median import GaussianPrior
 
 
 DEFAULT_DIRECTIONS = {"halfspace": 1000, "idd": 500, "smoothed_idd": 500}

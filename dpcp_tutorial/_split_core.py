@@ -11,7 +11,6 @@ private quantile with its privacy losses. Internal to the package: the names bel
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone

@@ -77,6 +77,7 @@ from __future__ import annotations
 import math
 import numbers
 import textwrap
+import warnings
 from dataclasses import dataclass, field
 
 from ._validation import check_choice, check_delta, check_epsilon, check_scalar, composite_steps, format_pair
@@ -623,6 +624,20 @@ class PrivacyBudget:
 _PUBLIC_MARKERS = ("passthrough", "drop")
 
 
+def declared_relation(estimator) -> str | None:
+    """The neighbour relation a DP estimator declares in its class attribute ``relation``, or None.
+
+    An estimator that declares it under the older attribute name ``neighbouring``
+    is read too, with a FutureWarning (the class alone decides: the warning is public).
+    """
+    relation = getattr(estimator, "relation", None)
+    if relation is None and getattr(estimator, "neighbouring", None) is not None:
+        warnings.warn(f"{type(estimator).__name__} declares its neighbour relation as `neighbouring`; name the "
+                      "class attribute `relation` (the old name will be removed)", FutureWarning, stacklevel=3)
+        relation = estimator.neighbouring
+    return relation if isinstance(relation, str) else None
+
+
 def _step_kind(step) -> tuple[str, str]:
     """``(kind, why)`` of one leaf step: ``"public"``, ``"dp"`` or ``"leak"`` (the class and settings only)."""
     from sklearn.preprocessing import FunctionTransformer
@@ -643,7 +658,7 @@ def _step_kind(step) -> tuple[str, str]:
             return "leak", ("a FunctionTransformer with check_inverse=True tests its inverse on the private rows "
                             "when fitted and warns depending on them; pass check_inverse=False")
         return "public", "a fixed function applied to each row"
-    if getattr(step, "neighbouring", None) in RELATIONS:
+    if declared_relation(step) in RELATIONS:
         return "dp", "a DP estimator (declares its neighbour relation, reports privacy_)"
     return "leak", (f"{type(step).__name__} is fitted on the data it is given but is not a DP estimator: it "
                     "stores statistics of those records (e.g. a mean and a spread), which no account certifies")
@@ -652,7 +667,7 @@ def _step_kind(step) -> tuple[str, str]:
 def model_steps(model, name: str = "model") -> list[tuple[str, object, str, str]]:
     """Every leaf step of ``model`` as ``(path, step, kind, why)``, walking nested composites.
 
-    ``kind`` is ``"dp"`` (a DP estimator: it declares ``neighbouring`` and
+    ``kind`` is ``"dp"`` (a DP estimator: it declares ``relation`` and
     reports a ``privacy_`` account after fitting), ``"public"`` (``None``,
     ``"passthrough"``/``"drop"``, a transformer that declares
     ``learns_from_data = False`` such as :class:`~dpcp_tutorial.PublicScaler`,
@@ -738,7 +753,7 @@ def trainer_account(model) -> PrivacyAccount | None:
     for path, step in dp:
         account = getattr(step, "privacy_", None)
         if not isinstance(account, PrivacyAccount):
-            raise ValueError(f"step {path} ({type(step).__name__}) declares neighbouring={step.neighbouring!r} "
+            raise ValueError(f"step {path} ({type(step).__name__}) declares relation={declared_relation(step)!r} "
                              "but reports no privacy_ PrivacyAccount after fitting; fit it first, or give it one")
         accounts.append((path, account))
     if len(accounts) == 1:

@@ -57,7 +57,7 @@ import math
 
 import numpy as np
 from sklearn.exceptions import NotFittedError
-from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
@@ -85,23 +85,14 @@ from .accounting import (PrivacyAccount, Spend, check_model_privacy, covered, gr
                          public_step_notes, trainer_account)
 from ._split_core import (check_release_sampler, public_size, quantile_losses, release_threshold, schema_features,
                           warn_trivial)
-from .training import (
-    _SGD_DOC,
-    Y_BOUND_ADVICE,
-    _check_bounds,
-    _check_features,
-    _fit_features,
-    _clip_rows,
-    _DPSGDBase,
-    _require_bounds,
-)
+from .training import Y_BOUND_ADVICE
+from .training import DPSGDQuantileRegressor  # noqa: F401  (its home is training.dpsgd; importable here too)
 
 __all__ = [
     "normalized_score",
     "normalized_interval",
     "adaptive_privacy_account",
     "PrivateNormalizedConformalRegressor",
-    "DPSGDQuantileRegressor",
     "cqr_score",
     "cqr_interval",
     "PrivateConformalizedQuantileRegressor",
@@ -685,77 +676,6 @@ def _pipeline_account(models, calibration, notes, public):
 # ---------------------------------------------------------------------------
 # conformalised quantile regression with DP quantile regressors
 # ---------------------------------------------------------------------------
-
-class DPSGDQuantileRegressor(RegressorMixin, _DPSGDBase):
-    __doc__ = """Linear quantile regression (pinball loss) trained with DP-SGD (chapter 17).
-
-    Minimises :math:`\\sum_i \\rho_\\tau(y_i - \\theta^\\top x_i)` with
-    :math:`\\rho_\\tau(u) = u(\\tau - 1\\{u < 0\\})`; the per-example gradient is
-    :math:`(1\\{y_i < \\theta^\\top x_i\\} - \\tau)\\,x_i`, of norm at most
-    :math:`\\max(\\tau, 1-\\tau)B` whatever :math:`y` is, so no label bound is
-    needed (it is clipped to ``clip_norm`` like every DP-SGD gradient). Same
-    loop and accounting as :class:`~dpcp_tutorial.DPSGDRegressor`:
-""" + _SGD_DOC + """
-    Parameters
-    ----------
-    quantile : float
-        The level :math:`\\tau \\in (0, 1)`.
-    noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, delta, l2 : see DPSGDRegressor
-        As in :class:`~dpcp_tutorial.DPSGDRegressor`.
-    x_bound, fit_intercept, rng, expected_batch_size, accountant, epsilon : see DPSGDRegressor
-        As in :class:`~dpcp_tutorial.DPSGDRegressor` (``x_bound`` is required;
-        ``rng``: a known seed makes the released model reproducible by anyone
-        who knows it, hence not private; use ``rng=None`` for a real release).
-
-    Attributes
-    ----------
-    coef_, intercept_, epsilon_, privacy_, noise_multiplier_, expected_batch_size_, n_features_in_
-        As in :class:`~dpcp_tutorial.DPSGDRegressor`; ``privacy_`` is a
-        :class:`~dpcp_tutorial.PrivacyAccount`, ``(epsilon_, delta)`` under add/remove.
-"""
-
-    def __init__(self, quantile: float = 0.9, noise_multiplier: float = 1.0, clip_norm: float = 1.0,
-                 sampling_rate: float = 0.05, steps: int = 300, learning_rate: float = 20.0, delta: float = 1e-6,
-                 l2: float = 0.0, *, x_bound=REQUIRED, fit_intercept: bool = True, rng: RandomLike = None,
-                 expected_batch_size: float | None = None, accountant: str = "rdp", epsilon: float | None = None):
-        _require_bounds(type(self).__name__, x_bound)
-        self.quantile = quantile
-        self.noise_multiplier = noise_multiplier
-        self.clip_norm = clip_norm
-        self.sampling_rate = sampling_rate
-        self.steps = steps
-        self.learning_rate = learning_rate
-        self.delta = delta
-        self.l2 = l2
-        self.x_bound = x_bound
-        self.fit_intercept = fit_intercept
-        self.rng = rng
-        self.expected_batch_size = expected_batch_size
-        self.accountant = accountant
-        self.epsilon = epsilon
-
-    def fit(self, X, y):
-        """Run DP-SGD on the pinball loss. Returns ``self``."""
-        tau = check_alpha(self.quantile, "quantile")
-        X = _fit_features(X, self)
-        y = check_1d(y, "y")
-        check_same_length(("X", X), ("y", y))
-
-        def pinball_gradient(Z, Y):
-            return (Y < Z).astype(float) - tau
-
-        theta = self._run(X, y[:, None], pinball_gradient)[0]
-        self.coef_ = theta[:-1] if self.fit_intercept else theta
-        self.intercept_ = float(theta[-1]) if self.fit_intercept else 0.0
-        return self
-
-    def predict(self, X) -> np.ndarray:
-        """Predicted :math:`\\tau`-quantiles, on rows clipped to ``x_bound``."""
-        check_is_fitted(self, "coef_")
-        X = _check_features(X, self)
-        x_bound, _ = _check_bounds(self.x_bound)
-        return _clip_rows(X, x_bound) @ self.coef_ + self.intercept_
-
 
 def _check_score_bound(score_bound) -> float:
     return _check_positive(score_bound, "score_bound",

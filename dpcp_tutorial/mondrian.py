@@ -45,7 +45,6 @@ from ._counts import subsample_or_pad
 from ._validation import (
     RandomLike,
     as_array,
-    check_alpha,
     check_bool,
     check_choice,
     check_epsilon,

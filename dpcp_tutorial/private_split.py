@@ -82,7 +82,6 @@ from ._validation import (
     silenced_model,
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
-from ._counts import subsample_or_pad
 from ._split_core import (
     BOUND_ADVICE,
     LabelSetMixin,

@@ -332,11 +332,11 @@ def test_calibrate_domain_errors_are_the_same_for_every_invalid_data_set():
 # --------------------------------------------------------------------------- private CQR
 
 from dpcp_tutorial.adaptive import (  # noqa: E402
-    DPSGDQuantileRegressor,
     PrivateConformalizedQuantileRegressor,
     cqr_interval,
     cqr_score,
 )
+from dpcp_tutorial.training import DPSGDQuantileRegressor  # noqa: E402
 
 
 def test_cqr_score_is_bounded_and_interval_is_its_sublevel_set():

@@ -5,7 +5,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
 
@@ -137,7 +136,8 @@ class _OldSpellingTrainer(LinearRegression):
 def test_trainer_contract_refusals():
     with pytest.raises(ValueError, match="relation=None.*add/remove"):
         check_dp_trainer(LinearRegression())
-    with pytest.raises(ValueError, match="relation='replace-one'.*add/remove"):
+    with pytest.raises(ValueError, match="relation='replace-one'.*add/remove"), \
+            pytest.warns(FutureWarning, match="relation"):
         check_dp_trainer(_OldSpellingTrainer())
     with pytest.raises(ValueError, match="add/remove"):
         check_dp_trainer(_ReplaceOneTrainer(x_bound=1.0, y_bound=1.0))

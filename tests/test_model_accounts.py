@@ -23,7 +23,8 @@ from dpcp_tutorial import (
     PrivateSplitConformalRegressor,
     PublicScaler,
 )
-from dpcp_tutorial.accounting import PrivacyAccount, check_model_privacy, model_steps, trainer_account
+from dpcp_tutorial.accounting import (PrivacyAccount, check_model_privacy, declared_relation, model_steps,
+                                      trainer_account)
 from dpcp_tutorial.training import trainer_privacy_account
 
 D = 3
@@ -201,7 +202,7 @@ def test_dpcp_refuses_pipelines():
 class _DPTransformer(TransformerMixin, BaseEstimator):
     """A stand-in DP step (declares its relation, reports privacy_): to test the composition of two DP steps."""
 
-    neighbouring = "add/remove"
+    relation = "add/remove"
 
     def fit(self, X, y=None):
         self.privacy_ = trainer_privacy_account("stand-in DP transform", 0.25, 0.0, ())
@@ -219,3 +220,15 @@ def test_several_dp_steps_compose_sequentially():
     assert [kind for _, _, kind, _ in model_steps(model)] == ["dp", "public", "dp"]
     assert trainer_account(LinearRegression()) is None
     assert check_model_privacy(make_pipeline(StandardScaler(), LinearRegression())) == []
+
+
+def test_a_trainer_declaring_the_old_attribute_name_is_read_with_a_future_warning():
+    class OldStyle(DPRidgeRegression):
+        relation = None
+        neighbouring = "add/remove"
+
+    with pytest.warns(FutureWarning, match="`relation`"):
+        assert declared_relation(OldStyle(x_bound=1.0, y_bound=1.0)) == "add/remove"
+    with pytest.warns(FutureWarning):
+        assert model_steps(OldStyle(x_bound=1.0, y_bound=1.0))[0][2] == "dp"
+    assert declared_relation(DPRidgeRegression(x_bound=1.0, y_bound=1.0)) == "add/remove"

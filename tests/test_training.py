@@ -37,17 +37,9 @@ from dpcp_tutorial import (
     private_sufficient_statistics,
     ssp_sensitivity,
 )
-from dpcp_tutorial.training import (
-    _SOLVER_SLACK,
-    _clipped_statistics,
-    _design,
-    _logistic_hessian,
-    _minimise_logistic,
-    _noise_multiplier,
-    _one_hot,
-    _probabilities,
-    _sufficient_statistics,
-)
+from dpcp_tutorial.training._common import clipped_design, one_hot, probabilities, unit_noise_scale
+from dpcp_tutorial.training.logistic import _SOLVER_SLACK, _logistic_hessian, _minimise_logistic
+from dpcp_tutorial.training.ridge import _clipped_statistics, _sufficient_statistics
 
 
 def _log_gaussian_delta(sigma: float, epsilon: float) -> float:
@@ -60,7 +52,7 @@ def _log_gaussian_delta(sigma: float, epsilon: float) -> float:
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """The noise std the trainers use for sensitivity ``sensitivity``."""
-    mechanism, per_unit = _noise_multiplier(epsilon, delta)
+    mechanism, per_unit = unit_noise_scale(epsilon, delta)
     assert mechanism == "gaussian"
     return sensitivity * per_unit
 
@@ -114,7 +106,7 @@ def test_trainers_gaussian_calibration_is_exact(epsilon, delta):
 
 
 def test_trainers_use_l2_laplace_for_pure_dp():
-    assert _noise_multiplier(2.0, 0.0) == ("l2-laplace", 0.5)
+    assert unit_noise_scale(2.0, 0.0) == ("l2-laplace", 0.5)
 
 
 # ---------------------------------------------------------------------------
@@ -126,8 +118,18 @@ def test_ssp_sensitivity_formula():
     assert ssp_sensitivity(1.0, 1.0, True) == pytest.approx(math.sqrt(2) * math.sqrt(3))
     assert ssp_sensitivity(2.0, 3.0, False) == pytest.approx(2 * math.sqrt(4 + 9))
     assert ssp_sensitivity(2.0, 3.0, False, "replace-one") == pytest.approx(4 * math.sqrt(13))
-    with pytest.raises(ValueError, match="neighbouring"):
+    with pytest.raises(ValueError, match="relation"):
         ssp_sensitivity(1.0, 1.0, True, "swap")
+
+
+@pytest.mark.parametrize("function, args", [(ssp_sensitivity, (2.0, 3.0, False)),
+                                            (output_perturbation_sensitivity, (2.0, 0.5, True, 3))])
+def test_sensitivity_neighbouring_is_a_deprecated_alias_of_relation(function, args):
+    with pytest.warns(FutureWarning, match="relation="):
+        old = function(*args, neighbouring="replace-one")
+    assert old == function(*args, relation="replace-one") > function(*args, relation="add/remove")
+    with pytest.raises(TypeError, match="relation="):
+        function(*args, neighbouring="replace-one", relation="replace-one")
 
 
 def _ssp_vector(X, y, x_bound, y_bound, fit_intercept):
@@ -141,11 +143,11 @@ def _ssp_vector(X, y, x_bound, y_bound, fit_intercept):
 def test_clipped_statistics_are_those_of_the_clipped_design(fit_intercept, n, monkeypatch):
     """The statistics computed without the design column (in blocks of 1024 rows here) equal X_a^T X_a and
     X_a^T y of the design."""
-    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)
+    monkeypatch.setattr("dpcp_tutorial.training._common.BLOCK_BYTES", 1)
     X, y = _regression_data(n=n, d=4)
     X[:7] *= 40.0                                       # some rows are clipped
     gram, moment = _clipped_statistics(X, y, 1.5, fit_intercept)
-    ref_gram, ref_moment = _sufficient_statistics(_design(X, 1.5, fit_intercept), y)
+    ref_gram, ref_moment = _sufficient_statistics(clipped_design(X, 1.5, fit_intercept), y)
     np.testing.assert_allclose(gram, ref_gram, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(moment, ref_moment, rtol=1e-12, atol=1e-12)
     assert np.array_equal(gram, gram.T)
@@ -182,7 +184,7 @@ def test_private_sufficient_statistics_noise_has_stated_std():
     """Pooled over R=300 seeds and m=9 coordinates (2700 draws): the sample variance of the
     noise has relative SE sqrt(2/2700)=0.027; we allow 5 SE. The mean has SE sigma/sqrt(2700)."""
     X, y = _regression_data(n=40, d=2)
-    Xa = _design(X, 1.0, True)
+    Xa = clipped_design(X, 1.0, True)
     gram, moment = _sufficient_statistics(Xa, np.clip(y, -1, 1))
     noise = []
     for seed in range(300):
@@ -202,7 +204,7 @@ def test_private_sufficient_statistics_pure_dp_uses_l2_laplace():
     fixed seeds so the p-value is deterministic), and the log-density ratio of the two
     output laws of neighbours is <= eps at every point."""
     X, y = _regression_data(n=30, d=2)
-    Xa = _design(X, 1.0, True)
+    Xa = clipped_design(X, 1.0, True)
     gram, moment = _sufficient_statistics(Xa, np.clip(y, -1, 1))
     norms = []
     for seed in range(400):
@@ -235,7 +237,7 @@ def test_ridge_attributes_and_noise_scale():
     assert model.privacy_.replace_one == pytest.approx((1.6, (1 + math.exp(0.8)) * 1e-7))
     assert "x_bound = 1.2" in model.privacy_.public and "chapter 7" in str(model.privacy_)
     assert model.mechanism_ == "gaussian"
-    assert DPRidgeRegression.neighbouring == "add/remove"
+    assert DPRidgeRegression.relation == "add/remove"
     assert model.coef_.shape == (3,) and isinstance(model.intercept_, float)
     assert model.n_features_in_ == 3
 
@@ -243,7 +245,7 @@ def test_ridge_attributes_and_noise_scale():
 def test_ridge_converges_to_nonprivate_ridge_for_huge_epsilon():
     X, y = _regression_data()
     model = DPRidgeRegression(epsilon=1e9, delta=1e-6, l2=3.0, x_bound=2.0, y_bound=5.0, rng=0).fit(X, y)
-    Xa = _design(X, 2.0, True)
+    Xa = clipped_design(X, 2.0, True)
     exact = np.linalg.solve(Xa.T @ Xa + 3.0 * np.eye(4), Xa.T @ y)
     assert np.allclose(np.append(model.coef_, model.intercept_), exact, atol=1e-4)  # noise std ~3e-4 / n-scale
 
@@ -361,8 +363,8 @@ def test_logistic_minimiser_moves_at_most_sensitivity_under_add_remove(k):
     sigma = sens * analytic_gaussian_sigma(1.0, 1e-6)
 
     def fit(X_, y_):
-        Xa = _design(X_, x_bound, True)
-        return _minimise_logistic(Xa, _one_hot(y_, k), l2, grad_tol=_SOLVER_SLACK * math.sqrt(2))
+        Xa = clipped_design(X_, x_bound, True)
+        return _minimise_logistic(Xa, one_hot(y_, k), l2, grad_tol=_SOLVER_SLACK * math.sqrt(2))
 
     base = fit(X, y)
     extra = [np.eye(3)[0] * 40, -np.ones(3), rng.normal(size=3), np.zeros(3)]
@@ -385,7 +387,7 @@ def test_logistic_minimiser_moves_at_most_sensitivity_under_add_remove(k):
 def test_logistic_solver_matches_sklearn(k):
     X, y = _classification_data(n=200, d=3, k=k)
     ours = DPLogisticRegression(epsilon=1e12, l2=2.0, fit_intercept=False, rng=0, classes=list(range(k)), x_bound=1.0).fit(X, y)
-    Xc = _design(X, 1.0, False)  # the rows our estimator sees (clipped to x_bound=1)
+    Xc = clipped_design(X, 1.0, False)  # the rows our estimator sees (clipped to x_bound=1)
     ref = LogisticRegression(C=1 / 2.0, fit_intercept=False, tol=1e-12, max_iter=10000).fit(Xc, y)
     if k == 2:
         assert np.allclose(ours.coef_, ref.coef_, atol=1e-5)
@@ -451,7 +453,7 @@ def test_logistic_determinism_permutation_clone_and_errors():
     b = DPLogisticRegression(rng=3, classes=[0, 1], x_bound=1.0).fit(X[perm], y[perm])
     assert np.allclose(a.coef_, b.coef_, atol=1e-8)
     assert np.array_equal(clone(a).fit(X, y).coef_, a.coef_)
-    assert DPLogisticRegression.neighbouring == "add/remove"
+    assert DPLogisticRegression.relation == "add/remove"
     assert a.privacy_.add_remove == (1.0, 1e-6) and a.privacy_.epsilon == 1.0
     pure = DPLogisticRegression(delta=0.0, epsilon=2.0, rng=0, classes=[0, 1], x_bound=1.0).fit(X, y)
     assert pure.mechanism_ == "l2-laplace" and pure.noise_scale_ == pytest.approx(pure.sensitivity_ / 2.0)
@@ -567,7 +569,7 @@ def test_dp_sgd_without_noise_converges_to_ridge_solution():
     X, y = _regression_data(n=200, d=2)
     model = DPSGDRegressor(noise_multiplier=0.0, clip_norm=1e6, sampling_rate=1.0, steps=3000, learning_rate=0.5,
                            l2=0.1, y_bound=10.0, fit_intercept=True, rng=0, x_bound=1.0).fit(X, y)
-    Xa = _design(X, 1.0, True)
+    Xa = clipped_design(X, 1.0, True)
     exact = np.linalg.solve(Xa.T @ Xa / 200 + 0.1 * np.eye(3), Xa.T @ y / 200)
     assert np.allclose(np.append(model.coef_, model.intercept_), exact, atol=1e-6)
 
@@ -585,7 +587,7 @@ def test_dp_sgd_regressor_privacy_bookkeeping_and_bounds():
     assert fixed.privacy_.add_remove == (fixed.epsilon_, 1e-6) and fixed.privacy_.relation == "add/remove"
     pld = DPSGDRegressor(steps=20, noise_multiplier=2.0, sampling_rate=0.1, accountant="pld", rng=0, x_bound=1.0, y_bound=1.0).fit(X, y)
     assert pld.epsilon_ == pytest.approx(dp_sgd_epsilon(2.0, 0.1, 20, 1e-6, "pld"))
-    assert DPSGDRegressor.neighbouring == "add/remove"
+    assert DPSGDRegressor.relation == "add/remove"
 
 
 def test_dp_sgd_deterministic_and_clone():
@@ -686,11 +688,11 @@ def test_dp_sgd_estimators_name_their_epsilon_and_clip_without_overflow():
 @pytest.mark.parametrize("k", [1, 3])
 def test_logistic_hessian_in_row_blocks_matches_the_formula(k, monkeypatch):
     """The blocked Hessian equals sum_i (diag(p_i) - p_i p_i^T) kron x_i x_i^T + l2 I over several blocks."""
-    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)      # blocks of 1024 rows
+    monkeypatch.setattr("dpcp_tutorial.training._common.BLOCK_BYTES", 1)      # blocks of 1024 rows
     rng = np.random.default_rng(5)
     n, p = 1024 * 2 + 37, 3
     Xa = rng.normal(size=(n, p))
-    P = _probabilities(rng.normal(size=(n, k)) * 2.0)
+    P = probabilities(rng.normal(size=(n, k)) * 2.0)
     if k == 1:
         W = (P * (1.0 - P))[:, :, None]
     else:
@@ -704,25 +706,25 @@ def test_logistic_hessian_in_row_blocks_matches_the_formula(k, monkeypatch):
 @pytest.mark.parametrize("k", [2, 3])
 def test_logistic_solver_certifies_its_gradient_over_several_blocks(k, monkeypatch):
     """On more rows than one Hessian block, the returned minimiser has gradient norm at most the tolerance."""
-    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)      # blocks of 1024 rows
+    monkeypatch.setattr("dpcp_tutorial.training._common.BLOCK_BYTES", 1)      # blocks of 1024 rows
     X, y = _classification_data(n=1024 * 3 + 500, d=4, k=k)
-    Xa, Y = _design(X, 1.0, True), _one_hot(y, k)
+    Xa, Y = clipped_design(X, 1.0, True), one_hot(y, k)
     tol = _SOLVER_SLACK * math.sqrt(2)
     theta = _minimise_logistic(Xa, Y, 5.0, grad_tol=tol)
-    grad = (_probabilities(Xa @ theta.T) - Y).T @ Xa + 5.0 * theta
+    grad = (probabilities(Xa @ theta.T) - Y).T @ Xa + 5.0 * theta
     assert np.linalg.norm(grad) <= tol * (1 + 1e-6)
 
 
 @pytest.mark.parametrize("layout", ["C", "F", "strided"])
 def test_row_norms_in_blocks_are_numpy_norms(layout, monkeypatch):
     """The clip factors use norms equal bit for bit to numpy.linalg.norm(X, axis=1), over several blocks."""
-    from dpcp_tutorial.training import _row_norms
+    from dpcp_tutorial.training._common import row_norms
 
-    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)      # blocks of 1024 rows
+    monkeypatch.setattr("dpcp_tutorial.training._common.BLOCK_BYTES", 1)      # blocks of 1024 rows
     rng = np.random.default_rng(8)
     X = rng.normal(size=(2600, 24)) * rng.exponential(size=(2600, 24))
     X = {"C": X, "F": np.asfortranarray(X), "strided": X[:, ::2]}[layout]
-    assert np.array_equal(_row_norms(X), np.linalg.norm(X, axis=1))
+    assert np.array_equal(row_norms(X), np.linalg.norm(X, axis=1))
 
 
 @pytest.mark.parametrize("k", [2, 3])
@@ -730,21 +732,21 @@ def test_logistic_solver_with_a_subsampled_hessian_certifies_the_same_minimiser(
     """On more than 2 * _HESSIAN_ROWS rows the Newton systems use every s-th row's Hessian; the stopping test
     is the exact gradient's, so the result is certified and within grad_tol / l2 of the full-Hessian one."""
     X, y = _classification_data(n=3000, d=4, k=k, seed=3)
-    Xa, Y = _design(X, 1.0, True), _one_hot(y, k)
+    Xa, Y = clipped_design(X, 1.0, True), one_hot(y, k)
     tol, l2 = _SOLVER_SLACK * math.sqrt(2), 3.0
     exact = _minimise_logistic(Xa, Y, l2, grad_tol=tol)
-    monkeypatch.setattr("dpcp_tutorial.training._HESSIAN_ROWS", 256)        # stride 11: 273 rows
+    monkeypatch.setattr("dpcp_tutorial.training.logistic._HESSIAN_ROWS", 256)        # stride 11: 273 rows
     rows_used = []
     original = _logistic_hessian
 
-    def spy(design, P, l2_):
+    def spy(design, P, l2_, *dtype):
         rows_used.append(P.shape[0])
-        return original(design, P, l2_)
+        return original(design, P, l2_, *dtype)
 
-    monkeypatch.setattr("dpcp_tutorial.training._logistic_hessian", spy)
+    monkeypatch.setattr("dpcp_tutorial.training.logistic._logistic_hessian", spy)
     theta = _minimise_logistic(Xa, Y, l2, grad_tol=tol)
     assert rows_used and max(rows_used) == 273                     # only the subsample's Hessian was needed
-    grad = (_probabilities(Xa @ theta.T) - Y).T @ Xa + l2 * theta
+    grad = (probabilities(Xa @ theta.T) - Y).T @ Xa + l2 * theta
     assert np.linalg.norm(grad) <= tol
     assert np.linalg.norm(theta - exact) <= 2 * tol / l2
 
@@ -754,31 +756,61 @@ def test_logistic_solver_falls_back_to_the_full_hessian_on_an_unrepresentative_s
     steps stall, and the solver switches to the full Hessian; the result is still certified."""
     X, y = _classification_data(n=3000, d=4, seed=4)
     X[::11] = 0.0                                                   # exactly the rows of stride 11
-    Xa, Y = _design(X, 1.0, True), _one_hot(y, 2)
+    Xa, Y = clipped_design(X, 1.0, True), one_hot(y, 2)
     Xa[::11, -1] = 0.0                                              # the intercept column too
     tol, l2 = _SOLVER_SLACK * math.sqrt(2), 0.5
-    monkeypatch.setattr("dpcp_tutorial.training._HESSIAN_ROWS", 256)
+    monkeypatch.setattr("dpcp_tutorial.training.logistic._HESSIAN_ROWS", 256)
     rows_used = []
     original = _logistic_hessian
 
-    def spy(design, P, l2_):
+    def spy(design, P, l2_, *dtype):
         rows_used.append(P.shape[0])
-        return original(design, P, l2_)
+        return original(design, P, l2_, *dtype)
 
-    monkeypatch.setattr("dpcp_tutorial.training._logistic_hessian", spy)
+    monkeypatch.setattr("dpcp_tutorial.training.logistic._logistic_hessian", spy)
     theta = _minimise_logistic(Xa, Y, l2, grad_tol=tol)
     assert rows_used[0] == 273 and rows_used[-1] == 3000
-    grad = (_probabilities(Xa @ theta.T) - Y).T @ Xa + l2 * theta
+    grad = (probabilities(Xa @ theta.T) - Y).T @ Xa + l2 * theta
     assert np.linalg.norm(grad) <= tol
 
 
-def test_fit_clip_factors_above_one_block_clip_like_the_numpy_norms(monkeypatch):
-    """Above one block the fit's clip factors come from one einsum pass: within rounding of numpy's norms."""
-    from dpcp_tutorial.training import _fit_clip_factors
+def test_fit_clip_factors_clip_like_the_numpy_norms():
+    """The fit's clip factors come from one einsum pass: within rounding of numpy's norms, and exactly 1 for
+    the rows inside the bound."""
+    from dpcp_tutorial.training._common import fit_clip_factors
 
     rng = np.random.default_rng(9)
     X = rng.normal(size=(3000, 5)) * rng.exponential(size=(3000, 1))
-    expected = np.minimum(1.0, 1.5 / np.linalg.norm(X, axis=1))
-    assert np.array_equal(_fit_clip_factors(X, 1.5), expected)          # one block: numpy's arithmetic
-    monkeypatch.setattr("dpcp_tutorial.training._BLOCK_BYTES", 1)
-    np.testing.assert_allclose(_fit_clip_factors(X, 1.5), expected, rtol=1e-15)
+    norms = np.linalg.norm(X, axis=1)
+    expected = np.minimum(1.0, 1.5 / norms)
+    factors = fit_clip_factors(X, 1.5)
+    np.testing.assert_allclose(factors, expected, rtol=1e-15)
+    inside = norms < 1.5 * (1 - 1e-12)
+    assert inside.any() and np.all(factors[inside] == 1.0)
+
+
+def test_logistic_design_without_clipped_rows_skips_the_factors_exactly():
+    """When no row is clipped the design uses the rows as they are: the same minimiser, bit for bit, as with
+    explicit clip factors of 1."""
+    from dpcp_tutorial.training.logistic import _ClippedDesign
+
+    X, y = _classification_data(n=600, d=4, seed=5)
+    design = _ClippedDesign.clipped(X, 100.0, True)
+    assert design.factors is None
+    ones = _ClippedDesign(X, np.ones(len(X)), True)
+    Y = one_hot(y, 2)
+    assert np.array_equal(_minimise_logistic(design, Y, 2.0, grad_tol=1e-8),
+                          _minimise_logistic(ones, Y, 2.0, grad_tol=1e-8))
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_logistic_hessian_from_single_precision_products_is_close_to_the_double_one(k):
+    """The solver's Newton systems use products of rows rounded to float32, summed in float64: within a
+    relative 1e-5 of the double-precision Hessian (the steps only; the certificate is the exact gradient)."""
+    X, y = _classification_data(n=5000, d=4, k=k, seed=7)
+    Xa, Y = clipped_design(X, 1.0, True), one_hot(y, k)
+    P = probabilities(Xa @ np.random.default_rng(1).normal(size=(Y.shape[1], Xa.shape[1])).T)
+    double = _logistic_hessian(Xa, P, 0.7)
+    single = _logistic_hessian(Xa, P, 0.7, np.float32)
+    assert single.dtype == np.float64 and np.array_equal(single, single.T)
+    np.testing.assert_allclose(single, double, rtol=0, atol=1e-5 * np.abs(double).max())

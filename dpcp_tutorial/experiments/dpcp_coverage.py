@@ -100,7 +100,7 @@ class MembershipMemoriser(RegressorMixin, BaseEstimator):
         two values).
     """
 
-    neighbouring = "add/remove"
+    relation = "add/remove"
 
     def __init__(self, epsilon: float = 1.0, delta: float = 0.0, rng=None):
         self.epsilon = epsilon

@@ -25,7 +25,8 @@ import numpy as np
 from tqdm import tqdm
 
 from ..datasets import make_heteroscedastic_regression
-from ..dpcp import DPRegressogram, differential_cp_coverage_floor, differential_cp_quantile
+from ..dpcp import differential_cp_coverage_floor, differential_cp_quantile
+from ..training import DPRegressogram
 from .dpcp_coverage import MembershipMemoriser, make_membership_data
 
 DESCRIPTION = "Differential CP coverage vs epsilon, corrected and uncorrected, three trainers (chapter 5)"

@@ -38,17 +38,32 @@ _RUNNER = "_dpcp_runner.py"
 _CALLS = "_dpcp_calls.py"
 
 
+def _file(module: str) -> Path | None:
+    """The source file of ``module`` (dotted, relative to the package: ``quantile``, ``training.ridge``,
+    ``training`` for a sub-package's ``__init__``), or None if it is not a module of the package."""
+    base = PACKAGE.joinpath(*module.split("."))
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py")
+    return base / "__init__.py" if (base / "__init__.py").is_file() else None
+
+
 def _relative_imports(module: str) -> set[str]:
-    """Top-level modules of the package that ``module`` imports (``from .x import ...``)."""
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
+    """Modules of the package that ``module`` imports (``from .x import ...``, ``from .. import y`` in a
+    sub-package), with the sub-packages that hold them."""
+    path = _file(module)
+    home = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     out = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            if node.module:
-                out.add(node.module.split(".")[0])
-            else:
-                out.update(alias.name for alias in node.names)
-    return {m for m in out if (PACKAGE / f"{m}.py").is_file()}
+        if not isinstance(node, ast.ImportFrom) or node.level == 0 or node.level - 1 > len(home):
+            continue
+        base = home[:len(home) - (node.level - 1)]
+        if node.module:
+            out.add(".".join(base + node.module.split(".")))
+        out.update(".".join(base + (node.module.split(".") if node.module else []) + [alias.name])
+                   for alias in node.names)
+    found = {m for m in out if m and _file(m) is not None}
+    return found | {".".join(m.split(".")[:k]) for m in found for k in range(1, m.count(".") + 1)}
 
 
 def closure(modules) -> list[str]:
@@ -60,6 +75,18 @@ def closure(modules) -> list[str]:
         seen.add(module)
         todo.extend(_relative_imports(module) - seen)
     return sorted(seen)
+
+
+def _defining_module(module: str, name: str) -> str:
+    """The module of the package that defines ``name`` (``training.ridge`` for ``training.ssp_sensitivity``,
+    which the sub-package re-exports)."""
+    import importlib
+
+    value = getattr(importlib.import_module(f"{PACKAGE.name}.{module}"), name, None)
+    home = getattr(value, "__module__", None)
+    if isinstance(home, str) and home.startswith(PACKAGE.name + "."):
+        return home[len(PACKAGE.name) + 1:]
+    return module
 
 
 def _stub(node: ast.stmt) -> ast.stmt:
@@ -76,7 +103,7 @@ def _stub(node: ast.stmt) -> ast.stmt:
 
 
 def _stripped(module: str, names: set[str]) -> str:
-    source = (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
+    source = _file(module).read_text(encoding="utf-8")
     if not names:
         return source
     tree = ast.parse(source)
@@ -98,13 +125,15 @@ def stage(target: Path, implements=()) -> list[str]:
     forbidden: dict[str, set[str]] = {}
     for dotted in implements:
         parts = dotted.split(".")
-        if len(parts) >= 3 and parts[0] == "dpcp_tutorial":
-            forbidden.setdefault(parts[1], set()).add(parts[-1])
+        if len(parts) >= 3 and parts[0] == PACKAGE.name:
+            forbidden.setdefault(_defining_module(".".join(parts[1:-1]), parts[-1]), set()).add(parts[-1])
     exported = dict(HELPERS)    # a forbidden helper stays importable, as a stub that raises when called
     package = target / "dpcp_tutorial"
     package.mkdir(exist_ok=True)
     for module in closure(set(exported.values())):
-        (package / f"{module}.py").write_text(_stripped(module, forbidden.get(module, set())), encoding="utf-8")
+        path = package / _file(module).relative_to(PACKAGE)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_stripped(module, forbidden.get(module, set())), encoding="utf-8")
     lines = ['"""The course package as a graded submission sees it: only the helpers an answer may use."""', ""]
     for name, module in sorted(exported.items()):
         lines.append(f"from .{module} import {name}")
