@@ -1,7 +1,8 @@
 """Private releases on Dask against the in-memory releases (chapter 14).
 
-Timings of the distributed path are wall-clock (the Dask work happens in other processes), best of a few runs, in
-one run of this script, on a ``LocalCluster`` of single-threaded worker processes started here:
+Timings of the distributed path are wall-clock (the Dask work happens in other processes), best of a few runs
+(the 10^9 runs: the median of 3), in one run of this script, on ``scale.local_cluster``'s single-threaded worker
+processes (its settings: no statistical profiler, slow health ticks, freed chunks reused) started here:
 
 * ``count vs sort``: the in-memory ``private_quantile`` (one counting pass, :mod:`dpcp_tutorial._counts`) over
   ``np.sort`` of the same 10^6 scores, CPU time of this process, best of 15 (target <= 0.5);
