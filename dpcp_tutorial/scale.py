@@ -150,9 +150,9 @@ _MAX_CHUNKS = 10**7             # ... in at most this many chunks (the task grap
 _LEAN_CLUSTER = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
                  "distributed.admin.system-monitor.interval": "2s",
                  "distributed.worker.memory.monitor-interval": "500ms",
-                 "distributed.nanny.pre-spawn-environ": {"MALLOC_MMAP_THRESHOLD_": 2**28, "MALLOC_TRIM_THRESHOLD_": 2**28,
-                                                         "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1,
-                                                         "OPENBLAS_NUM_THREADS": 1}}
+                 "distributed.nanny.pre-spawn-environ": {
+                     "MALLOC_MMAP_THRESHOLD_": 2**28, "MALLOC_TRIM_THRESHOLD_": 2**28,
+                     "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}}
 
 
 # --------------------------------------------------------------------------- engine
