@@ -61,10 +61,12 @@ test: $(STAMP)
 
 test-stages: pytest-all pages student-check
 
-# the chapters first: each is one long unit for a worker, and the many short test files that
-# follow fill the end, so that the two workers finish together
+# whole files to the workers in collection order: the longest test files first (LONG_FIRST in
+# tests/conftest.py), then the chapters, then the many short test files, which fill the end, so
+# that the two workers finish together (xdist's default order, most tests first, left the long
+# files with few tests to the end)
 pytest-all: $(STAMP) bubblewrap
-	$(call timed,unit tests + nbval (2 workers),$(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) book tests)
+	$(call timed,unit tests + nbval (2 workers),$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder $(NBVAL) book tests)
 
 unit: $(STAMP) bubblewrap
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" tests

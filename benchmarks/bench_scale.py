@@ -1,7 +1,8 @@
 """Private releases on Dask against the in-memory releases (chapter 14).
 
-Timings of the distributed path are wall-clock (the Dask work happens in other processes), best of a few runs, in
-one run of this script, on a ``LocalCluster`` of single-threaded worker processes started here:
+Timings of the distributed path are wall-clock (the Dask work happens in other processes), best of a few runs
+(the 10^9 runs: the median of 3), in one run of this script, on ``scale.local_cluster``'s single-threaded worker
+processes (its settings: no statistical profiler, slow health ticks, freed chunks reused) started here:
 
 * ``count vs sort``: the in-memory ``private_quantile`` (one counting pass, :mod:`dpcp_tutorial._counts`) over
   ``np.sort`` of the same 10^6 scores, CPU time of this process, best of 15 (target <= 0.5);
@@ -14,9 +15,10 @@ one run of this script, on a ``LocalCluster`` of single-threaded worker processe
   and counted) and ``s`` (CPU of the client and the scheduler per chunk: one process for all workers); CPU time,
   because on a shared machine wall time includes waiting for a core;
 * ``10^9``: scores generated on the workers in the default chunking of ``scale.simulated_scores`` (128 chunks) and
-  counted where they are generated, on 1 and 2 workers: wall time, CPU time, scores per second, peak memory of the
-  client (sampled RSS above its level before the run) and of every worker (RSS sampled every 5 ms during the run,
-  and its RSS after start-up); the speed-up 1 -> 2 workers (target >= 1.9 on 2 cores at low load);
+  counted where they are generated, on 1 and 2 workers (3 runs each; the median): wall time, CPU time, scores per
+  second, peak memory of the client (sampled RSS above its level before the run) and of every worker (RSS sampled
+  every 5 ms during the run, and its RSS after start-up); the speed-up 1 -> 2 workers, median over median (target
+  >= 1.9 on 2 cores at low load);
 * the spatial-depth median of 2 * 10^5 points in d = 5 (16 partitions, 1000 candidates) on 1 and 2 workers;
 * the overhead model (:func:`predict_wall`), fitted on this machine, predicts the wall time and speed-up of 10^9
   scores on 1 to 16 workers (as many cores) for chunks of 10^6, the default and 10^7 (target: >= 12 at 16
@@ -158,9 +160,10 @@ def resident_release(n_workers: int, s_memory: np.ndarray) -> dict:
             "equal_outputs": bool(equal)}
 
 
-def generated_release(n_workers: int, n: int, chunk, repeat: int = 2) -> dict:
-    """``scale.private_quantile`` on ``n`` scores generated on ``n_workers`` workers: wall time (best of
-    ``repeat``), CPU time of the workers and of this process (the client and the local scheduler), memory."""
+def generated_release(n_workers: int, n: int, chunk, repeat: int = 3) -> dict:
+    """``scale.private_quantile`` on ``n`` scores generated on ``n_workers`` workers: wall time (the median of
+    ``repeat`` runs, and every run's), CPU time of the workers and of this process (the client, the local
+    scheduler and the nannies) in the median run, memory."""
     with scale.local_cluster(n_workers=n_workers) as client:
         client.wait_for_workers(n_workers)
         scale.private_quantile(scale.simulated_scores(4 * CHUNK, CHUNK, SEED + 1), BETA, EPSILON, rng=0)  # warm-up
@@ -168,18 +171,19 @@ def generated_release(n_workers: int, n: int, chunk, repeat: int = 2) -> dict:
         after_start = client.run(_rss_mb)
         start_sampler, stop_sampler = _worker_samplers()
         client.run(start_sampler)
-        best, q = float("inf"), None
+        runs, q = [], None
         with PeakRSS() as client_memory:
             for _ in range(repeat):
                 w0, c0, start = _cpu(pids), _cpu([os.getpid()]), time.perf_counter()
                 x = scale.simulated_scores(n, chunk, SEED)
                 q = scale.private_quantile(x, BETA, EPSILON, rng=0)
                 wall = time.perf_counter() - start
-                if wall < best:
-                    best, worker_cpu, client_cpu = wall, _cpu(pids) - w0, _cpu([os.getpid()]) - c0
+                runs.append((wall, _cpu(pids) - w0, _cpu([os.getpid()]) - c0))
         peaks = client.run(stop_sampler)
-    return {"n": n, "workers": n_workers, "chunk": int(x.chunks[0][0]), "chunks": len(x.chunks[0]), "wall_s": best,
-            "scores_per_s": n / best, "worker_cpu_s": worker_cpu, "client_cpu_s": client_cpu,
+    wall, worker_cpu, client_cpu = sorted(runs)[(len(runs) - 1) // 2]         # the median run (lower median)
+    return {"n": n, "workers": n_workers, "chunk": int(x.chunks[0][0]), "chunks": len(x.chunks[0]), "wall_s": wall,
+            "walls_s": [r[0] for r in runs], "scores_per_s": n / wall, "worker_cpu_s": worker_cpu,
+            "client_cpu_s": client_cpu,
             "client_peak_growth_mb": client_memory.growth_mb,
             "worker_rss_after_start_mb": sorted(after_start.values()),
             "worker_peak_rss_mb": sorted(peaks.values()), "release": q}
@@ -307,8 +311,8 @@ def main(save: bool = False) -> None:
     one = resident_release(1, s7)
     del s7
     model = overhead()
-    g9_one = generated_release(1, 10**9, "auto", repeat=1)
-    g9_two = generated_release(2, 10**9, "auto", repeat=2)
+    g9_one = generated_release(1, 10**9, "auto")
+    g9_two = generated_release(2, 10**9, "auto")
     speedup = g9_one["wall_s"] / g9_two["wall_s"]
     depth = depth_scaling()
     chunkings = {"10^6 per chunk": 10**6, "auto (128 chunks)": _auto_chunk(10**9), "10^7 per chunk": 10**7}
@@ -335,9 +339,9 @@ def main(save: bool = False) -> None:
         ["  equal releases (3 seeds)", str(two["equal_outputs"] and one["equal_outputs"]), "True"],
         ["Dask (1 worker) / in-memory, N=10^7 (overhead)", f"{one['ratio']:.2f}", ""],
         ["  (times)", f"{one['dask_s'] * 1e3:.0f} ms / {one['in_memory_s'] * 1e3:.0f} ms", ""],
-        [f"N=10^9 generated, {g9_one['chunks']} chunks, 1 worker: wall", f"{g9_one['wall_s']:.1f} s", ""],
+        [f"N=10^9 generated, {g9_one['chunks']} chunks, 1 worker: wall (median of 3)", f"{g9_one['wall_s']:.1f} s", ""],
         ["  worker CPU / client+scheduler CPU", f"{g9_one['worker_cpu_s']:.1f} s / {g9_one['client_cpu_s']:.1f} s", ""],
-        ["N=10^9 generated, 2 workers: wall", f"{g9_two['wall_s']:.1f} s", ""],
+        ["N=10^9 generated, 2 workers: wall (median of 3)", f"{g9_two['wall_s']:.1f} s", ""],
         ["  worker CPU / client+scheduler CPU", f"{g9_two['worker_cpu_s']:.1f} s / {g9_two['client_cpu_s']:.1f} s", ""],
         ["  scores per second", f"{g9_two['scores_per_s']:.3g}", ""],
         ["  client peak RSS growth", f"{g9_two['client_peak_growth_mb']:.0f} MB", ""],

@@ -187,26 +187,23 @@ def _orient_expansion(ax, ay, bx, by, cx, cy) -> np.ndarray:
     scaled = np.ldexp(coords, -exponent)
     # scaling down is exact unless a coordinate falls below the normal range (then it may lose bits or vanish)
     lost = ((coords != 0) & (np.abs(scaled) < 2.0 ** -1000)).any(axis=0)
-    ax, ay, bx, by, cx, cy = scaled
-    s1, e1 = _two_sum(bx, -ax)
-    s2, e2 = _two_sum(cy, -ay)
-    s3, e3 = _two_sum(by, -ay)
-    s4, e4 = _two_sum(cx, -ax)
-    terms = []
-    for (p, q, sgn) in ((s1, s2, 1), (s1, e2, 1), (e1, s2, 1), (e1, e2, 1),
-                        (s3, s4, -1), (s3, e4, -1), (e3, s4, -1), (e3, e4, -1)):
-        hi, lo = _two_product(p, q)
-        terms += [sgn * hi, sgn * lo]
-    terms = np.stack(terms, axis=1)
+    # the four differences bx - ax, cy - ay, by - ay, cx - ax as exact sums s + e, in one call on stacked rows
+    s, e = _two_sum(scaled[[2, 5, 3, 4]], -scaled[[0, 1, 1, 0]])
+    s1, s2, s3, s4 = s
+    e1, e2, e3, e4 = e
+    # the eight products (s1 + e1)(s2 + e2) and (s3 + e3)(s4 + e4), term by term, as exact sums hi + lo
+    hi, lo = _two_product(np.stack([s1, s1, e1, e1, s3, s3, e3, e3]), np.stack([s2, e2, s2, e2, s4, e4, s4, e4]))
+    sign = np.array([1.0] * 4 + [-1.0] * 4)[:, None]
+    terms = np.stack([sign * hi, sign * lo], axis=1).reshape(16, -1).T    # per triple: hi, lo of each product
     # a product of two parts below 2**-450 can underflow (to 0 as well), and then its error term is wrong: such
     # triples (coordinates of very different magnitudes, denormals) go to rational arithmetic
-    parts = np.abs(np.stack([s1, e1, s2, e2, s3, e3, s4, e4], axis=1))
-    tiny = ((parts != 0) & (parts < 2.0 ** -450)).any(axis=1)
+    parts = np.abs(np.concatenate([s, e]))
+    tiny = ((parts != 0) & (parts < 2.0 ** -450)).any(axis=0)
     valid = np.isfinite(terms).all(axis=1) & ~tiny & ~lost
     out = np.full(terms.shape[0], 2, dtype=np.int8)
-    for i in np.flatnonzero(valid):
-        total = math.fsum(terms[i])
-        out[i] = (total > 0) - (total < 0)
+    rows = np.flatnonzero(valid)
+    totals = [math.fsum(row) for row in terms[rows].tolist()]       # Python floats: fsum reads a list fastest
+    out[rows] = np.sign(totals) if totals else []
     return out
 
 

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
@@ -516,3 +517,21 @@ def test_depth_median_warns_on_a_far_tail_release_like_in_memory():
         got = scale.private_depth_median(da.from_array(data, chunks=(50, 2)), 1.0, candidates=grid, prior=prior,
                                          directions=dirs, rng=4)
     np.testing.assert_array_equal(got, expected)
+
+
+def test_local_cluster_runs_without_distributed_instrumentation_unless_the_user_set_it(client):
+    settings = client.run(lambda: (dask.config.get("distributed.worker.profile.enabled"),
+                                   os.environ.get("MALLOC_MMAP_THRESHOLD_")))
+    assert set(settings.values()) == {(False, str(2**28))}
+    assert scale._lean_settings()["distributed.admin.tick.interval"] == "1s"
+    with dask.config.set({"distributed.admin.tick.interval": "50ms"}):      # the user's own value is kept
+        assert "distributed.admin.tick.interval" not in scale._lean_settings()
+
+
+def test_block_histogram_flags_out_of_range_blocks_without_counting():
+    edges = quantile_edges(10)
+    good = np.array([0.0, 0.25, 0.25, 1.0])
+    np.testing.assert_array_equal(scale._block_histogram(good, edges)[:-3], edge_histogram(good, edges).counts)
+    for bad, flag in (([0.5, np.nan], 0), ([0.5, np.inf], 1), ([0.5, 1.5], 2), ([-0.1, 0.5], 2)):
+        out = scale._block_histogram(np.array(bad), edges)
+        assert not out[:-3].any() and out[-3:].tolist() == [int(i == flag) for i in range(3)]

@@ -7,6 +7,7 @@ probability at least ``1 - beta`` in finite samples. Copy-ready: needs only
 NumPy and the standard library; the same release as the package for the same
 seed.
 """
+import functools
 import math
 import numbers
 
@@ -111,6 +112,7 @@ def _bound_at(m, n, w, pmf, p_low):
     return (1.0 + n * p_low + float(pmf @ counts)) / (n + 1) + _MARGIN
 
 
+@functools.lru_cache(maxsize=64)     # public values only: cached
 def _target(beta, n, epsilon, max_steps, share):
     """The largest target m whose proven miscoverage is at most beta."""
     w, pmf, p_low = _w_lattice(share * epsilon, (1.0 - share) * epsilon,
