@@ -423,3 +423,23 @@ def warn_trivial(qhat: float, what: str) -> None:
                       "but carries no information; use more calibration data, a larger epsilon or a larger public "
                       "bound (the warning depends only on the release, so it costs no privacy)", ReleaseWarning,
                       stacklevel=3)
+
+
+def compose_with_training(trainer, calibration, *, public, notes, chapter: str):
+    """The account of a DP model's training composed in parallel with its calibration (disjoint parts).
+
+    ``trainer`` is the model's own :class:`~dpcp_tutorial.accounting.PrivacyAccount`, ``calibration`` the
+    :class:`~dpcp_tutorial.accounting.Spend` of the calibration part. The records used to train and those
+    used to calibrate are disjoint (a per-record split), so the total under each relation is the larger of
+    the two parts' losses; the primary relation is add/remove when both parts state it. The trainer's
+    public inputs and notes follow ``public`` and ``notes``, prefixed ``trainer:``.
+    """
+    from .accounting import Spend, make_account
+
+    training = Spend(f"model training: {trainer.parts[0].label}" if len(trainer.parts) == 1 else "model training",
+                     trainer.add_remove, trainer.replace_one, part="training")
+    parts = [training, calibration]
+    relation = "add/remove" if all(p.add_remove is not None for p in parts) else "replace-one"
+    return make_account(parts, relation=relation, chapter=chapter,
+                        public=[*public, *(f"trainer: {p}" for p in trainer.public)],
+                        notes=(*notes, *(f"trainer: {note}" for note in trainer.notes)))

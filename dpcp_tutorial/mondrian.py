@@ -67,6 +67,7 @@ from .accounting import (
 )
 from .calibrators import laplace_histogram_quantile, opendp_quantile
 from ._split_core import (
+    compose_with_training,
     SplitConformalBase,
     check_public_classes,
     fit_with_classes,
@@ -533,15 +534,11 @@ class MondrianPrivateConformalClassifier(SplitConformalBase):
         # split estimators; the calibration's own breakdown (counts, one threshold per class) is in the notes
         breakdown = "; ".join(f"{p.label}: {format_pair(p.add_remove)} add/remove, {format_pair(p.replace_one)} "
                               f"replace-one" for p in calibration.parts)
-        parts = [Spend(f"model training: {trainer.parts[0].label}" if len(trainer.parts) == 1 else "model training",
-                       trainer.add_remove, trainer.replace_one, part="training"),
-                 Spend("Mondrian calibration (noisy class counts and one threshold per class)",
-                       calibration.add_remove, calibration.replace_one, part="calibration")]
-        relation = "add/remove" if all(p.add_remove is not None for p in parts) else "replace-one"
-        return make_account(parts, relation=relation, chapter="chapter 17",
-                            public=[*calibration.public, *(f"trainer: {p}" for p in trainer.public)],
-                            notes=(*calibration.notes, f"calibration breakdown: {breakdown}",
-                                   *(f"trainer: {note}" for note in trainer.notes)))
+        return compose_with_training(
+            trainer, Spend("Mondrian calibration (noisy class counts and one threshold per class)",
+                           calibration.add_remove, calibration.replace_one, part="calibration"),
+            public=calibration.public, notes=(*calibration.notes, f"calibration breakdown: {breakdown}"),
+            chapter="chapter 17")
 
     def predict_set(self, X) -> np.ndarray:
         """Boolean matrix of shape (n, K): label :math:`y` is in the set iff :math:`s(x, y) \\le \\hat q_y`."""

@@ -83,6 +83,7 @@ from ._validation import (
 )
 from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
 from ._split_core import (
+    compose_with_training,
     BOUND_ADVICE,
     LabelSetMixin,
     SplitConformalBase,
@@ -871,22 +872,16 @@ def _split_account(model, spend, notes, public, chapter: str):
     """Parallel composition of the model's own account (training part) and the calibration spend."""
     from .accounting import Spend, make_account, public_step_notes, trainer_account
 
-    parts, public = [], list(public)
+    public = [*public, *public_step_notes(model)]
     trainer = trainer_account(model)
-    public.extend(public_step_notes(model))
-    if trainer is None:         # the calibration part is then the whole private data set
-        public.append("the training data: the model reports no privacy_ (not a DP trainer), so the data it was "
-                      "fitted on are treated as public; fit it on public data or use a DP trainer")
-        spend = Spend(spend.label, spend.add_remove, spend.replace_one, part="all")
-    else:
-        parts.append(Spend(f"model training: {trainer.parts[0].label}" if len(trainer.parts) == 1
-                           else "model training", trainer.add_remove, trainer.replace_one, part="training"))
-        public.extend(f"trainer: {p}" for p in trainer.public)
-        notes = tuple(notes) + tuple(f"trainer: {note}" for note in trainer.notes)
-    parts.append(spend)
-    primary = "add/remove" if spend.add_remove is not None and all(p.add_remove is not None for p in parts) \
-        else "replace-one"
-    return make_account(parts, relation=primary, public=public, chapter=chapter, notes=notes)
+    if trainer is not None:
+        return compose_with_training(trainer, spend, public=public, notes=notes, chapter=chapter)
+    # the calibration part is then the whole private data set
+    public.append("the training data: the model reports no privacy_ (not a DP trainer), so the data it was "
+                  "fitted on are treated as public; fit it on public data or use a DP trainer")
+    spend = Spend(spend.label, spend.add_remove, spend.replace_one, part="all")
+    primary = "add/remove" if spend.add_remove is not None else "replace-one"
+    return make_account([spend], relation=primary, public=public, chapter=chapter, notes=notes)
 
 
 _SPLIT_PUBLIC = ("the split into a training and a calibration part, by a per-record rule (a public key or a coin "
