@@ -69,7 +69,7 @@ pytest-all: $(STAMP) bubblewrap
 	$(call timed,unit tests + nbval (2 workers),$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder $(NBVAL) book tests)
 
 unit: $(STAMP) bubblewrap
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" -p no:nbval tests
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(or $(NB),book)

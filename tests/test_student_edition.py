@@ -14,6 +14,7 @@ book, and the longest plain-text run of each solution's prose. Then:
 from __future__ import annotations
 
 import ast
+import functools
 import html
 import inspect
 import json
@@ -45,6 +46,7 @@ def _is_solution_cell(cell) -> bool:
     return "solution" in cell.get("metadata", {}).get("tags", [])
 
 
+@functools.cache
 def _instructor_texts():
     """(solution texts, solution cells' code, everything else) of the instructor edition."""
     solutions, solution_code, rest = [], [], []
@@ -82,6 +84,7 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+@functools.cache
 def _fingerprints():
     solutions, solution_code, rest = _instructor_texts()
     code_lines = set()
@@ -104,10 +107,10 @@ def _fingerprints():
     return sorted(code), sorted(prose), len(solutions)
 
 
-CODE, PROSE, N_SOLUTIONS = _fingerprints()
 REFERENCE_FILES = sorted((ROOT / "book" / "reference").glob("*.py"))
 
 
+@functools.cache
 def _reference_lines() -> list[str]:
     """Lines of code of the copy-ready reference files (several answer coding exercises) shown nowhere else."""
     rest = _instructor_texts()[2]
@@ -123,23 +126,23 @@ def _reference_lines() -> list[str]:
     return sorted(lines)
 
 
-REFERENCE_CODE = _reference_lines()
-
 
 def _leaks(text: str) -> list[str]:
     normal = _normalise(text)
+    code, prose, _ = _fingerprints()        # built on first use, not at collection
     found = [f"marker {m!r}" for m in MARKERS if m in text]
-    found += [f"code {line!r}" for line in CODE if line in text]
-    found += [f"reference code {line!r}" for line in REFERENCE_CODE if line in text]
-    found += [f"text {run[:60]!r}" for run in PROSE if run in normal]
+    found += [f"code {line!r}" for line in code if line in text]
+    found += [f"reference code {line!r}" for line in _reference_lines() if line in text]
+    found += [f"text {run[:60]!r}" for run in prose if run in normal]
     return found
 
 
 def test_fingerprints_cover_every_solution():
+    code, prose, n_solutions = _fingerprints()
     exercises = sum(len(re.findall(r"`{3,}\{exercise\}", p.read_text(encoding="utf-8"))) for p in CHAPTERS)
-    assert N_SOLUTIONS >= exercises >= 13 * 3, "every exercise has a solution block"
-    assert len(CODE) >= 100, f"only {len(CODE)} solution code lines found: the leak test would be weak"
-    assert len(PROSE) >= N_SOLUTIONS // 2
+    assert n_solutions >= exercises >= 13 * 3, "every exercise has a solution block"
+    assert len(code) >= 100, f"only {len(code)} solution code lines found: the leak test would be weak"
+    assert len(prose) >= n_solutions // 2
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
@@ -167,7 +170,8 @@ def test_stripped_pages_have_no_solution_and_no_instructor_links():
 def test_no_reference_file_is_printed_in_the_student_edition():
     """The copy-ready files answer exercises (e.g. the split-conformal quantile of ex-01-code-quantile, the
     spatial depth of ex-09-spatial): the student pages include none of them, and say so where they were."""
-    assert len(REFERENCE_CODE) >= 50, f"only {len(REFERENCE_CODE)} reference lines: the leak test would be weak"
+    reference_code = _reference_lines()
+    assert len(reference_code) >= 50, f"only {len(reference_code)} reference lines: the leak test would be weak"
     page = (ROOT / "book" / "reference_implementations.md").read_text(encoding="utf-8")
     included = re.findall(r"\{literalinclude\} +reference/([\w.]+)", page)
     assert {"conformal_quantile.py", "private_median.py"} <= set(included)
