@@ -1,7 +1,7 @@
 """Private releases on Dask against the in-memory releases (chapter 14).
 
 Timings of the distributed path are wall-clock (the Dask work happens in other processes), best of a few runs
-(the 10^9 runs: the median of 3), in one run of this script, on ``scale.local_cluster``'s single-threaded worker
+(the 10^9 runs: the median of 5), in one run of this script, on ``scale.local_cluster``'s single-threaded worker
 processes (its settings: no statistical profiler, slow health ticks, freed chunks reused) started here:
 
 * ``count vs sort``: the in-memory ``private_quantile`` (one counting pass, :mod:`dpcp_tutorial._counts`) over
@@ -10,15 +10,18 @@ processes (its settings: no statistical profiler, slow health ticks, freed chunk
   ``private_quantile`` on the same scores in this process (the releases must be equal for the same ``rng``);
 * ``overhead, 1 worker, 10^7``: the same on one worker;
 * per-task overhead: 10^8 scores generated and counted on one worker in chunks of 10^5, 10^6 and 10^7 (1000, 100
-  and 10 tasks). From the CPU time of the worker and of this process (the client, and the local scheduler, which
-  runs in a thread of it) it fits ``a`` (the worker's CPU per task beyond the work), ``b`` (CPU per score generated
-  and counted) and ``s`` (CPU of the client and the scheduler per chunk: one process for all workers); CPU time,
-  because on a shared machine wall time includes waiting for a core;
+  and 10 tasks), and 10^6 scores in 1000 chunks of 10^3. From the CPU time of the worker and of this process (the
+  client, and the local scheduler, which runs in a thread of it) it gives ``a`` (the worker's CPU per task beyond
+  the work: the tiny tasks), ``s`` (CPU of the client and the scheduler per chunk: one process for all workers)
+  and ``b`` (CPU per score generated and counted, at 10^9 in the default chunking); CPU time, because on a shared
+  machine wall time includes waiting for a core;
 * ``10^9``: scores generated on the workers in the default chunking of ``scale.simulated_scores`` (128 chunks) and
-  counted where they are generated, on 1 and 2 workers (3 runs each; the median): wall time, CPU time, scores per
-  second, peak memory of the client (sampled RSS above its level before the run) and of every worker (RSS sampled
-  every 5 ms during the run, and its RSS after start-up); the speed-up 1 -> 2 workers, median over median (target
-  >= 1.9 on 2 cores at low load);
+  counted where they are generated, on 1 and 2 workers (after a first release of the same size, 5 runs each; the
+  median): wall time, CPU time, scores per second, peak memory of the client (sampled RSS above its level before
+  the run) and of every worker (RSS sampled every 5 ms during the first run, and its RSS after start-up); the
+  speed-up 1 -> 2 workers, median over median (target
+  >= 1.9 on 2 cores at low load), and the same generating and counting in 1 and 2 plain processes without Dask
+  (:func:`process_ceiling`: the machine's own ceiling);
 * the spatial-depth median of 2 * 10^5 points in d = 5 (16 partitions, 1000 candidates) on 1 and 2 workers;
 * the overhead model (:func:`predict_wall`), fitted on this machine, predicts the wall time and speed-up of 10^9
   scores on 1 to 16 workers (as many cores) for chunks of 10^6, the default and 10^7 (target: >= 12 at 16
@@ -160,33 +163,93 @@ def resident_release(n_workers: int, s_memory: np.ndarray) -> dict:
             "equal_outputs": bool(equal)}
 
 
-def generated_release(n_workers: int, n: int, chunk, repeat: int = 3) -> dict:
+def generated_release(n_workers: int, n: int, chunk, repeat: int = 5) -> dict:
     """``scale.private_quantile`` on ``n`` scores generated on ``n_workers`` workers: wall time (the median of
     ``repeat`` runs, and every run's), CPU time of the workers and of this process (the client, the local
-    scheduler and the nannies) in the median run, memory."""
+    scheduler and the nannies) in the median run, memory.
+
+    The timed runs follow a first release of the same size (its wall time is reported as ``first_wall_s``): in
+    the first one each worker's memory allocator grows to hold a chunk, page by page, and the imports happen;
+    the timed runs measure the steady state of a cluster that has released before. Memory is sampled (every
+    5 ms, in the client and in every worker) during the first release only, so that the samplers do not take CPU
+    time from the timed runs; a worker keeps its grown memory, so the timed runs reach no higher (its resident
+    memory after them is included in its peak).
+    """
     with scale.local_cluster(n_workers=n_workers) as client:
         client.wait_for_workers(n_workers)
-        scale.private_quantile(scale.simulated_scores(4 * CHUNK, CHUNK, SEED + 1), BETA, EPSILON, rng=0)  # warm-up
         pids = list(client.run(os.getpid).values())
         after_start = client.run(_rss_mb)
         start_sampler, stop_sampler = _worker_samplers()
         client.run(start_sampler)
-        runs, q = [], None
         with PeakRSS() as client_memory:
-            for _ in range(repeat):
-                w0, c0, start = _cpu(pids), _cpu([os.getpid()]), time.perf_counter()
-                x = scale.simulated_scores(n, chunk, SEED)
-                q = scale.private_quantile(x, BETA, EPSILON, rng=0)
-                wall = time.perf_counter() - start
-                runs.append((wall, _cpu(pids) - w0, _cpu([os.getpid()]) - c0))
+            start = time.perf_counter()
+            scale.private_quantile(scale.simulated_scores(n, chunk, SEED + 1), BETA, EPSILON, rng=0)
+            first = time.perf_counter() - start
         peaks = client.run(stop_sampler)
+        runs, q = [], None
+        for _ in range(repeat):
+            w0, c0, start = _cpu(pids), _cpu([os.getpid()]), time.perf_counter()
+            x = scale.simulated_scores(n, chunk, SEED)
+            q = scale.private_quantile(x, BETA, EPSILON, rng=0)
+            wall = time.perf_counter() - start
+            runs.append((wall, _cpu(pids) - w0, _cpu([os.getpid()]) - c0))
+        after = client.run(_rss_mb)
+        peaks = {w: max(peaks[w], after[w]) for w in peaks}
     wall, worker_cpu, client_cpu = sorted(runs)[(len(runs) - 1) // 2]         # the median run (lower median)
     return {"n": n, "workers": n_workers, "chunk": int(x.chunks[0][0]), "chunks": len(x.chunks[0]), "wall_s": wall,
-            "walls_s": [r[0] for r in runs], "scores_per_s": n / wall, "worker_cpu_s": worker_cpu,
+            "walls_s": [r[0] for r in runs], "first_wall_s": first, "scores_per_s": n / wall, "worker_cpu_s": worker_cpu,
             "client_cpu_s": client_cpu,
             "client_peak_growth_mb": client_memory.growth_mb,
             "worker_rss_after_start_mb": sorted(after_start.values()),
             "worker_peak_rss_mb": sorted(peaks.values()), "release": q}
+
+
+def _chunk_work(args) -> float:
+    """CPU seconds to generate and count the chunks ``indices`` as ``scale.simulated_scores`` does, without Dask.
+
+    The counting is the in-memory ``private_quantile`` on each chunk: the same one counting pass (its mechanism
+    on 1000 cells takes microseconds).
+    """
+    indices, size = args
+    start = time.process_time()
+    for index in indices:
+        private_quantile(np.random.default_rng([SEED, index]).random(size=size), BETA, EPSILON, rng=0)
+    return time.process_time() - start
+
+
+def process_ceiling(n: int, repeat: int = 3) -> dict:
+    """The speed-up 1 -> 2 of the same chunk work in plain worker processes, without Dask: the machine's own
+    ceiling (shared memory bus and caches), against which the Dask speed-up is read.
+
+    The processes get the allocator settings of ``scale.local_cluster``'s workers (a freed chunk's memory is
+    reused); the chunking is ``simulated_scores``'s default for ``n``; the median of ``repeat`` runs, after a
+    first one.
+    """
+    import multiprocessing
+
+    size = _auto_chunk(n)
+    indices = list(range(-(-n // size)))
+    saved = {key: os.environ.get(key) for key in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")}
+    os.environ.update({key: str(2**28) for key in saved})              # read by the spawned processes at start
+    try:
+        with multiprocessing.get_context("spawn").Pool(2) as pool:
+            pool.map(_chunk_work, [(indices[:2], size), (indices[2:4], size)])          # imports, first chunks
+            one, two = [], []
+            for _ in range(repeat):
+                start = time.perf_counter()
+                pool.map(_chunk_work, [(indices, size)])
+                one.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                pool.map(_chunk_work, [(indices[0::2], size), (indices[1::2], size)])
+                two.append(time.perf_counter() - start)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    one_s, two_s = float(np.median(one)), float(np.median(two))
+    return {"n": n, "chunk": size, "one_process_s": one_s, "two_processes_s": two_s, "speedup": one_s / two_s}
 
 
 def _cpu(pids) -> float:
@@ -200,30 +263,37 @@ def _cpu(pids) -> float:
 
 OVERHEAD_N = 10**8
 OVERHEAD_CHUNKS = (10**5, 10**6, 10**7)          # 1000, 100 and 10 tasks for the same 10^8 scores
+TINY_N, TINY_CHUNK = 10**6, 10**3                # 1000 tasks of almost no work: the cost of a task itself
 
 
 def overhead(n: int = OVERHEAD_N) -> dict:
-    """Per-task overhead on one worker: the same ``n`` scores in chunks of 10^5, 10^6 and 10^7.
+    """Per-task overhead on one worker, from CPU time (on a shared machine the wall time of a task includes
+    waiting for a core).
 
-    CPU time, not wall time, is fitted (on a shared machine the wall time of a task includes waiting for a
-    core): worker CPU per chunk = ``a + b * chunk`` (``a``: the worker's cost per task beyond the work, ``b``:
-    generating and counting one score), and the CPU time of the client and scheduler = ``s0 + s * chunks``
-    (``s``: the scheduler's and the client's cost per chunk, spent in one process for all workers).
+    * ``a``, the worker's cost per task beyond its work: the worker CPU per task of 1000 tasks of 1000 scores
+      (microseconds of work each);
+    * ``s0 + s * chunks``, the CPU time of the client and the scheduler (one process for all workers), fitted on
+      the same ``n`` scores in chunks of 10^5, 10^6 and 10^7 and on the tiny tasks;
+    * ``b``, generating and counting one score, is the worker CPU per score of the 10^7-score chunks less ``a``;
+      :func:`main` replaces it by the value measured at 10^9 in the default chunking, whose chunks fit the
+      caches differently (the cost per score depends on the chunk size through them, which a linear fit of
+      CPU per task against chunk size would fold into ``a``).
     """
     runs = [generated_release(1, n, c, repeat=1) for c in OVERHEAD_CHUNKS]
-    k = np.array([r["chunks"] for r in runs], dtype=float)
-    c = np.array([r["chunk"] for r in runs], dtype=float)
-    (a, b), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(c), c]), np.array([r["worker_cpu_s"] for r in runs]) / k,
-                                 rcond=None)
-    (s0, s), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(k), k]), np.array([r["client_cpu_s"] for r in runs]),
-                                  rcond=None)
+    tiny = generated_release(1, TINY_N, TINY_CHUNK, repeat=1)
+    a = tiny["worker_cpu_s"] / tiny["chunks"]
+    largest = runs[-1]
+    b = (largest["worker_cpu_s"] / largest["chunks"] - a) / largest["chunk"]
+    k = np.array([r["chunks"] for r in runs + [tiny]], dtype=float)
+    (s0, s), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(k), k]),
+                                  np.array([r["client_cpu_s"] for r in runs + [tiny]]), rcond=None)
     with scale.local_cluster(n_workers=1) as client:       # T0: the wall time of a release of one small chunk
         client.wait_for_workers(1)
         x = scale.simulated_scores(1000, 1000, SEED)
         scale.private_quantile(x, BETA, EPSILON, rng=0)
         t0 = best_wall(lambda: scale.private_quantile(x, BETA, EPSILON, rng=0), repeat=5)
     return {"n": n, "runs": [{key: r[key] for key in ("chunk", "chunks", "wall_s", "worker_cpu_s", "client_cpu_s")}
-                             for r in runs],
+                             for r in runs + [tiny]],
             "a_worker_s_per_task": float(max(a, 0.0)), "b_s_per_score": float(b),
             "s_scheduler_s_per_task": float(max(s, 0.0)), "s0_client_s_per_release": float(max(s0, 0.0)),
             "t0_release_s": t0}
@@ -314,6 +384,9 @@ def main(save: bool = False) -> None:
     g9_one = generated_release(1, 10**9, "auto")
     g9_two = generated_release(2, 10**9, "auto")
     speedup = g9_one["wall_s"] / g9_two["wall_s"]
+    ceiling = process_ceiling(10**9)
+    # b at the chunk size the predictions are for: the worker CPU per score at 10^9 in the default chunking
+    model["b_s_per_score"] = (g9_one["worker_cpu_s"] / g9_one["chunks"] - model["a_worker_s_per_task"]) / g9_one["chunk"]
     depth = depth_scaling()
     chunkings = {"10^6 per chunk": 10**6, "auto (128 chunks)": _auto_chunk(10**9), "10^7 per chunk": 10**7}
     predicted = predictions(model, 10**9, chunkings)
@@ -323,12 +396,12 @@ def main(save: bool = False) -> None:
     depth_predicted = predictions(depth_model, 2 * 10**6, {"20 partitions": 10**5, "128 partitions": 15_625})
     load_after = [round(x, 2) for x in os.getloadavg()]
     print()
-    print("per-task overhead (one worker, 10^8 scores in chunks of 10^5, 10^6, 10^7; CPU time fitted):")
+    print("per-task overhead (one worker, 10^8 scores in chunks of 10^5, 10^6, 10^7, and 10^6 in chunks of 10^3):")
     print_table(["chunk", "chunks", "wall s", "worker CPU s", "client+scheduler CPU s"], [
         [f"{r['chunk']:.0e}", r["chunks"], f"{r['wall_s']:.2f}", f"{r['worker_cpu_s']:.2f}", f"{r['client_cpu_s']:.2f}"]
         for r in model["runs"]])
     print(f"  worker, per task beyond its work: a = {model['a_worker_s_per_task'] * 1e3:.2f} ms; generating and "
-          f"counting: b = {model['b_s_per_score'] * 1e9:.2f} ns per score")
+          f"counting: b = {model['b_s_per_score'] * 1e9:.2f} ns per score (at 10^9 in the default chunks)")
     print(f"  client and scheduler, per chunk: s = {model['s_scheduler_s_per_task'] * 1e3:.2f} ms (one process for all "
           f"workers); a release of one small chunk: T0 = {model['t0_release_s'] * 1e3:.0f} ms wall")
     print()
@@ -339,15 +412,20 @@ def main(save: bool = False) -> None:
         ["  equal releases (3 seeds)", str(two["equal_outputs"] and one["equal_outputs"]), "True"],
         ["Dask (1 worker) / in-memory, N=10^7 (overhead)", f"{one['ratio']:.2f}", ""],
         ["  (times)", f"{one['dask_s'] * 1e3:.0f} ms / {one['in_memory_s'] * 1e3:.0f} ms", ""],
-        [f"N=10^9 generated, {g9_one['chunks']} chunks, 1 worker: wall (median of 3)", f"{g9_one['wall_s']:.1f} s", ""],
+        [f"N=10^9 generated, {g9_one['chunks']} chunks, 1 worker: wall (median of 5)", f"{g9_one['wall_s']:.1f} s", ""],
         ["  worker CPU / client+scheduler CPU", f"{g9_one['worker_cpu_s']:.1f} s / {g9_one['client_cpu_s']:.1f} s", ""],
-        ["N=10^9 generated, 2 workers: wall (median of 3)", f"{g9_two['wall_s']:.1f} s", ""],
+        ["N=10^9 generated, 2 workers: wall (median of 5)", f"{g9_two['wall_s']:.1f} s", ""],
         ["  worker CPU / client+scheduler CPU", f"{g9_two['worker_cpu_s']:.1f} s / {g9_two['client_cpu_s']:.1f} s", ""],
         ["  scores per second", f"{g9_two['scores_per_s']:.3g}", ""],
         ["  client peak RSS growth", f"{g9_two['client_peak_growth_mb']:.0f} MB", ""],
         ["  worker RSS after start / peak", f"{[round(x) for x in g9_two['worker_rss_after_start_mb']]} / "
                                            f"{[round(x) for x in g9_two['worker_peak_rss_mb']]} MB", ""],
         ["speed-up 1 -> 2 workers, N=10^9", f"{speedup:.2f}", ">= 1.9"],
+        ["  first release on a new cluster: 1 / 2 workers",
+         f"{g9_one['first_wall_s']:.1f} s / {g9_two['first_wall_s']:.1f} s", ""],
+        ["  the same chunk work without Dask: 1 / 2 processes",
+         f"{ceiling['one_process_s']:.1f} s / {ceiling['two_processes_s']:.1f} s", ""],
+        ["  speed-up without Dask (the machine's ceiling)", f"{ceiling['speedup']:.2f}", ""],
         [f"spatial depth median, n={depth['n']}, d={depth['d']}, {depth['partitions']} partitions: 1 / 2 workers",
          f"{depth['wall_1_s']:.2f} s / {depth['wall_2_s']:.2f} s", ""],
         ["  speed-up 1 -> 2 workers", f"{depth['speedup']:.2f}", ""],
@@ -371,7 +449,7 @@ def main(save: bool = False) -> None:
                     "python": platform.python_version(), "load_before": load, "load_after": load_after},
         "count_vs_sort": sort, "resident_two_workers": two, "resident_one_worker": one,
         "overhead_model": model, "generated_1e9_one_worker": g9_one, "generated_1e9_two_workers": g9_two,
-        "speedup_1e9": speedup, "depth_median": depth, "predicted_1e9": predicted,
+        "speedup_1e9": speedup, "process_ceiling_1e9": ceiling, "depth_median": depth, "predicted_1e9": predicted,
         "predicted_depth_median_2e6": depth_predicted,
     }
     save_result(OUTPUT, payload, save)
