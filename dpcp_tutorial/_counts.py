@@ -348,12 +348,26 @@ def idd_from_counts(counts: np.ndarray, n: int) -> np.ndarray:
     return total / counts.shape[2]
 
 
-def spatial_sums(data: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """:math:`\\sum_i S(c_k - X_i)` for every candidate, :math:`S(v) = v/\\|v\\|`, :math:`S(0) = 0` (adds up)."""
+def inverse_distances(points: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """:math:`W_{ki} = 1/\\|x_k - X_i\\|`, and 0 where the distance is 0 (:math:`S(0) = 0`), in one block.
+
+    The distances (``cdist``: exact, no cancellation) become the weights in place, so only one
+    ``(q, n)`` array is ever allocated. A distance below about :math:`10^{-308}` has no finite inverse
+    either and is treated as 0.
+    """
     from scipy.spatial.distance import cdist
 
-    r = cdist(points, data)
-    w = np.divide(1.0, r, out=np.zeros_like(r), where=r > 0)
+    w = cdist(points, data)
+    with np.errstate(divide="ignore", over="ignore"):
+        np.divide(1.0, w, out=w)
+    if w.max() == np.inf:
+        w[w == np.inf] = 0.0
+    return w
+
+
+def spatial_sums(data: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_i S(c_k - X_i)` for every candidate, :math:`S(v) = v/\\|v\\|`, :math:`S(0) = 0` (adds up)."""
+    w = inverse_distances(points, data)
     return points * w.sum(axis=1)[:, None] - w @ data
 
 

@@ -22,8 +22,8 @@ These bounds hold only when the directions used by the approximations are
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
+from ._counts import inverse_distances
 from ._depth_core import (
     CHUNK,
     MAX_DIRECTIONS,
@@ -438,8 +438,7 @@ def spatial_depth(points, data) -> np.ndarray:
     block = max(1, CHUNK // n)
     for start in range(0, points.shape[0], block):
         q = qc[start:start + block]
-        r = cdist(q, xc)
-        w = np.divide(1.0, r, out=np.zeros_like(r), where=r > 0)
+        w = inverse_distances(q, xc)
         s = q * w.sum(axis=1)[:, None] - w @ xc
         out[start:start + block] = 1.0 - np.linalg.norm(s, axis=1) / n
     return np.clip(out, 0.0, 1.0)
