@@ -52,7 +52,7 @@ from ._validation import (
 )
 from ._calibrator_core import laplace_corrected_rank, opendp_bound, opendp_level, opendp_scale, pcoqs_corrected_rank
 from ._counts import subsample_or_pad
-from ._mechanism_core import opendp_additive
+from ._mechanism_core import gauss_legendre, opendp_additive
 from .mechanisms import check_sampler, opendp_prelude
 
 __all__ = [
@@ -722,7 +722,7 @@ def _report_noisy_max_log_law(utility: np.ndarray, scale: float) -> np.ndarray:
         log_p = -utility / scale
     log_p = np.where(np.isnan(log_p), 0.0, log_p)
     p = np.exp(log_p)
-    nodes, weights = np.polynomial.legendre.leggauss(max(1, (utility.size + 2) // 2))
+    nodes, weights = gauss_legendre(max(1, (utility.size + 2) // 2))
     w = 0.5 * (nodes + 1.0)
     log_w = np.log(0.5 * weights)
     terms = np.log1p(-np.outer(w, p))                  # shape (nodes, M); w < 1 so no log(0)

@@ -77,7 +77,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._mechanism_core import above_threshold, above_threshold_log_law
+from ._mechanism_core import above_threshold, above_threshold_log_law, gauss_legendre
 from ._validation import RandomLike, check_2d, check_epsilon, check_random_state
 from .mechanisms import gumbel_max_sample
 
@@ -310,7 +310,7 @@ def above_threshold_log_probabilities(queries, epsilon: float, nodes: int = 128)
     b_rho, b_nu = 2.0 / epsilon, 2.0 / epsilon
     kinks = np.unique(np.concatenate([[0.0], a]))
     edges = np.concatenate([[kinks[0] - 60 * b_nu], kinks, [kinks[-1] + 60 * b_nu]])
-    x, w = np.polynomial.legendre.leggauss(nodes)
+    x, w = gauss_legendre(nodes)
     r = np.concatenate([(hi - lo) / 2 * x + (hi + lo) / 2 for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo])
     logw = np.concatenate([np.log((hi - lo) / 2 * w) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo])
     log_f = -np.abs(r) / b_rho - math.log(2.0 * b_rho)

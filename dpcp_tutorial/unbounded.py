@@ -85,7 +85,7 @@ from ._validation import (
     check_scalar,
 )
 from ._counts import BAD_GRID_SCORES, grid_counts
-from ._mechanism_core import above_threshold, above_threshold_log_law
+from ._mechanism_core import above_threshold, above_threshold_log_law, gauss_legendre
 from .mechanisms import check_sampler
 
 __all__ = [
@@ -742,7 +742,7 @@ def unbounded_quantile_probabilities(scores, beta: float, epsilon: float, *, low
     scale = max(b1, b2)
     kinks = np.concatenate(([0.0], above - m, np.arange(-200, 201, 5) * scale))
     kinks = np.unique(kinks[(kinks >= -200 * scale) & (kinks <= 200 * scale)])
-    nodes, weights = np.polynomial.legendre.leggauss(64)
+    nodes, weights = gauss_legendre(64)
     left, right = kinks[:-1], kinks[1:]
     half = 0.5 * (right - left)
     r = (0.5 * (left + right))[:, None] + half[:, None] * nodes[None, :]

@@ -41,8 +41,13 @@ def _ref_snap(data, box):
 
 def _ref_count(p, pts) -> int:
     """Exact halfspace count at ``p``: the fewest points in a closed halfplane through ``p``, from the generic
-    directions next to every critical one (a normal of the line through p and a point, turned slightly)."""
-    vs = [(q[0] - p[0], q[1] - p[1]) for q in pts]
+    directions next to every critical one (a normal of the line through p and a point, turned slightly).
+
+    The rationals are scaled by their common denominator first (a positive scaling keeps every sign), so the
+    quadratic part runs on Python integers."""
+    scale = math.lcm(*(c.denominator for c in p), *(c.denominator for q in pts for c in q))
+    origin = (int(p[0] * scale), int(p[1] * scale))
+    vs = [(int(q[0] * scale) - origin[0], int(q[1] * scale) - origin[1]) for q in pts]
     zero = sum(1 for v in vs if v == (0, 0))
     nz = [v for v in vs if v != (0, 0)]
     best = len(pts)
