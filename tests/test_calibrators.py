@@ -88,7 +88,8 @@ def test_pcoqs_same_seed_same_result_and_generator_advances():
     assert len(draws) > 1
 
 
-@pytest.mark.parametrize("bins,failure", [(1, 0.05), (10, 0.01), (100, 0.05), (1000, 0.01)])
+@pytest.mark.parametrize("bins,failure", [(1, 0.05), (10, 0.01), (100, 0.05),
+                                          pytest.param(1000, 0.01, marks=pytest.mark.slow)])
 def test_laplace_prefix_tail_bounds_the_running_maximum(bins, failure):
     tau = laplace_prefix_tail(bins, 2.0, failure)
     gen = np.random.default_rng(bins)

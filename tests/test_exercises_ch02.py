@@ -52,6 +52,7 @@ def no_noise(x, lower, upper, epsilon, rng):
     return float(np.clip(x, lower, upper).mean())
 
 
+@pytest.mark.slow
 def test_correct_private_mean_passes(capsys):
     result = check_private_mean(correct_mean)
     assert result and result.cases_passed == result.cases_total == 5

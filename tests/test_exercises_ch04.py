@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from dpcp_tutorial.course.exercises import check_pps_level, check_pps_round_up
 
@@ -43,6 +44,7 @@ def capped(n, alpha, eps, m, gamma):
     return min(correct_level(n, alpha, eps, m, gamma), 1 - 1e-12)
 
 
+@pytest.mark.slow
 def test_round_up_checker(capsys):
     assert check_pps_round_up(correct_round_up)
     assert "all checks passed" in capsys.readouterr().out
@@ -167,6 +169,7 @@ def inverse_cdf(logp, rng):
     return int(np.searchsorted(np.cumsum(np.exp(logp)), rng.random() * np.exp(logp).sum()))
 
 
+@pytest.mark.slow
 def test_assembly_solution_passes(capsys):
     result = check_private_split_assembly(*PIECES)
     assert result and result.cases_passed == result.cases_total == 14

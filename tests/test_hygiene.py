@@ -86,6 +86,7 @@ def test_experiments_help_does_not_crash():
         assert info.value.code == 0, argv
 
 
+@pytest.mark.slow
 def test_experiments_help_in_a_subprocess():
     out = subprocess.run([sys.executable, "-m", "dpcp_tutorial.experiments", "--help"], capture_output=True,
                          text=True, cwd=ROOT, timeout=120)
