@@ -62,6 +62,8 @@ _SENSITIVITY = {"halfspace": HALFSPACE_SENSITIVITY, "spatial": SPATIAL_SENSITIVI
                 "idd": IDD_SENSITIVITY, "smoothed_idd": IDD_SENSITIVITY}
 
 _SURE_ANGLE = 1e-13     # computed angles farther apart than this are certainly distinct (errors are ~1e-15)
+_PAIR_BATCH = 2 ** 14   # points near arc ends classified per orientation call (small arrays stay in cache)
+_FSUM_SLICE = 4096      # determinants per list handed to math.fsum (a few thousand rows convert fastest)
 
 
 def depth_sensitivity(depth: str, n: int) -> float:
@@ -201,9 +203,14 @@ def _orient_expansion(ax, ay, bx, by, cx, cy) -> np.ndarray:
     tiny = ((parts != 0) & (parts < 2.0 ** -450)).any(axis=0)
     valid = np.isfinite(terms).all(axis=1) & ~tiny & ~lost
     out = np.full(terms.shape[0], 2, dtype=np.int8)
-    rows = np.flatnonzero(valid)
-    totals = [math.fsum(row) for row in terms[rows].tolist()]       # Python floats: fsum reads a list fastest
-    out[rows] = np.sign(totals) if totals else []
+    # exact differences and exact products (integer and lattice coordinates): the determinant is hi_1 - hi_5,
+    # two floats, whose computed difference has the exact sign
+    plain = valid & (e == 0).all(axis=0) & (lo[0] == 0) & (lo[4] == 0)
+    out[plain] = np.sign(hi[0, plain] - hi[4, plain])
+    rows = np.flatnonzero(valid & ~plain)
+    for start in range(0, rows.size, _FSUM_SLICE):
+        part = rows[start:start + _FSUM_SLICE]
+        out[part] = np.sign([math.fsum(row) for row in terms[part].tolist()])   # Python floats for fsum
     return out
 
 
@@ -348,10 +355,14 @@ def _halfspace_depth_2d(points: np.ndarray, data: np.ndarray) -> np.ndarray:
         order = np.argsort(phi, axis=1, kind="stable")
         phi = np.take_along_axis(phi, order, axis=1)
         n_nonzero = m - zero.sum(axis=1)
+        # the arcs' counts of every row, one after the other (row r's k arcs from offsets[r]); the points near
+        # an arc's ends are decided in batches of pairs, by one exact orientation call per batch
+        offsets = np.concatenate([[0], np.cumsum(n_nonzero)[:-1]])
+        counts = np.empty(int(n_nonzero.sum()), dtype=np.int64)
+        pending, n_pending = [], 0
         for r in range(q.shape[0]):
             k = n_nonzero[r]
             if k == 0:
-                out[start + r] = 1.0
                 continue
             a = phi[r, :k]
             w = weight[order[r, :k]]
@@ -361,11 +372,22 @@ def _halfspace_depth_2d(points: np.ndarray, data: np.ndarray) -> np.ndarray:
             s_hi = np.searchsorted(ext, a + _SURE_ANGLE, side="right")
             e_lo = np.searchsorted(ext, a + (np.pi - _SURE_ANGLE), side="left")
             e_hi = np.searchsorted(ext, a + (np.pi + _SURE_ANGLE), side="right")
-            count = cum[e_lo] - cum[s_hi] + w        # surely inside, plus the arc's own first point
+            counts[offsets[r]:offsets[r] + k] = cum[e_lo] - cum[s_hi] + w    # surely inside, and the arc's own
             unsure = np.flatnonzero((s_hi - s_lo > 1) | (e_hi > e_lo))
             if unsure.size:
-                count[unsure] += _arc_ends_inside(q[r], data, w, order[r, :k], unsure, s_lo, s_hi, e_lo, e_hi, k)
-            out[start + r] = (n - int(count.max())) / n
+                pairs = _arc_end_pairs(r, offsets[r], w, order[r, :k], unsure, s_lo, s_hi, e_lo, e_hi, k)
+                pending.append(pairs)
+                n_pending += pairs[0].size
+                if n_pending >= _PAIR_BATCH:
+                    counts += _arc_ends_inside(q, data, pending, counts.size)
+                    pending, n_pending = [], 0
+        if pending:
+            counts += _arc_ends_inside(q, data, pending, counts.size)
+        depth = np.ones(q.shape[0])                 # a point with every data point equal to it: depth 1
+        rows = np.flatnonzero(n_nonzero > 0)
+        if rows.size:
+            depth[rows] = (n - np.maximum.reduceat(counts, offsets[rows])) / n
+        out[start:start + block] = depth
     return out
 
 
@@ -377,11 +399,12 @@ def _ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return owner, value
 
 
-def _arc_ends_inside(x, data, w, order, arcs, s_lo, s_hi, e_lo, e_hi, k) -> np.ndarray:
-    """For each arc ``j`` in ``arcs``: the weight of the points near its two ends in ``[theta_j, theta_j + pi)``.
+def _arc_end_pairs(row, offset, w, order, arcs, s_lo, s_hi, e_lo, e_hi, k) -> tuple[np.ndarray, ...]:
+    """The points near the two ends of each arc ``j`` in ``arcs`` of one point (row ``row``), to classify.
 
-    Near the start, a point counts if it is strictly left of the ray to ``X_j``
-    or on it in the same direction; near the end, if strictly left.
+    Returns ``(arc, row, b, c, at_start, weight)``: the arc's index in the block's counts (``offset + j``), the
+    point's row, the data indices of the arc's first point ``b`` and of the point ``c`` near one of its ends,
+    whether ``c`` is near the start, and ``c``'s weight.
     """
     o1, p1 = _ranges(s_lo[arcs], s_hi[arcs])
     keep = p1 != arcs[o1] + k                    # the arc's own first point is counted already
@@ -390,15 +413,25 @@ def _arc_ends_inside(x, data, w, order, arcs, s_lo, s_hi, e_lo, e_hi, k) -> np.n
     owner = np.concatenate([o1, o2])
     at_start = np.concatenate([np.ones(o1.size, bool), np.zeros(o2.size, bool)])
     other = np.concatenate([p1, p2]) % k
-    b = data[order[arcs[owner]]]
-    c = data[order[other]]
-    sign = orientation(x[0], x[1], b[:, 0], b[:, 1], c[:, 0], c[:, 1])
+    return (offset + arcs[owner], np.full(owner.size, row), order[arcs[owner]], order[other], at_start, w[other])
+
+
+def _arc_ends_inside(points, data, pending, size) -> np.ndarray:
+    """The weight, per arc, of the points near its two ends in ``[theta_j, theta_j + pi)`` (``pending`` from
+    :func:`_arc_end_pairs`; an array of ``size`` counts).
+
+    Near the start, a point counts if it is strictly left of the ray to ``X_j``
+    or on it in the same direction; near the end, if strictly left.
+    """
+    arc, row, b, c, at_start, w = (np.concatenate(parts) for parts in zip(*pending))
+    x, b, c = points[row], data[b], data[c]
+    sign = orientation(x[:, 0], x[:, 1], b[:, 0], b[:, 1], c[:, 0], c[:, 1])
     # on the line through x (sign 0), c points the same way as b iff the signs of their coordinate differences
     # agree: exact (a difference of two floats is 0 only if they are equal), whereas a dot product of tiny
     # differences can underflow to 0
     same_way = np.all(np.sign(b - x) == np.sign(c - x), axis=1)
     inside = (sign > 0) | (at_start & (sign == 0) & same_way)
-    return np.bincount(owner, weights=inside * w[other], minlength=arcs.size).astype(np.int64)
+    return np.bincount(arc, weights=inside * w, minlength=size).astype(np.int64)
 
 
 # --------------------------------------------------------------------------- spatial depth

@@ -144,6 +144,41 @@ def test_exact_halfspace_known_values_and_chunking(monkeypatch):
     np.testing.assert_array_equal(halfspace_depth(x, x), full)
 
 
+@pytest.mark.parametrize("batch", [1, 50, 2 ** 30])
+def test_exact_halfspace_2d_any_batch_of_arc_ends(monkeypatch, batch):
+    # the points near the arcs' ends are classified in batches over the query points: one pair per batch, a few
+    # rows per batch, or the whole block at once give the brute-force depths
+    monkeypatch.setattr(depth_module, "_PAIR_BATCH", batch)
+    data = _datasets_2d()["lattice"]
+    queries = np.vstack([data[:25], np.array([[0.5, 0.5], [10.0, 0.0], [-3.0, 3.0]])])
+    want = np.array([brute_halfspace_2d(q, data) for q in queries])
+    np.testing.assert_array_equal(halfspace_depth(queries, data), want)
+
+
+@pytest.mark.parametrize("fsum_slice", [7, 4096])
+def test_orientation_on_lattice_and_near_lattice_triples_equals_rational_arithmetic(monkeypatch, fsum_slice):
+    # lattice triples (exact differences and products: many exactly collinear) and lattice points moved by one
+    # unit in the last place (inexact products: the error-free sums decide, in slices of fsum_slice rows)
+    from fractions import Fraction
+
+    monkeypatch.setattr(depth_module, "_FSUM_SLICE", fsum_slice)
+    rng = np.random.default_rng(4)
+    size = 16_000
+    c = rng.integers(-4, 5, size=(size, 6)).astype(float)
+    on_line = rng.random(size) < 0.8                  # c = a + t (b - a): collinear
+    t = rng.integers(-2, 3, size=(size, 1))
+    c[on_line, 4:] = (c[:, :2] + t * (c[:, 2:4] - c[:, :2]))[on_line]
+    nudge = rng.random((size, 6)) < np.where(np.arange(size) < size // 2, 0.5, 0.0)[:, None]
+    c[nudge] = np.nextafter(c[nudge], np.where(rng.random(nudge.sum()) < 0.5, -np.inf, np.inf))
+    got = depth_module.orientation(*c.T)
+    want = []
+    for ax, ay, bx, by, cx, cy in (map(Fraction, row) for row in c.tolist()):
+        det = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
+        want.append((det > 0) - (det < 0))
+    np.testing.assert_array_equal(got, want)
+    assert np.mean(np.asarray(want) == 0) > 0.3         # collinear triples are common here
+
+
 def test_halfspace_directions_equals_loop_and_bounds_exact():
     rng = np.random.default_rng(4)
     data = rng.standard_normal((200, 2))
