@@ -145,14 +145,21 @@ def test_exact_halfspace_known_values_and_chunking(monkeypatch):
 
 
 @pytest.mark.parametrize("batch", [1, 50, 2 ** 30])
-def test_exact_halfspace_2d_any_batch_of_arc_ends(monkeypatch, batch):
-    # the points near the arcs' ends are classified in batches over the query points: one pair per batch, a few
-    # rows per batch, or the whole block at once give the brute-force depths
+@pytest.mark.parametrize("row_search", [0, 2 ** 30])
+@pytest.mark.parametrize("name", ["lattice", "random"])
+def test_exact_halfspace_2d_any_batch_and_search(monkeypatch, batch, row_search, name):
+    # the points near the arcs' ends are classified in batches over the query points (one pair per batch, a few
+    # rows per batch, or the whole block at once), and the angles are searched row by row or in one array of
+    # complex keys for all rows: every way gives the brute-force depths, with queries at data points and not
     monkeypatch.setattr(depth_module, "_PAIR_BATCH", batch)
-    data = _datasets_2d()["lattice"]
-    queries = np.vstack([data[:25], np.array([[0.5, 0.5], [10.0, 0.0], [-3.0, 3.0]])])
+    monkeypatch.setattr(depth_module, "_ROW_SEARCH", row_search)
+    data = _datasets_2d()[name]
+    rng = np.random.default_rng(5)
+    off = np.vstack([rng.uniform(-3, 3, size=(15, 2)), rng.integers(-3, 3, size=(15, 2)) + 0.5, [[10.0, 0.0]]])
+    queries = np.vstack([data[:25], off])
     want = np.array([brute_halfspace_2d(q, data) for q in queries])
     np.testing.assert_array_equal(halfspace_depth(queries, data), want)
+    np.testing.assert_array_equal(halfspace_depth(off, data), want[25:])    # no query at a data point
 
 
 @pytest.mark.parametrize("fsum_slice", [7, 4096])
