@@ -333,7 +333,7 @@ def graded(tmp_path_factory):
     (folder / "prints.py").write_text(PRINTS, encoding="utf-8")
     (folder / "notes.txt").write_text("not a submission")
     assert main([str(folder), "--out", str(out), "--exercises", EXERCISES, "--secret", SECRET, "--time-limit", "3",
-                 "--exercise-timeout", "20", "--memory-limit", "1200", "--jobs", "2", "--quiet",
+                 "--exercise-timeout", "40", "--memory-limit", "1200", "--jobs", "2", "--quiet",
                  "--no-copy-check"]) == 0
     time.sleep(3.5)   # give a daemon that escaped the time to write
     with open(out, newline="", encoding="utf-8") as handle:

@@ -1,5 +1,6 @@
 """The unbounded private quantile: grid, counting, exact law, privacy audits, coverage, rng and bad input."""
 
+import functools
 import itertools
 import math
 
@@ -86,12 +87,35 @@ def test_exact_law_matches_the_sampler():
     assert np.all(np.abs(freq - p) <= 5 * se + 1e-4)
 
 
-def _log_law(data, n=None, beta=0.3, epsilon=1.0):
+def _exact_log_law(data, n=None, beta=0.3, epsilon=1.0):
     return unbounded_quantile_probabilities(np.asarray(data, dtype=float), beta, epsilon, n=n, log=True,
                                             threshold_share=0.4, **SMALL)[1]
 
 
+@functools.lru_cache(maxsize=None)
+def _law_of_multiset(data: tuple, n=None) -> np.ndarray:
+    return _exact_log_law(data, n)
+
+
+def _log_law(data, n=None):
+    """The exact law of the release on ``data``, computed once per multiset: the release counts the scores below
+    each candidate, so it depends on the data only through their multiset (tested below on every multiset of
+    sizes 4 and 5 on the support)."""
+    return _law_of_multiset(tuple(sorted(float(v) for v in data)), n)
+
+
 SUPPORT = (0.0, 0.5, 1.0, 3.0, 7.0, 8.0, np.inf)      # the lower end, cell interiors, candidates, beyond, +inf
+
+
+@pytest.mark.slow                        # the audits below rely on it, and they are slow too
+@pytest.mark.parametrize("size", [4, 5])
+def test_the_law_depends_on_the_multiset_only(size):
+    """Every data set of the audits' sizes on the support, shuffled (and reversed, at a public n), has the law of
+    its sorted multiset, to the last bit."""
+    rng = np.random.default_rng(size)
+    for data in itertools.combinations_with_replacement(SUPPORT, size):
+        np.testing.assert_array_equal(_exact_log_law(rng.permutation(data)), _log_law(data))
+        np.testing.assert_array_equal(_exact_log_law(data[::-1], n=size), _log_law(data, n=size))
 
 
 @pytest.mark.slow
