@@ -63,8 +63,8 @@ _SENSITIVITY = {"halfspace": HALFSPACE_SENSITIVITY, "spatial": SPATIAL_SENSITIVI
 
 _SURE_ANGLE = 1e-13     # computed angles farther apart than this are certainly distinct (errors are ~1e-15)
 _PAIR_BATCH = 2 ** 12   # points near arcs' ends classified per orientation call (its arrays stay in cache)
-_SWEEP_BLOCK = CHUNK // 8   # keys per block of the angular sweep (small temporaries are reused, not faulted in)
-_ROW_SEARCH = 128       # above this many distinct points, the sweep searches row by row (in cache)
+_SWEEP_BLOCK = CHUNK // 8   # keys per block of the sweep over all points (small temporaries are reused)
+_ROW_SEARCH = 128       # above this many distinct points, the sweep runs point by point (rows stay in cache)
 _FSUM_SLICE = 4096      # determinants per list handed to math.fsum (a few thousand rows convert fastest)
 
 
@@ -345,41 +345,90 @@ def _halfspace_depth_2d(points: np.ndarray, data: np.ndarray) -> np.ndarray:
     m = data.shape[0]
     points = points + 0.0
     out = np.empty(points.shape[0])
-    block = max(1, _SWEEP_BLOCK // (3 * m))
+    if m > _ROW_SEARCH:          # row by row: each row's arrays fit in cache
+        block, sweep = max(1, CHUNK // m), _sweep_rows
+    else:                        # few distinct points: every row of a block at once
+        block, sweep = max(1, _SWEEP_BLOCK // (3 * m)), _sweep_block
     for start in range(0, points.shape[0], block):
-        out[start:start + block] = _sweep_block(points[start:start + block], data, weight, n)
+        out[start:start + block] = sweep(points[start:start + block], data, weight, n)
     return out
 
 
-def _sweep_block(q: np.ndarray, data: np.ndarray, weight: np.ndarray, n: int) -> np.ndarray:
-    """The angular sweep for the points ``q``, all at once (see :func:`_halfspace_depth_2d`).
-
-    Row ``r`` holds the ``k_r`` angles of the data points other than ``q_r``, sorted, as the three copies
-    ``phi - 2 pi, phi, phi + 2 pi`` (the arcs wrap around), then ``+inf``. With few data points, every search
-    runs in one sorted array of complex keys ``r + i angle``, which NumPy orders by row, then by angle (exact
-    float comparisons); with many, row by row.
-    """
-    rows, m = q.shape[0], data.shape[0]
+def _sorted_angles(q: np.ndarray, data: np.ndarray):
+    """Per point of ``q``: the angles of ``X_i - q`` sorted (``+inf`` last for the data points equal to it),
+    their order, and the number ``k`` of data points other than the point."""
     vx = data[None, :, 0] - q[:, 0, None]
     vy = data[None, :, 1] - q[:, 1, None]
     zero = (vx == 0.0) & (vy == 0.0)
     phi = np.arctan2(vy, vx)                     # (-pi, pi]
     phi[zero] = np.inf                           # sorted to the end, then dropped
     order = np.argsort(phi, axis=1, kind="stable")
-    phi = np.take_along_axis(phi, order, axis=1)
-    k = m - zero.sum(axis=1)
+    return np.take_along_axis(phi, order, axis=1), order, data.shape[0] - zero.sum(axis=1)
+
+
+def _sweep_rows(q: np.ndarray, data: np.ndarray, weight: np.ndarray, n: int) -> np.ndarray:
+    """The angular sweep (see :func:`_halfspace_depth_2d`), point by point; the points near the arcs' ends are
+    classified for many points at once, in batches of about ``_PAIR_BATCH`` pairs."""
+    phi, order, k = _sorted_angles(q, data)
+    first = np.cumsum(k) - k                     # point r's arcs are the entries first[r] to first[r] + k_r - 1
+    counts = np.empty(int(k.sum()), dtype=np.int64)
+    two_pi = 2.0 * np.pi
+    pending, n_pending = [], 0
+    for row in range(q.shape[0]):
+        kk = int(k[row])
+        if kk == 0:
+            continue
+        a = phi[row, :kk]
+        w = weight[order[row, :kk]]
+        ext = np.concatenate([a - two_pi, a, a + two_pi])
+        cum = np.concatenate([[0], np.cumsum(np.tile(w, 3))])           # weight of ext[:i] is cum[i]
+        s_lo = np.searchsorted(ext, a - _SURE_ANGLE, side="left")
+        s_hi = np.searchsorted(ext, a + _SURE_ANGLE, side="right")
+        e_lo = np.searchsorted(ext, a + (np.pi - _SURE_ANGLE), side="left")
+        e_hi = np.searchsorted(ext, a + (np.pi + _SURE_ANGLE), side="right")
+        counts[first[row]:first[row] + kk] = cum[e_lo] - cum[s_hi] + w    # surely inside, and the arc's own
+        unsure = np.flatnonzero((s_hi - s_lo > 1) | (e_hi > e_lo))
+        if unsure.size:
+            pending.append((np.full(unsure.size, row), unsure, s_lo[unsure], s_hi[unsure], e_lo[unsure],
+                            e_hi[unsure]))
+            n_pending += int((s_hi - s_lo + e_hi - e_lo)[unsure].sum())
+            if n_pending >= _PAIR_BATCH:
+                _add_arc_ends(counts, first, q, data, weight, order, k, pending)
+                pending, n_pending = [], 0
+    if pending:
+        _add_arc_ends(counts, first, q, data, weight, order, k, pending)
+    return _depths(counts, first, k, n)
+
+
+def _add_arc_ends(counts, first, q, data, weight, order, k, pending) -> None:
+    """Adds to ``counts`` the points near the ends of the arcs in ``pending`` (one tuple of arrays per row)."""
+    r, j, s_lo, s_hi, e_lo, e_hi = (np.concatenate(parts) for parts in zip(*pending))
+    counts[first[r] + j] += _arc_ends_inside(q, data, weight, order, r, j, k[r], s_lo, s_hi, e_lo, e_hi)
+
+
+def _sweep_block(q: np.ndarray, data: np.ndarray, weight: np.ndarray, n: int) -> np.ndarray:
+    """The angular sweep (see :func:`_halfspace_depth_2d`) for all the points ``q`` at once.
+
+    Row ``r`` holds the ``k_r`` angles of the data points other than ``q_r``, sorted, as the three copies
+    ``phi - 2 pi, phi, phi + 2 pi`` (the arcs wrap around), then ``+inf``. Every row's searches run as one
+    search in a sorted array of complex keys ``r + i angle``, which NumPy orders by row, then by angle: exact
+    float comparisons.
+    """
+    phi, order, k = _sorted_angles(q, data)
+    rows, m = phi.shape
+    # the arcs, row by row: arc (r, j) starts at the j-th angle of row r, for j < k_r; row r's arcs are the
+    # entries first[r] to first[r] + k_r - 1 of the arrays below
+    first = np.cumsum(k) - k
+    r = np.repeat(np.arange(rows), k)
+    j = np.arange(r.size) - first[r]
+    kr = k[r]
+    a, w = phi[r, j], weight[order[r, j]]
     two_pi = 2.0 * np.pi
     width = 3 * m
-    # the live arcs, row by row: arc (r, j) starts at the j-th angle of row r, for j < k_r
     if k.min() == m:                             # no point of q is a data point: the copies side by side
-        r, j = np.repeat(np.arange(rows), m), np.tile(np.arange(m), rows)
-        kr, a, w = np.full(r.size, m), phi.ravel(), weight[order].ravel()
         ext = np.concatenate([phi - two_pi, phi, phi + two_pi], axis=1)
         ext_weight = np.tile(weight[order], 3)
     else:
-        r, j = np.nonzero(np.arange(m)[None, :] < k[:, None])
-        kr, a = k[r], phi[r, j]
-        w = weight[order[r, j]]
         ext = np.full((rows, width), np.inf)
         ext_weight = np.zeros((rows, width), dtype=np.int64)
         for copy, shift in enumerate((-two_pi, 0.0, two_pi)):
@@ -387,25 +436,16 @@ def _sweep_block(q: np.ndarray, data: np.ndarray, weight: np.ndarray, n: int) ->
             ext_weight[r, copy * kr + j] = w
     cum = np.zeros((rows, width + 1), dtype=np.int64)       # cum[r, i]: the weight of ext[r, :i]
     np.cumsum(ext_weight, axis=1, out=cum[:, 1:])
-    first = np.cumsum(k) - k                     # row r's arcs are r's entries first[r] to first[r] + k_r - 1
-    if m > _ROW_SEARCH:
-        def search(angle, side):                 # per row: np.searchsorted(ext[r, :3 k_r], angle, side)
-            found = np.empty(angle.size, dtype=np.int64)
-            for row in np.flatnonzero(k):
-                part = slice(first[row], first[row] + k[row])
-                found[part] = np.searchsorted(ext[row, :3 * k[row]], angle[part], side=side)
-            return found
-    else:                                        # all rows in one search: complex keys (row, angle)
-        keys = np.empty((rows, width), dtype=complex)
-        keys.real, keys.imag = np.arange(rows)[:, None], ext
-        keys = keys.ravel()
-        query = np.empty(r.size, dtype=complex)
-        query.real = r
-        base = r * width
+    keys = np.empty((rows, width), dtype=complex)
+    keys.real, keys.imag = np.arange(rows)[:, None], ext
+    keys = keys.ravel()
+    query = np.empty(r.size, dtype=complex)
+    query.real = r
+    base = r * width
 
-        def search(angle, side):                 # the same as above, for every row at once
-            query.imag = angle
-            return np.searchsorted(keys, query, side=side) - base
+    def search(angle, side):                     # per row: np.searchsorted(ext[r, :3 k_r], angle, side)
+        query.imag = angle
+        return np.searchsorted(keys, query, side=side) - base
 
     s_lo = search(a - _SURE_ANGLE, "left")
     s_hi = search(a + _SURE_ANGLE, "right")
@@ -413,34 +453,20 @@ def _sweep_block(q: np.ndarray, data: np.ndarray, weight: np.ndarray, n: int) ->
     e_hi = search(a + (np.pi + _SURE_ANGLE), "right")
     cum_at = cum.ravel()                         # cum[r, i] is cum_at[r * (width + 1) + i]
     row_base = r * (width + 1)
-    counts = cum_at[row_base + e_lo] - cum_at[row_base + s_hi] + w   # surely inside, and the arc's own first point
+    counts = cum_at[row_base + e_lo] - cum_at[row_base + s_hi] + w   # surely inside, and the arc's own point
     unsure = np.flatnonzero((s_hi - s_lo > 1) | (e_hi > e_lo))
-    if unsure.size:
-        # the points near the ends of the unsure arcs, classified by the exact orientation in batches of
-        # about _PAIR_BATCH pairs (the arc's own first point, at j + k_r, is counted already)
-        size = (s_hi - s_lo - 1 + e_hi - e_lo)[unsure]
-        batch = np.cumsum(size) // _PAIR_BATCH
-        cuts = np.flatnonzero(np.diff(batch)) + 1
+    if unsure.size:                              # in batches of about _PAIR_BATCH pairs
+        size = (s_hi - s_lo + e_hi - e_lo)[unsure]
+        cuts = np.flatnonzero(np.diff(np.cumsum(size) // _PAIR_BATCH)) + 1
         for arcs in np.split(unsure, cuts):
-            o1, p1 = _ranges(s_lo[arcs], s_hi[arcs])
-            keep = p1 != j[arcs[o1]] + kr[arcs[o1]]
-            o1, p1 = o1[keep], p1[keep]
-            o2, p2 = _ranges(e_lo[arcs], e_hi[arcs])
-            arc = arcs[np.concatenate([o1, o2])]
-            at_start = np.concatenate([np.ones(o1.size, bool), np.zeros(o2.size, bool)])
-            other = order[r[arc], np.concatenate([p1, p2]) % kr[arc]]      # data index of the point near an end
-            x, b, c = q[r[arc]], data[order[r[arc], j[arc]]], data[other]
-            sign = orientation(x[:, 0], x[:, 1], b[:, 0], b[:, 1], c[:, 0], c[:, 1])
-            # near the start, a point counts if it is strictly left of the ray to b or on it in the same
-            # direction; near the end, if strictly left. On the line through x (sign 0), c points the same way
-            # as b iff the signs of their coordinate differences agree: exact (a difference of two floats is 0
-            # only if they are equal), whereas a dot product of tiny differences can underflow to 0
-            same_way = np.all(np.sign(b - x) == np.sign(c - x), axis=1)
-            inside = (sign > 0) | (at_start & (sign == 0) & same_way)
-            low, high = arcs[0], arcs[-1] + 1     # this batch's arcs: a run of the sorted unsure arcs
-            found = np.bincount(arc - low, weights=inside * weight[other], minlength=high - low)
-            counts[low:high] += found.astype(np.int64)
-    depth = np.ones(rows)                        # a point with every data point equal to it: depth 1
+            counts[arcs] += _arc_ends_inside(q, data, weight, order, r[arcs], j[arcs], kr[arcs], s_lo[arcs],
+                                             s_hi[arcs], e_lo[arcs], e_hi[arcs])
+    return _depths(counts, first, k, n)
+
+
+def _depths(counts: np.ndarray, first: np.ndarray, k: np.ndarray, n: int) -> np.ndarray:
+    """Depth ``(n - largest arc count) / n`` per point; 1 for a point with every data point equal to it."""
+    depth = np.ones(k.size)
     live = np.flatnonzero(k > 0)
     if live.size:
         depth[live] = (n - np.maximum.reduceat(counts, first[live])) / n
@@ -453,6 +479,33 @@ def _ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     owner = np.repeat(np.arange(lo.size), size)
     value = np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size) + np.repeat(lo, size)
     return owner, value
+
+
+def _arc_ends_inside(q, data, weight, order, r, j, k, s_lo, s_hi, e_lo, e_hi) -> np.ndarray:
+    """For arcs ``(r, j)`` (row ``r`` of ``q``, starting at its ``j``-th angle, of ``k`` in the row): the weight
+    of the points near the arc's two ends (positions ``[s_lo, s_hi)`` and ``[e_lo, e_hi)`` of the row's three
+    copies of the angles) that lie in the half-open half-circle ``[theta_j, theta_j + pi)``, by the exact
+    :func:`orientation`.
+
+    Near the start, a point counts if it is strictly left of the ray to the arc's first point ``b`` or on it in
+    the same direction; near the end, if strictly left.
+    """
+    o1, p1 = _ranges(s_lo, s_hi)
+    keep = p1 != j[o1] + k[o1]                   # the arc's own first point is counted already
+    o1, p1 = o1[keep], p1[keep]
+    o2, p2 = _ranges(e_lo, e_hi)
+    owner = np.concatenate([o1, o2])
+    at_start = np.concatenate([np.ones(o1.size, bool), np.zeros(o2.size, bool)])
+    rows = r[owner]
+    other = order[rows, np.concatenate([p1, p2]) % k[owner]]            # data index of the point near an end
+    x, b, c = q[rows], data[order[rows, j[owner]]], data[other]
+    sign = orientation(x[:, 0], x[:, 1], b[:, 0], b[:, 1], c[:, 0], c[:, 1])
+    # on the line through x (sign 0), c points the same way as b iff the signs of their coordinate differences
+    # agree: exact (a difference of two floats is 0 only if they are equal), whereas a dot product of tiny
+    # differences can underflow to 0
+    same_way = np.all(np.sign(b - x) == np.sign(c - x), axis=1)
+    inside = (sign > 0) | (at_start & (sign == 0) & same_way)
+    return np.bincount(owner, weights=inside * weight[other], minlength=s_lo.size).astype(np.int64)
 
 
 # --------------------------------------------------------------------------- spatial depth
