@@ -25,8 +25,8 @@ LONG_FIRST = ("test_grading_sandbox.py",     # 19 s CPU, 70 s wall: every exerci
               "test_tukey_exact_degenerate.py", "test_private_errors.py", "test_dpcp.py", "test_conformal.py",
               "test_exercises_ch02.py")     # 5-17 s each
 # The two grading files wait for sandboxed submissions more than they compute: at the start, beside the book
-# builds, their waiting costs no wall time (at the end it left a core idle). test_grading.py's limit for loading
-# an exercise (40 s) leaves room for the load of the builds (at a load of 9, 20 s was too short).
+# builds, their waiting costs no wall time, whereas at the end it would leave a core idle. test_grading.py's limit
+# for loading an exercise (40 s, against about 2 s on an idle machine) leaves room for the load of the builds.
 
 
 @pytest.hookimpl(tryfirst=True)          # before the deselection by marker (-m "not slow")
