@@ -1,10 +1,10 @@
 """Check the built book in headless Chromium.
 
-For every chapter page under ``<html>/book/``:
+Two Chromium processes (one per worker), each driven over the DevTools protocol on a pipe, load the pages
+one after another in a fresh profile, offline. For every page under ``<html>/book/``:
 
-* load it with Chromium (offline flags, fresh profile, virtual time) at 500 px, wait until
-  MathJax has typeset, and dump the rendered DOM (one run serves the math check and the
-  500 px check below; a second run takes the screenshot);
+* load it in a window 500 px wide and wait until MathJax has typeset; one script run in the loaded page then
+  gives the math check and the 500 px checks below;
 * if the page source contains math, require at least one typeset
   ``<mjx-container>`` element (MathJax is served locally; with the CDN default
   the count is 0 offline);
@@ -16,8 +16,7 @@ For every chapter page under ``<html>/book/``:
   (stack the panels instead of putting them side by side);
 * require that nothing is cut at 500 px: the page does not scroll sideways, and no text,
   formula, code or image reaches past the right edge of a box that clips it (content wider
-  than the column must wrap or sit in a box that scrolls, as code cells do); measured in the
-  rendered page by a script run on a temporary copy of it, after MathJax has typeset;
+  than the column must wrap or sit in a box that scrolls, as code cells do);
 * require every interactive figure (``dpcp_tutorial.experiments.interactive``) to draw its
   first frame and to draw another when its slider is moved (in the same script);
 * require that the API page (``api.html``) speaks of the material only: no issue number or decision of the
@@ -25,8 +24,8 @@ For every chapter page under ``<html>/book/``:
 * with ``--narrow``, save screenshots under ``<html>/../screenshots/``: ``PAGE.png``
   (1280 px wide, the top of the page) and, for chapters, ``PAGE-narrow.png`` (500 px
   wide, the whole page up to ``NARROW_HEIGHT`` px), to be looked at. Screenshots are for a
-  person to look at, not a check, and each costs one more Chromium run per page (the
-  narrow ones are the expensive part: a chapter is tens of thousands of pixels tall at
+  person to look at, not a check, and each costs one more load of the page and two captures
+  (the narrow ones are the expensive part: a chapter is tens of thousands of pixels tall at
   500 px), so ``make test`` leaves them out and ``make screenshots`` takes them.
 
 Usage: ``python tests/check_pages.py _build/html [--narrow] [PAGE ...]`` (part of ``make test``;
@@ -38,16 +37,19 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
-import html
+import fcntl
 import html.parser
 import io
 import json
+import os
 import pathlib
-import re
+import queue
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.parse
 
 from PIL import Image
@@ -57,9 +59,13 @@ from _history import built_page_problems    # tests/_history.py (this script run
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-    "--hide-scrollbars", "--virtual-time-budget=15000",
+    "--hide-scrollbars",
 ]
-WIDE, NARROW, NARROW_HEIGHT = "1280,1600", 500, 60000
+WIDE, NARROW, CHECK_HEIGHT, NARROW_HEIGHT = (1280, 1600), 500, 2000, 60000
+#: seconds that Chromium may take to answer one command (loading a page, typesetting its math)
+ANSWER_TIMEOUT = 120
+#: pages checked at once, one Chromium each
+WORKERS = 2
 #: widest legible figure, in inches: at 500 px the content column is about 460 px wide, so a
 #: figure W inches wide shows 10 pt text at 10 * 460 / (72 W) px, at least 8 px for W <= 8
 MAX_FIGURE_INCHES = 8.0
@@ -85,13 +91,160 @@ def _chromium() -> str:
     sys.exit("check_pages: Chromium not found; install it with `apt-get install -y chromium`")
 
 
-def _run_chromium(browser: str, page: pathlib.Path, *extra: str) -> str:
-    with tempfile.TemporaryDirectory() as profile:
-        result = subprocess.run(
-            [browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *extra, page.resolve().as_uri()],
-            capture_output=True, text=True, timeout=180,
-        )
-    return result.stdout
+#: evaluated in a loaded page: wait until MathJax has typeset (its startup promise, then no formula left
+#: without output; at most 20 s), then list every leaf element, formula or image that reaches past a clipping
+#: ancestor (overflow hidden or clip) with no scrolling box in between, whether the page scrolls sideways, and
+#: what each interactive figure draws before and after its slider moves
+WAIT_FOR_MATH = """
+  var start = Date.now();
+  function sleep(ms) { return new Promise(function (resolve) { setTimeout(resolve, ms); }); }
+  function late() { return Date.now() - start > 20000; }
+  if (document.querySelector('script[src*="mathjax"]')) {
+    while (!(window.MathJax && MathJax.startup && MathJax.startup.promise) && !late()) await sleep(50);
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise)
+      await Promise.race([MathJax.startup.promise.catch(function () {}), sleep(20000)]);
+  }
+  function pending() {
+    var formulas = document.querySelectorAll('.math'), count = 0;
+    for (var i = 0; i < formulas.length; i++) if (!formulas[i].querySelector('mjx-container')) count++;
+    return count;
+  }
+  while (pending() && !late()) await sleep(50);
+"""
+CHECK_SCRIPT = "(async function () {" + WAIT_FOR_MATH + """
+  var main = document.querySelector('main') || document.body, cut = [];
+  var all = main.querySelectorAll('*');
+  for (var i = 0; i < all.length; i++) {
+    var el = all[i], leaf = el.tagName === 'MJX-CONTAINER' || el.tagName === 'IMG' || el.tagName === 'svg';
+    if (!leaf && (el.children.length || el.closest('mjx-container'))) continue;
+    var r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    for (var a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      var ox = getComputedStyle(a).overflowX;
+      if (ox === 'auto' || ox === 'scroll') break;
+      if (ox === 'hidden' || ox === 'clip') {
+        var box = a.getBoundingClientRect();
+        if (r.right > box.right + 1 || r.left < box.left - 1)
+          cut.push((el.textContent || el.getAttribute('src') || el.tagName).trim().slice(0, 70));
+        break;
+      }
+    }
+  }
+  var figures = [];
+  document.querySelectorAll('.dpcp-interactive').forEach(function (fig) {
+    var svg = fig.querySelector('svg'), slider = fig.querySelector('input[type=range]');
+    var before = svg ? svg.innerHTML : '', drawn = fig.querySelectorAll('.dpcp-series').length, changed = false;
+    if (slider) {
+      slider.value = slider.value === slider.max ? slider.min : slider.max;
+      slider.dispatchEvent(new Event('input'));
+      changed = svg.innerHTML !== before && fig.querySelectorAll('.dpcp-series').length > 0;
+    }
+    figures.push({id: fig.id, drawn: drawn, changed: changed});
+  });
+  return {sideways: document.documentElement.scrollWidth > window.innerWidth + 1, cut: cut, figures: figures,
+          typeset: document.querySelectorAll('mjx-container').length,
+          height: document.documentElement.scrollHeight};
+})()"""
+TYPESET_SCRIPT = "(async function () {" + WAIT_FOR_MATH + "  return document.documentElement.scrollHeight; })()"
+
+
+class _Browser:
+    """One headless Chromium with one tab, driven over the DevTools protocol on a pipe.
+
+    With ``--remote-debugging-pipe`` Chromium reads commands (JSON, each ended by a NUL byte) on its file
+    descriptor 3 and writes answers and events on 4. Starting Chromium costs about a core-second, as much as
+    checking a chapter, so each worker starts one and loads page after page in the same tab.
+    """
+
+    def __init__(self, binary: str):
+        self._profile = tempfile.mkdtemp(prefix=".check-pages-")
+        commands_read, self._commands = os.pipe()
+        self._answers, answers_write = os.pipe()
+
+        def _pipes_at_3_and_4():  # in the child, before exec: high copies first, so that neither is overwritten
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (commands_read, answers_write)]
+            os.dup2(high[0], 3)
+            os.dup2(high[1], 4)
+
+        self._process = subprocess.Popen(
+            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={self._profile}", "--remote-debugging-pipe", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=_pipes_at_3_and_4, pass_fds=(3, 4))
+        os.close(commands_read)
+        os.close(answers_write)
+        self._unread, self._last_id, self._events = b"", 0, []
+        target = self._send("Target.createTarget", url="about:blank")["targetId"]
+        self._session = self._send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self._send("Page.enable", self._session)
+
+    def _message(self, deadline: float) -> dict:
+        while b"\0" not in self._unread:
+            if not select.select([self._answers], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                raise TimeoutError(f"Chromium did not answer within {ANSWER_TIMEOUT} s")
+            chunk = os.read(self._answers, 1 << 16)
+            if not chunk:
+                raise RuntimeError("Chromium closed its DevTools pipe (it crashed or was killed)")
+            self._unread += chunk
+        message, self._unread = self._unread.split(b"\0", 1)
+        return json.loads(message)
+
+    def _send(self, method: str, session: str | None = None, **params) -> dict:
+        self._last_id += 1
+        command = {"id": self._last_id, "method": method, "params": params}
+        if session:
+            command["sessionId"] = session
+        data = json.dumps(command).encode() + b"\0"
+        while data:
+            data = data[os.write(self._commands, data):]
+        deadline = time.monotonic() + ANSWER_TIMEOUT
+        while True:
+            message = self._message(deadline)
+            if message.get("id") == self._last_id:
+                if "error" in message:
+                    raise RuntimeError(f"Chromium refused {method}: {message['error']}")
+                return message.get("result", {})
+            self._events.append(message)
+
+    def _wait_for_event(self, name: str) -> None:
+        deadline = time.monotonic() + ANSWER_TIMEOUT
+        while not any(e.get("method") == name and e.get("sessionId") == self._session for e in self._events):
+            self._events.append(self._message(deadline))
+        self._events.clear()
+
+    def _evaluate(self, script: str):
+        answer = self._send("Runtime.evaluate", self._session, expression=script, awaitPromise=True,
+                            returnByValue=True)
+        if "exceptionDetails" in answer:
+            raise RuntimeError(f"the page check's script failed: {answer['exceptionDetails'].get('text')}")
+        return answer["result"]["value"]
+
+    def load(self, page: pathlib.Path, width: int, height: int, script: str = CHECK_SCRIPT):
+        """Load ``page`` in a ``width`` x ``height`` window and return what ``script`` finds in it."""
+        self.resize(width, height)
+        self._events.clear()
+        self._send("Page.navigate", self._session, url=page.resolve().as_uri())
+        self._wait_for_event("Page.loadEventFired")
+        return self._evaluate(script)
+
+    def resize(self, width: int, height: int) -> None:
+        self._send("Emulation.setDeviceMetricsOverride", self._session, width=width, height=height,
+                   deviceScaleFactor=1, mobile=False)
+
+    def screenshot(self, path: pathlib.Path) -> None:
+        """Save the window as a PNG."""
+        path.write_bytes(base64.b64decode(self._send("Page.captureScreenshot", self._session, format="png")["data"]))
+
+    def close(self) -> None:
+        try:
+            self._send("Browser.close")
+            self._process.wait(timeout=10)
+        except (OSError, RuntimeError, TimeoutError, subprocess.TimeoutExpired):
+            self._process.kill()
+            self._process.wait()
+        finally:
+            os.close(self._commands)
+            os.close(self._answers)
+            shutil.rmtree(self._profile, ignore_errors=True)
 
 
 def _too_wide(image: Image.Image) -> str | None:
@@ -131,95 +284,28 @@ def _broken_images(page: pathlib.Path, source: str) -> list[str]:
     return broken, [f"{src}: {why}" for src, why in wide if why]
 
 
-#: run in a temporary copy of a page: after the page has loaded and MathJax has typeset (polled
-#: under Chromium's virtual time), list every leaf element, formula or image that reaches past a
-#: clipping ancestor (overflow hidden or clip) with no scrolling box in between, and whether the
-#: page itself scrolls sideways; the result is written into the DOM for --dump-dom
-NARROW_SCRIPT = """
-<script>
-window.addEventListener('load', function () {
-  function report() {
-    var main = document.querySelector('main') || document.body, cut = [];
-    var all = main.querySelectorAll('*');
-    for (var i = 0; i < all.length; i++) {
-      var el = all[i], leaf = el.tagName === 'MJX-CONTAINER' || el.tagName === 'IMG' || el.tagName === 'svg';
-      if (!leaf && (el.children.length || el.closest('mjx-container'))) continue;
-      var r = el.getBoundingClientRect();
-      if (r.width === 0 || r.height === 0) continue;
-      for (var a = el.parentElement; a && a !== document.body; a = a.parentElement) {
-        var ox = getComputedStyle(a).overflowX;
-        if (ox === 'auto' || ox === 'scroll') break;
-        if (ox === 'hidden' || ox === 'clip') {
-          var box = a.getBoundingClientRect();
-          if (r.right > box.right + 1 || r.left < box.left - 1)
-            cut.push((el.textContent || el.getAttribute('src') || el.tagName).trim().slice(0, 70));
-          break;
-        }
-      }
-    }
-    var figures = [];
-    document.querySelectorAll('.dpcp-interactive').forEach(function (fig) {
-      var svg = fig.querySelector('svg'), slider = fig.querySelector('input[type=range]');
-      var before = svg ? svg.innerHTML : '', drawn = fig.querySelectorAll('.dpcp-series').length, changed = false;
-      if (slider) {
-        slider.value = slider.value === slider.max ? slider.min : slider.max;
-        slider.dispatchEvent(new Event('input'));
-        changed = svg.innerHTML !== before && fig.querySelectorAll('.dpcp-series').length > 0;
-      }
-      figures.push({id: fig.id, drawn: drawn, changed: changed});
-    });
-    var out = document.createElement('pre');
-    out.id = 'narrow-check-result';
-    out.textContent = JSON.stringify({sideways: document.documentElement.scrollWidth > window.innerWidth + 1,
-                                      cut: cut, figures: figures});
-    document.body.appendChild(out);
-  }
-  var waited = 0;
-  (function poll() {
-    var formulas = document.querySelectorAll('.math'), pending = 0;
-    for (var i = 0; i < formulas.length; i++) if (!formulas[i].querySelector('mjx-container')) pending++;
-    if ((pending || waited === 0) && waited < 20000) { waited += 250; setTimeout(poll, 250); return; }
-    report();
-  })();
-});
-</script>"""
-
-
-def _cut_at_500px(browser: str, page: pathlib.Path) -> tuple[list[str], str]:
-    """What a 500 px window cannot show on ``page`` (empty when everything wraps or scrolls), and the rendered
-    DOM (dumped after MathJax has typeset every formula, or after 20 s)."""
-    source = page.read_text(encoding="utf-8")
-    with tempfile.NamedTemporaryFile("w", suffix=".html", prefix=".narrow-", dir=page.parent,
-                                     encoding="utf-8", delete=False) as copy:
-        copy.write(source.replace("</body>", NARROW_SCRIPT + "</body>", 1))
-    try:
-        dom = _run_chromium(browser, pathlib.Path(copy.name), f"--window-size={NARROW},2000", "--dump-dom",
-                            "--virtual-time-budget=30000")
-    finally:
-        pathlib.Path(copy.name).unlink()
-    found = re.search(r'<pre id="narrow-check-result"[^>]*>(.*?)</pre>', dom, re.S)
-    if not found:
-        return ["the 500 px check did not run (no result in the rendered page)"], dom
-    result = json.loads(html.unescape(found.group(1)))
-    problems = ["the page scrolls sideways at 500 px"] if result["sideways"] else []
-    problems += [f"cut at 500 px (wrap it, or let its box scroll): {text!r}" for text in result["cut"]]
-    expected = source.count('class="dpcp-interactive"')
-    if len(result["figures"]) != expected:
-        problems.append(f"{expected} interactive figures in the page source, {len(result['figures'])} rendered")
-    for figure in result["figures"]:
-        if not figure["drawn"]:
-            problems.append(f"interactive figure {figure['id']!r} draws nothing")
-        elif not figure["changed"]:
-            problems.append(f"interactive figure {figure['id']!r} does not change when its slider moves")
-    return problems, dom
-
-
 def _is_notebook(page: pathlib.Path) -> bool:
     """A page built from a notebook (a chapter, the intro, a case study, a computed reference page)."""
     return (ROOT / "book" / (page.stem + ".ipynb")).is_file()
 
 
-def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path, narrow: bool = False) -> list[str]:
+def _problems_at_500px(found: dict, source: str) -> list[str]:
+    """What a 500 px window cannot show (empty when everything wraps or scrolls), from ``CHECK_SCRIPT``'s
+    answer."""
+    problems = ["the page scrolls sideways at 500 px"] if found["sideways"] else []
+    problems += [f"cut at 500 px (wrap it, or let its box scroll): {text!r}" for text in found["cut"]]
+    expected = source.count('class="dpcp-interactive"')
+    if len(found["figures"]) != expected:
+        problems.append(f"{expected} interactive figures in the page source, {len(found['figures'])} rendered")
+    for figure in found["figures"]:
+        if not figure["drawn"]:
+            problems.append(f"interactive figure {figure['id']!r} draws nothing")
+        elif not figure["changed"]:
+            problems.append(f"interactive figure {figure['id']!r} does not change when its slider moves")
+    return problems
+
+
+def check_page(browser: _Browser, page: pathlib.Path, shots: pathlib.Path, narrow: bool = False) -> list[str]:
     """Return a list of problems found on one page (empty when it is fine)."""
     source = page.read_text(encoding="utf-8")
     broken, wide = _broken_images(page, source)
@@ -227,29 +313,18 @@ def check_page(browser: str, page: pathlib.Path, shots: pathlib.Path, narrow: bo
     computed = _is_notebook(page)
     if computed:  # chapters and other computed pages: figures must be legible at 500 px
         problems += [f"figure too wide for a 500 px window, {w}" for w in wide]
-    cut, dom = _cut_at_500px(browser, page)        # one Chromium run for the 500 px check and the math
+    found = browser.load(page, NARROW, CHECK_HEIGHT)      # one load for the 500 px check and the math
     body = source.split('<main', 1)[-1]
-    if any(marker in body for marker in MATH_MARKERS) and "<mjx-container" not in dom:
+    if any(marker in body for marker in MATH_MARKERS) and not found["typeset"]:
         problems.append("page has math but Chromium rendered no <mjx-container> (MathJax not typeset)")
-    problems += cut
-    if narrow:
-        _run_chromium(browser, page, f"--window-size={WIDE}", f"--screenshot={shots / (page.stem + '.png')}")
+    problems += _problems_at_500px(found, source)
     if narrow and computed:  # computed pages: the whole page at 500 px, to look at the figures
-        shot = shots / (page.stem + "-narrow.png")
-        _run_chromium(browser, page, f"--window-size={NARROW},{NARROW_HEIGHT}", f"--screenshot={shot}")
-        _crop_blank_bottom(shot)
+        browser.resize(NARROW, min(found["height"], NARROW_HEIGHT))
+        browser.screenshot(shots / (page.stem + "-narrow.png"))
+    if narrow:
+        browser.load(page, *WIDE, script=TYPESET_SCRIPT)
+        browser.screenshot(shots / (page.stem + ".png"))
     return problems
-
-
-def _crop_blank_bottom(path: pathlib.Path) -> None:
-    """Cut the empty space below the end of a tall screenshot."""
-    if not path.is_file():
-        return
-    with Image.open(path) as image:
-        image.load()
-    box = Image.eval(image.convert("L"), lambda v: 255 - v).getbbox()
-    if box and box[3] < image.height - 20:
-        image.crop((0, 0, image.width, box[3] + 20)).save(path)
 
 
 def main(argv: list[str]) -> int:
@@ -265,16 +340,30 @@ def main(argv: list[str]) -> int:
     shots = html_dir.parent / "screenshots"
     if narrow:
         shots.mkdir(exist_ok=True)
-    browser = _chromium()
+    binary = _chromium()
     failures = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        results = pool.map(lambda p: (p, check_page(browser, p, shots, narrow)), pages)
-        for page, problems in results:
-            status = "ok" if not problems else "FAIL"
-            print(f"{status:4s} {page.relative_to(html_dir)}")
-            for problem in problems:
-                print(f"     - {problem}")
-            failures += bool(problems)
+    idle = queue.Queue()
+    try:
+        for _ in range(WORKERS):  # started here, before the threads: a child is set up by code run before exec
+            idle.put(_Browser(binary))
+
+        def check(page):
+            browser = idle.get()
+            try:
+                return page, check_page(browser, page, shots, narrow)
+            finally:
+                idle.put(browser)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            for page, problems in pool.map(check, pages):
+                status = "ok" if not problems else "FAIL"
+                print(f"{status:4s} {page.relative_to(html_dir)}")
+                for problem in problems:
+                    print(f"     - {problem}")
+                failures += bool(problems)
+    finally:
+        while not idle.empty():
+            idle.get().close()
     api = html_dir / "book" / "api.html"
     history = built_page_problems(api) if api in pages else []
     if api in pages:
