@@ -375,6 +375,51 @@ def test_repeat_limits_each_call_not_the_total():
     assert not result and "one call of your function took longer than 0.3 s" in result.feedback[0]
 
 
+def test_an_input_counts_as_unchanged_exactly_when_its_values_are():
+    """The check that a reader's function left its input arrays alone agrees with ``np.array_equal`` (NaN equal
+    to NaN for reals) on every kind of array, whether or not the bytes are the same."""
+    from dpcp_tutorial.course.exercises._runtime import _same
+
+    rng = np.random.default_rng(5)
+    reals = rng.normal(size=7)
+    payload = np.frombuffer((np.frombuffer(np.float64(np.nan).tobytes(), np.uint64) ^ np.uint64(1)).tobytes(),
+                            np.float64)
+    pairs = [
+        (reals, reals.copy()), (reals, reals + 1e-300), (np.array([0.0, 1.0]), np.array([-0.0, 1.0])),
+        (np.array([np.nan, 1.0]), np.array([np.nan, 1.0])), (np.array([np.nan]), payload),
+        (np.array([np.nan]), np.array([1.0])), (np.arange(5), np.arange(5)), (np.arange(5), np.arange(1, 6)),
+        (np.arange(5, dtype=np.uint8), np.arange(5, dtype=np.uint8)), (np.array([True, False]), np.array([True, True])),
+        (np.array([1 + 1j, np.nan]), np.array([1 + 1j, np.nan])), (np.array(["a", "b"]), np.array(["a", "b"])),
+        (np.array([1.0, "a"], dtype=object), np.array([1.0, "a"], dtype=object)),
+        (np.zeros((2, 3)), np.zeros((2, 3))[:, ::-1].copy()), (np.zeros((2, 3)).T, np.zeros((3, 2))),
+    ]
+    for given, kept in pairs:
+        expected = bool(np.array_equal(given, kept, equal_nan=kept.dtype.kind == "f"))
+        assert _same(given, kept) is expected, (given, kept)
+        assert _same([given, {"x": given}], [kept, {"x": kept}]) is expected
+    assert not _same(np.zeros(3), np.zeros(4)) and not _same(np.zeros(3, np.float32), np.zeros(3))
+    assert not _same([1.0, 2.0], np.array([1.0, 2.0]))
+
+
+def test_a_call_run_queue_wait_is_read_from_one_open_file():
+    """Each call of a reader's function starts its clocks from the calling thread's ``schedstat``, read from a
+    file opened once per checker call; it reads what opening the file reads, and never goes back."""
+    from dpcp_tutorial.course.exercises._runtime import _OwnRunQueueWait, _run_queue_wait
+
+    waited = _OwnRunQueueWait()
+    try:
+        readings = []
+        for _ in range(50):
+            readings.append((waited(), _run_queue_wait(threading.get_native_id())))
+            sum(range(20_000))
+        assert all(a <= b for a, b in readings)
+        assert all(b <= a for (_, b), (a, _) in zip(readings, readings[1:]))
+        assert [a for a, _ in readings] == sorted(a for a, _ in readings)
+    finally:
+        waited.close()
+    assert waited() == 0.0                          # closed: no reading, no error
+
+
 def test_hostile_objects_cannot_hang_or_crash_the_checker():
     class SlowText(Exception):
         def __str__(self):
