@@ -148,6 +148,15 @@ CHECK_SCRIPT = "(async function () {" + WAIT_FOR_MATH + """
 TYPESET_SCRIPT = "(async function () {" + WAIT_FOR_MATH + "  return document.documentElement.scrollHeight; })()"
 
 
+class ChromiumError(RuntimeError):
+    """Chromium did not answer in time, closed its pipe, refused a command, or the check's script failed."""
+
+
+#: run by ``python -c`` with the arguments ``COMMANDS_FD ANSWERS_FD CHROMIUM ARG...``
+_AT_3_AND_4 = ("import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+               "os.close(int(sys.argv[1])); os.close(int(sys.argv[2])); os.execv(sys.argv[3], sys.argv[3:])")
+
+
 class _Browser:
     """One headless Chromium with one tab, driven over the DevTools protocol on a pipe.
 
@@ -160,48 +169,55 @@ class _Browser:
         self._profile = tempfile.mkdtemp(prefix=".check-pages-")
         commands_read, self._commands = os.pipe()
         self._answers, answers_write = os.pipe()
-
-        def _pipes_at_3_and_4():  # in the child, before exec: high copies first, so that neither is overwritten
-            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (commands_read, answers_write)]
-            os.dup2(high[0], 3)
-            os.dup2(high[1], 4)
-
-        self._process = subprocess.Popen(
-            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={self._profile}", "--remote-debugging-pipe", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=_pipes_at_3_and_4, pass_fds=(3, 4))
+        # the child's ends, copied to descriptors from 10 up (never 3 or 4, which the launcher overwrites)
+        ends = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (commands_read, answers_write)]
         os.close(commands_read)
         os.close(answers_write)
-        self._unread, self._last_id, self._events = b"", 0, []
-        target = self._send("Target.createTarget", url="about:blank")["targetId"]
-        self._session = self._send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        self._send("Page.enable", self._session)
+        try:   # a small launcher moves them to 3 and 4 and becomes Chromium (safe in threads, unlike preexec_fn)
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _AT_3_AND_4, *map(str, ends), binary, *CHROMIUM_FLAGS,
+                 f"--user-data-dir={self._profile}", "--remote-debugging-pipe", "about:blank"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=ends)
+        finally:
+            for fd in ends:
+                os.close(fd)
+        self._unread, self._last_id, self._events, self._closed = b"", 0, [], False
+        try:
+            target = self._send("Target.createTarget", url="about:blank")["targetId"]
+            self._session = self._send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+            self._send("Page.enable", self._session)
+        except ChromiumError:
+            self.close()
+            raise
 
     def _message(self, deadline: float) -> dict:
         while b"\0" not in self._unread:
             if not select.select([self._answers], [], [], max(0.0, deadline - time.monotonic()))[0]:
-                raise TimeoutError(f"Chromium did not answer within {ANSWER_TIMEOUT} s")
+                raise ChromiumError("Chromium did not answer in time")
             chunk = os.read(self._answers, 1 << 16)
             if not chunk:
-                raise RuntimeError("Chromium closed its DevTools pipe (it crashed or was killed)")
+                raise ChromiumError("Chromium closed its DevTools pipe (it crashed or was killed)")
             self._unread += chunk
         message, self._unread = self._unread.split(b"\0", 1)
         return json.loads(message)
 
-    def _send(self, method: str, session: str | None = None, **params) -> dict:
+    def _send(self, method: str, session: str | None = None, timeout: float = ANSWER_TIMEOUT, **params) -> dict:
         self._last_id += 1
         command = {"id": self._last_id, "method": method, "params": params}
         if session:
             command["sessionId"] = session
         data = json.dumps(command).encode() + b"\0"
-        while data:
-            data = data[os.write(self._commands, data):]
-        deadline = time.monotonic() + ANSWER_TIMEOUT
+        try:
+            while data:
+                data = data[os.write(self._commands, data):]
+        except OSError as exc:
+            raise ChromiumError(f"Chromium's DevTools pipe is closed ({exc.strerror})") from exc
+        deadline = time.monotonic() + timeout
         while True:
             message = self._message(deadline)
             if message.get("id") == self._last_id:
                 if "error" in message:
-                    raise RuntimeError(f"Chromium refused {method}: {message['error']}")
+                    raise ChromiumError(f"Chromium refused {method}: {message['error']}")
                 return message.get("result", {})
             self._events.append(message)
 
@@ -215,7 +231,7 @@ class _Browser:
         answer = self._send("Runtime.evaluate", self._session, expression=script, awaitPromise=True,
                             returnByValue=True)
         if "exceptionDetails" in answer:
-            raise RuntimeError(f"the page check's script failed: {answer['exceptionDetails'].get('text')}")
+            raise ChromiumError(f"the page check's script failed: {answer['exceptionDetails'].get('text')}")
         return answer["result"]["value"]
 
     def load(self, page: pathlib.Path, width: int, height: int, script: str = CHECK_SCRIPT):
@@ -235,10 +251,14 @@ class _Browser:
         path.write_bytes(base64.b64decode(self._send("Page.captureScreenshot", self._session, format="png")["data"]))
 
     def close(self) -> None:
+        """Stop Chromium (killed if it does not close within 10 s) and remove its profile; again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         try:
-            self._send("Browser.close")
+            self._send("Browser.close", timeout=10)
             self._process.wait(timeout=10)
-        except (OSError, RuntimeError, TimeoutError, subprocess.TimeoutExpired):
+        except (ChromiumError, subprocess.TimeoutExpired):
             self._process.kill()
             self._process.wait()
         finally:
@@ -344,13 +364,17 @@ def main(argv: list[str]) -> int:
     failures = 0
     idle = queue.Queue()
     try:
-        for _ in range(WORKERS):  # started here, before the threads: a child is set up by code run before exec
+        for _ in range(WORKERS):
             idle.put(_Browser(binary))
 
         def check(page):
             browser = idle.get()
             try:
                 return page, check_page(browser, page, shots, narrow)
+            except ChromiumError as exc:        # the page hung or crashed Chromium: a fresh one checks the next pages
+                browser.close()
+                browser = _Browser(binary)
+                return page, [f"Chromium could not check this page: {exc}"]
             finally:
                 idle.put(browser)
 
