@@ -50,13 +50,15 @@ book: $(STAMP)
 	$(JB_BUILD)
 	@echo "Open $(CURDIR)/_build/html/index.html in a browser."
 
-# Everything in one `make -j3`, so that both cores stay busy: pytest (unit tests and strict
+# Everything in one `make -j4`, so that both cores stay busy: pytest (unit tests and strict
 # nbval on every chapter, two xdist workers) beside the book build and the student edition;
 # the page check starts when the build is done, the no-solutions check when the student
-# edition is.
+# edition is. At most three stages run at once; the fourth job slot keeps the quick checks for
+# bwrap and chromium from holding pytest back (with three slots, the two builds could take
+# them first, and pytest, the longest stage, then started only when one of them was done).
 test: $(STAMP)
 	@mkdir -p _build && rm -f $(STAGES)
-	@$(MAKE) --no-print-directory -j3 --output-sync=target test-stages; rc=$$?; \
+	@$(MAKE) --no-print-directory -j4 --output-sync=target test-stages; rc=$$?; \
 	  echo; echo "Stage times (wall clock; the stages overlap):"; cat $(STAGES); exit $$rc
 
 test-stages: pytest-all pages student-check
