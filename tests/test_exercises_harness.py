@@ -404,9 +404,9 @@ def test_an_input_counts_as_unchanged_exactly_when_its_values_are():
 def test_a_call_run_queue_wait_is_read_from_one_open_file():
     """Each call of a reader's function starts its clocks from the calling thread's ``schedstat``, read from a
     file opened once per checker call; it reads what opening the file reads, and never goes back."""
-    from dpcp_tutorial.course.exercises._runtime import _OwnRunQueueWait, _run_queue_wait
+    from dpcp_tutorial.course.exercises._runtime import _run_queue_wait, _RunQueueWait
 
-    waited = _OwnRunQueueWait()
+    waited = _RunQueueWait(threading.get_native_id())
     try:
         readings = []
         for _ in range(50):

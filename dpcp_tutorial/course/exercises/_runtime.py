@@ -623,28 +623,19 @@ def _thread_cpu(thread: threading.Thread) -> float | None:
         return None
 
 
-def _run_queue_wait(native_id: int | None) -> float:
-    """Seconds the thread ``native_id`` of this process has waited for a CPU while runnable (0 where the
-    kernel does not say)."""
-    if native_id is None:
-        return 0.0
-    try:
-        with open(f"/proc/self/task/{native_id}/schedstat", encoding="ascii") as handle:
-            return int(handle.read().split()[1]) / 1e9
-    except (OSError, ValueError, IndexError):
-        return 0.0
+class _RunQueueWait:
+    """Seconds the thread ``native_id`` of this process has waited for a CPU while runnable (0 where the kernel
+    does not say), read again and again from one open ``schedstat`` file: a checker may call a reader's function
+    hundreds of thousands of times, and each call starts its clocks afresh (reading the open file costs about a
+    microsecond; opening it costs over ten)."""
 
-
-class _OwnRunQueueWait:
-    """:func:`_run_queue_wait` of the calling thread, read again and again from one open file: a checker may call
-    a reader's function hundreds of thousands of times, and each call starts its clocks afresh (reading
-    ``schedstat`` again costs about a microsecond; opening it each time cost over ten)."""
-
-    def __init__(self):
-        try:
-            self._fd = os.open(f"/proc/self/task/{threading.get_native_id()}/schedstat", os.O_RDONLY)
-        except (OSError, AttributeError):
-            self._fd = None
+    def __init__(self, native_id: int | None):
+        self._fd = None
+        if native_id is not None:
+            try:
+                self._fd = os.open(f"/proc/self/task/{native_id}/schedstat", os.O_RDONLY)
+            except OSError:
+                pass
 
     def __call__(self) -> float:
         if self._fd is None:
@@ -658,6 +649,15 @@ class _OwnRunQueueWait:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _run_queue_wait(native_id: int | None) -> float:
+    """:class:`_RunQueueWait` read once."""
+    reader = _RunQueueWait(native_id)
+    try:
+        return reader()
+    finally:
+        reader.close()
 
 
 def execute(functions: dict[str, Callable], call: Call, time_limit: float, wall_limit: float | None = None) -> Reply:
@@ -680,14 +680,14 @@ def execute(functions: dict[str, Callable], call: Call, time_limit: float, wall_
     clock = {"started": time.monotonic(), "cpu": 0.0, "wait": 0.0, "tid": None}
     counter = [0]
 
-    def start_clock(waited: _OwnRunQueueWait) -> None:
+    def start_clock(waited: _RunQueueWait) -> None:
         clock["started"], clock["cpu"] = time.monotonic(), time.thread_time()
         clock["wait"] = waited()
 
     def target() -> None:
         generators: dict = {}
         clock["tid"] = threading.get_native_id()
-        waited = _OwnRunQueueWait()
+        waited = _RunQueueWait(clock["tid"])
         try:
             with np.errstate(all="ignore"), _quiet_warnings(counter):
                 if call.global_seeds is not None:
