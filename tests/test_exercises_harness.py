@@ -420,6 +420,38 @@ def test_a_call_run_queue_wait_is_read_from_one_open_file():
     assert waited() == 0.0                          # closed: no reading, no error
 
 
+def test_a_call_waits_for_a_thread_slot_and_says_so_when_none_comes_free(monkeypatch):
+    """Under a limit on processes and threads that a reader's code has used up (its forked children keep
+    running), the previous call's thread frees its slot only after ``join`` returned: the kernel refuses the
+    next thread for a moment, and the call must wait for the slot, not fail. Where no slot comes free within
+    the call's time limit, the call is reported as raising, with the cause, instead of crashing the checker."""
+    from dpcp_tutorial.course.exercises._runtime import Call, execute, number
+
+    refusals = {"left": 0, "seen": 0}
+    start = threading.Thread.start
+
+    def refusing_start(self):
+        if self.name == "dpcp-exercise-call" and refusals["left"] > 0:
+            refusals["left"] -= 1
+            refusals["seen"] += 1
+            raise RuntimeError("can't start new thread")
+        return start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", refusing_start)
+    functions = {"double": lambda x: 2 * x}
+    refusals["left"] = 5                            # the slot comes free after five refusals
+    reply = execute(functions, Call("double", args=(1.5,), returns=number()), time_limit=2.0)
+    assert (reply.status, reply.values, refusals["seen"]) == ("ok", [3.0], 5)
+
+    refusals["left"], refusals["seen"] = 10**9, 0   # it never does
+    began = time.monotonic()
+    reply = execute(functions, Call("double", args=(1.5,), returns=number()), time_limit=0.3)
+    took = time.monotonic() - began
+    assert reply.status == "raised" and reply.exception[0] == "RuntimeError"
+    assert "use up the limit" in reply.message
+    assert refusals["seen"] > 3 and 0.25 <= took < 2.0
+
+
 def test_hostile_objects_cannot_hang_or_crash_the_checker():
     class SlowText(Exception):
         def __str__(self):

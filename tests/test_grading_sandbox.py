@@ -422,7 +422,8 @@ def test_as_an_unprivileged_user():
         script = (f"import os, sys; sys.path.insert(0, {str(ROOT)!r}); from dpcp_tutorial.course.grading import "
                   f"grade_folder; rows = grade_folder({str(folder)!r}, {str(work / 'out.csv')!r}, "
                   "exercises='smallest_n', progress=False, book=None, secret='s'); "
-                  "print(os.getuid(), [(r.student, r.status, r.isolation) for r in rows])")
+                  "print(os.getuid(), [(r.student, r.status, r.isolation) for r in rows]); "
+                  "print([r.feedback for r in rows])")
         command = outer + ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", sys.executable, "-c",
                            script]
         done = subprocess.run(command, capture_output=True, text=True, timeout=300,

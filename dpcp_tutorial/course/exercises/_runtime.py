@@ -660,6 +660,29 @@ def _run_queue_wait(native_id: int | None) -> float:
         reader.close()
 
 
+_NO_THREAD = ("RuntimeError: the call could not start: no thread could be created, because processes or threads "
+              "that your code started and left running use up the limit on them")
+
+
+def _start_worker(target: Callable[[], None], patience: float) -> threading.Thread | None:
+    """Start ``target`` in a fresh daemon thread, or return None where none could be created within ``patience``
+    seconds. Under a limit on processes and threads (the grader's sandbox) that a reader's code has used up, the
+    slot of the previous call's thread comes free only once that thread has left the kernel, shortly *after*
+    ``join`` returned; so a refused start is retried, with growing pauses, until the limit leaves room."""
+    deadline = time.monotonic() + patience
+    pause = 0.0005
+    while True:
+        worker = threading.Thread(target=target, name="dpcp-exercise-call", daemon=True)
+        try:
+            worker.start()
+            return worker
+        except RuntimeError:     # "can't start new thread": the kernel refused (EAGAIN)
+            if time.monotonic() + pause > deadline:
+                return None
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+
+
 def execute(functions: dict[str, Callable], call: Call, time_limit: float, wall_limit: float | None = None) -> Reply:
     """Run ``call`` against ``functions`` (name -> the reader's callable) and describe what happened.
 
@@ -752,8 +775,10 @@ def execute(functions: dict[str, Callable], call: Call, time_limit: float, wall_
             waited.close()
 
     started = time.monotonic()
-    worker = threading.Thread(target=target, name="dpcp-exercise-call", daemon=True)
-    worker.start()
+    worker = _start_worker(target, wall_limit)
+    if worker is None:
+        return Reply("raised", message=_NO_THREAD, exception=["RuntimeError", "Exception", "BaseException", "object"],
+                     seconds=time.monotonic() - started)
     try:
         while worker.is_alive():
             waited = _run_queue_wait(clock["tid"]) - clock["wait"]
