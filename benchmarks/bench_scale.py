@@ -229,8 +229,10 @@ def process_ceiling(n: int, repeat: int = 3) -> dict:
 
     size = _auto_chunk(n)
     indices = list(range(-(-n // size)))
-    saved = {key: os.environ.get(key) for key in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")}
-    os.environ.update({key: str(2**28) for key in saved})              # read by the spawned processes at start
+    allocator = {key: str(value) for key, value in scale._LEAN_CLUSTER["distributed.nanny.pre-spawn-environ"].items()
+                 if key.startswith("MALLOC_")}
+    saved = {key: os.environ.get(key) for key in allocator}
+    os.environ.update(allocator)                                        # read by the spawned processes at start
     try:
         with multiprocessing.get_context("spawn").Pool(2) as pool:
             pool.map(_chunk_work, [(indices[:2], size), (indices[2:4], size)])          # imports, first chunks

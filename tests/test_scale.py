@@ -5,6 +5,7 @@ One cluster is started for the whole module (its startup dominates the cost of t
 
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -521,11 +522,29 @@ def test_depth_median_warns_on_a_far_tail_release_like_in_memory():
 
 def test_local_cluster_runs_without_distributed_instrumentation_unless_the_user_set_it(client):
     settings = client.run(lambda: (dask.config.get("distributed.worker.profile.enabled"),
-                                   os.environ.get("MALLOC_MMAP_THRESHOLD_")))
-    assert set(settings.values()) == {(False, str(2**28))}
+                                   os.environ.get("MALLOC_MMAP_THRESHOLD_"), os.environ.get("MALLOC_ARENA_MAX")))
+    assert set(settings.values()) == {(False, str(2**28), "1")}
     assert scale._lean_settings()["distributed.admin.tick.interval"] == "1s"
     with dask.config.set({"distributed.admin.tick.interval": "50ms"}):      # the user's own value is kept
         assert "distributed.admin.tick.interval" not in scale._lean_settings()
+
+
+def _faults_of_a_second_chunk(size: int) -> int:
+    """Minor page faults of this thread while it fills and frees a second array of ``size`` floats."""
+    import resource
+
+    np.ones(size).sum()                        # the first chunk: the allocator grows to hold it
+    before = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+    np.ones(size).sum()                        # the next one: the freed memory again, or fresh pages
+    return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator and per-thread fault counts")
+def test_a_local_worker_reuses_the_memory_of_a_freed_chunk_of_any_size(client):
+    """A worker runs its tasks in a thread: without one malloc arena, a chunk of over 64 MB (the largest block a
+    thread's own arena holds) is mapped afresh, page faults and zeroing included, at every task."""
+    for size in (2**20, 2**23 - 2**10, 2**24):               # 8 MB, just under 64 MB, 128 MB
+        assert client.submit(_faults_of_a_second_chunk, size, pure=False).result() < 8, size
 
 
 def test_block_histogram_flags_out_of_range_blocks_without_counting():
