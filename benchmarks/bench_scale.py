@@ -18,10 +18,10 @@ processes (its settings: no statistical profiler, slow health ticks, freed chunk
 * ``10^9``: scores generated on the workers in the default chunking of ``scale.simulated_scores`` (128 chunks) and
   counted where they are generated, on 1 and 2 workers (after a first release of the same size, 5 runs each; the
   median): wall time, CPU time, scores per second, peak memory of the client (sampled RSS above its level before
-  the run) and of every worker (RSS sampled every 5 ms during the first run, and its RSS after start-up); the
-  speed-up 1 -> 2 workers, median over median (target
-  >= 1.9 on 2 cores at low load), and the same generating and counting in 1 and 2 plain processes without Dask
-  (:func:`process_ceiling`: the machine's own ceiling);
+  the run) and of every worker (RSS sampled every 5 ms during the first run, and its RSS after start-up);
+* the speed-up 1 -> 2 workers at 10^9 (target >= 1.9 on 2 cores at low load) beside the machine's own ceiling,
+  the same generating and counting in 1 and 2 plain processes without Dask, measured in alternation
+  (:func:`paired_speedup`: 7 rounds of the four runs; medians of the speed-ups and of their quotient);
 * the spatial-depth median of 2 * 10^5 points in d = 5 (16 partitions, 1000 candidates) on 1 and 2 workers;
 * the overhead model (:func:`predict_wall`), fitted on this machine, predicts the wall time and speed-up of 10^9
   scores on 1 to 16 workers (as many cores) for chunks of 10^6, the default and 10^7 (target: >= 12 at 16
@@ -217,13 +217,19 @@ def _chunk_work(args) -> float:
     return time.process_time() - start
 
 
-def process_ceiling(n: int, repeat: int = 3) -> dict:
-    """The speed-up 1 -> 2 of the same chunk work in plain worker processes, without Dask: the machine's own
-    ceiling (shared memory bus and caches), against which the Dask speed-up is read.
+def paired_speedup(n: int, rounds: int = 7) -> dict:
+    """The speed-up 1 -> 2 workers of ``scale.private_quantile`` on ``n`` generated scores, and the machine's own
+    ceiling for it: the same chunk work in 1 and 2 plain processes without Dask (shared memory bus and caches),
+    measured in alternation.
 
-    The processes get the allocator settings of ``scale.local_cluster``'s workers (a freed chunk's memory is
-    reused); the chunking is ``simulated_scores``'s default for ``n``; the median of ``repeat`` runs, after a
-    first one.
+    A one-worker and a two-worker cluster (``scale.local_cluster``) and a pool of two processes (with the
+    allocator settings of the cluster's workers: a freed chunk's memory is reused) stay up; each round times a
+    release on one worker, a release on two, the chunk work in one process and in two, one after the other. On a
+    shared machine the cores' speed drifts from minute to minute, so a speed-up taken from runs minutes apart
+    measures the drift too; within a round the four runs see the same machine. Reported: the median over rounds
+    of each wall time, of each speed-up and of their quotient (Dask's share of the ceiling), after a first round
+    that is not counted (imports, the allocators' growth). The chunking is ``simulated_scores``'s default for
+    ``n``; the releases of every round are checked equal.
     """
     import multiprocessing
 
@@ -234,24 +240,41 @@ def process_ceiling(n: int, repeat: int = 3) -> dict:
     saved = {key: os.environ.get(key) for key in allocator}
     os.environ.update(allocator)                                        # read by the spawned processes at start
     try:
-        with multiprocessing.get_context("spawn").Pool(2) as pool:
-            pool.map(_chunk_work, [(indices[:2], size), (indices[2:4], size)])          # imports, first chunks
-            one, two = [], []
-            for _ in range(repeat):
+        with scale.local_cluster(n_workers=1) as one, scale.local_cluster(n_workers=2) as two, \
+                multiprocessing.get_context("spawn").Pool(2) as pool:
+            one.wait_for_workers(1)
+            two.wait_for_workers(2)
+            releases = set()
+
+            def release(client) -> float:
                 start = time.perf_counter()
-                pool.map(_chunk_work, [(indices, size)])
-                one.append(time.perf_counter() - start)
+                releases.add(scale.private_quantile(scale.simulated_scores(n, "auto", SEED), BETA, EPSILON, rng=0,
+                                                    client=client))
+                return time.perf_counter() - start
+
+            def processes(parts) -> float:
                 start = time.perf_counter()
-                pool.map(_chunk_work, [(indices[0::2], size), (indices[1::2], size)])
-                two.append(time.perf_counter() - start)
+                pool.map(_chunk_work, [(part, size) for part in parts])
+                return time.perf_counter() - start
+
+            runs = []
+            for _ in range(rounds + 1):
+                runs.append((release(one), release(two), processes([indices]),
+                             processes([indices[0::2], indices[1::2]])))
     finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-    one_s, two_s = float(np.median(one)), float(np.median(two))
-    return {"n": n, "chunk": size, "one_process_s": one_s, "two_processes_s": two_s, "speedup": one_s / two_s}
+    runs = runs[1:]
+    median = lambda values: float(np.median(list(values)))                # noqa: E731
+    speedups = [d1 / d2 for d1, d2, _, _ in runs]
+    ceilings = [p1 / p2 for _, _, p1, p2 in runs]
+    return {"n": n, "chunk": size, "rounds": [list(r) for r in runs], "dask_one_worker_s": median(r[0] for r in runs),
+            "dask_two_workers_s": median(r[1] for r in runs), "one_process_s": median(r[2] for r in runs),
+            "two_processes_s": median(r[3] for r in runs), "speedup": median(speedups), "ceiling": median(ceilings),
+            "share_of_ceiling": median(a / b for a, b in zip(speedups, ceilings)), "equal_releases": len(releases) == 1}
 
 
 def _cpu(pids) -> float:
@@ -385,8 +408,8 @@ def main(save: bool = False) -> None:
     model = overhead()
     g9_one = generated_release(1, 10**9, "auto")
     g9_two = generated_release(2, 10**9, "auto")
-    speedup = g9_one["wall_s"] / g9_two["wall_s"]
-    ceiling = process_ceiling(10**9)
+    paired = paired_speedup(10**9)
+    speedup = paired["speedup"]
     # b at the chunk size the predictions are for: the worker CPU per score at 10^9 in the default chunking
     model["b_s_per_score"] = (g9_one["worker_cpu_s"] / g9_one["chunks"] - model["a_worker_s_per_task"]) / g9_one["chunk"]
     depth = depth_scaling()
@@ -414,20 +437,24 @@ def main(save: bool = False) -> None:
         ["  equal releases (3 seeds)", str(two["equal_outputs"] and one["equal_outputs"]), "True"],
         ["Dask (1 worker) / in-memory, N=10^7 (overhead)", f"{one['ratio']:.2f}", ""],
         ["  (times)", f"{one['dask_s'] * 1e3:.0f} ms / {one['in_memory_s'] * 1e3:.0f} ms", ""],
-        [f"N=10^9 generated, {g9_one['chunks']} chunks, 1 worker: wall (median of 5)", f"{g9_one['wall_s']:.1f} s", ""],
+        [f"N=10^9 generated, {g9_one['chunks']} chunks, 1 worker: wall (median of 5 after the first)", f"{g9_one['wall_s']:.1f} s", ""],
         ["  worker CPU / client+scheduler CPU", f"{g9_one['worker_cpu_s']:.1f} s / {g9_one['client_cpu_s']:.1f} s", ""],
-        ["N=10^9 generated, 2 workers: wall (median of 5)", f"{g9_two['wall_s']:.1f} s", ""],
+        ["N=10^9 generated, 2 workers: wall (median of 5 after the first)", f"{g9_two['wall_s']:.1f} s", ""],
         ["  worker CPU / client+scheduler CPU", f"{g9_two['worker_cpu_s']:.1f} s / {g9_two['client_cpu_s']:.1f} s", ""],
         ["  scores per second", f"{g9_two['scores_per_s']:.3g}", ""],
         ["  client peak RSS growth", f"{g9_two['client_peak_growth_mb']:.0f} MB", ""],
         ["  worker RSS after start / peak", f"{[round(x) for x in g9_two['worker_rss_after_start_mb']]} / "
                                            f"{[round(x) for x in g9_two['worker_peak_rss_mb']]} MB", ""],
-        ["speed-up 1 -> 2 workers, N=10^9", f"{speedup:.2f}", ">= 1.9"],
         ["  first release on a new cluster: 1 / 2 workers",
          f"{g9_one['first_wall_s']:.1f} s / {g9_two['first_wall_s']:.1f} s", ""],
+        [f"in {len(paired['rounds'])} rounds of 4 runs each (medians): Dask, 1 / 2 workers",
+         f"{paired['dask_one_worker_s']:.1f} s / {paired['dask_two_workers_s']:.1f} s", ""],
         ["  the same chunk work without Dask: 1 / 2 processes",
-         f"{ceiling['one_process_s']:.1f} s / {ceiling['two_processes_s']:.1f} s", ""],
-        ["  speed-up without Dask (the machine's ceiling)", f"{ceiling['speedup']:.2f}", ""],
+         f"{paired['one_process_s']:.1f} s / {paired['two_processes_s']:.1f} s", ""],
+        ["  speed-up 1 -> 2 workers, N=10^9", f"{speedup:.2f}", ">= 1.9"],
+        ["  speed-up without Dask (the machine's ceiling)", f"{paired['ceiling']:.2f}", ""],
+        ["  Dask's share of the ceiling", f"{paired['share_of_ceiling']:.3f}", ""],
+        ["  equal releases in every round", str(paired["equal_releases"]), "True"],
         [f"spatial depth median, n={depth['n']}, d={depth['d']}, {depth['partitions']} partitions: 1 / 2 workers",
          f"{depth['wall_1_s']:.2f} s / {depth['wall_2_s']:.2f} s", ""],
         ["  speed-up 1 -> 2 workers", f"{depth['speedup']:.2f}", ""],
@@ -451,7 +478,7 @@ def main(save: bool = False) -> None:
                     "python": platform.python_version(), "load_before": load, "load_after": load_after},
         "count_vs_sort": sort, "resident_two_workers": two, "resident_one_worker": one,
         "overhead_model": model, "generated_1e9_one_worker": g9_one, "generated_1e9_two_workers": g9_two,
-        "speedup_1e9": speedup, "process_ceiling_1e9": ceiling, "depth_median": depth, "predicted_1e9": predicted,
+        "speedup_1e9": speedup, "paired_1e9": paired, "depth_median": depth, "predicted_1e9": predicted,
         "predicted_depth_median_2e6": depth_predicted,
     }
     save_result(OUTPUT, payload, save)
