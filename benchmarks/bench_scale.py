@@ -268,7 +268,10 @@ def paired_speedup(n: int, rounds: int = 7) -> dict:
             else:
                 os.environ[key] = value
     runs = runs[1:]
-    median = lambda values: float(np.median(list(values)))                # noqa: E731
+
+    def median(values) -> float:
+        return float(np.median(list(values)))
+
     speedups = [d1 / d2 for d1, d2, _, _ in runs]
     ceilings = [p1 / p2 for _, _, p1, p2 in runs]
     return {"n": n, "chunk": size, "rounds": [list(r) for r in runs], "dask_one_worker_s": median(r[0] for r in runs),

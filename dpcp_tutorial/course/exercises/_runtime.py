@@ -777,7 +777,7 @@ def execute(functions: dict[str, Callable], call: Call, time_limit: float, wall_
     started = time.monotonic()
     worker = _start_worker(target, wall_limit)
     if worker is None:
-        return Reply("raised", message=_NO_THREAD, exception=["RuntimeError", "Exception", "BaseException", "object"],
+        return Reply("raised", message=_NO_THREAD, exception=[k.__name__ for k in RuntimeError.__mro__],
                      seconds=time.monotonic() - started)
     try:
         while worker.is_alive():
