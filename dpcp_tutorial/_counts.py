@@ -170,9 +170,18 @@ def check_unit_scores(scores) -> np.ndarray:
 def check_scores_or_histogram(scores):
     """Validated scores in [0, 1] (a float array), or an :class:`EdgeHistogram` unchanged.
 
-    Both have ``.size``, the number of scores.
+    Both have ``.size``, the number of scores; none at all is refused alike (a
+    histogram of distributed scores counts zero when the collection is empty).
     """
-    return scores if isinstance(scores, EdgeHistogram) else check_unit_scores(scores)
+    if isinstance(scores, EdgeHistogram):
+        if scores.size == 0:
+            raise ValueError(EMPTY_SCORES)
+        return scores
+    return check_unit_scores(scores)
+
+
+#: The message for no scores at all, in memory and on Dask (their number is then public: no ``n`` was given).
+EMPTY_SCORES = "scores is empty; at least one value is needed"
 
 
 def subsample_or_pad(scores, m: int, gen: np.random.Generator, top: float = 1.0):
@@ -348,27 +357,71 @@ def idd_from_counts(counts: np.ndarray, n: int) -> np.ndarray:
     return total / counts.shape[2]
 
 
-def inverse_distances(points: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """:math:`W_{ki} = 1/\\|x_k - X_i\\|`, and 0 where the distance is 0 (:math:`S(0) = 0`), in one block.
-
-    The distances (``cdist``: exact, no cancellation) become the weights in place, so only one
-    ``(q, n)`` array is ever allocated. A distance below about :math:`10^{-308}` has no finite inverse
-    either and is treated as 0.
-    """
-    from scipy.spatial.distance import cdist
-
-    w = cdist(points, data)
-    with np.errstate(divide="ignore", over="ignore"):
-        np.divide(1.0, w, out=w)
-    if w.max() == np.inf:
-        w[w == np.inf] = 0.0
-    return w
-
-
 def spatial_sums(data: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """:math:`\\sum_i S(c_k - X_i)` for every candidate, :math:`S(v) = v/\\|v\\|`, :math:`S(0) = 0` (adds up)."""
-    w = inverse_distances(points, data)
-    return points * w.sum(axis=1)[:, None] - w @ data
+    """:math:`\\sum_i S(c_k - X_i)` for every candidate, :math:`S(v) = v/\\|v\\|`, :math:`S(0) = 0` (adds up).
+
+    Each record's unit vector is computed from that record and the candidate alone:
+    :math:`v = c_k - X_i` (one rounding per coordinate), divided by its norm (a record
+    so close to the candidate that the squares underflow is first divided by its
+    largest coordinate); :math:`v = 0` gives the zero vector. So every term has norm 1
+    or 0 up to a few units in the last place, and replacing one record changes the sum
+    by at most 2, up to the rounding of the (pairwise) summation. A closed form such as
+    :math:`c_k \\sum_i W_{ki} - \\sum_i W_{ki} X_i` with :math:`W_{ki} = 1/\\|c_k - X_i\\|` is
+    faster for large :math:`d` (a matrix product) but mixes the records: a record a few
+    units in the last place from a candidate gets a weight near :math:`10^{16}`, the two
+    large sums cancel, and their rounding error moves the depth by many times
+    :math:`2/n` between neighbouring data sets. A candidate's value does not depend on
+    how the candidates are blocked.
+    """
+    n, d = data.shape
+    out = np.zeros((points.shape[0], d))
+    records = max(1, _SPATIAL_BLOCK // (d + 1))              # records per pass: bounded memory at any n
+    with np.errstate(over="ignore", invalid="ignore"):       # only data outside the domain overflow (refused)
+        for lo in range(0, n, records):
+            out += _unit_vector_sums(points, np.ascontiguousarray(data[lo:lo + records].T))
+    return out
+
+
+_SPATIAL_BLOCK = 2 ** 18    # elements per temporary of the spatial sums ((d + 1) of them): they stay in the caches
+_TINY_SQUARE = 1e-290       # a squared norm below this may have lost its small coordinates' squares to underflow
+
+
+def _unit_vector_sums(points: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """:func:`spatial_sums` over the records ``cols`` (shape (d, r): a row per coordinate)."""
+    d, r = cols.shape
+    q = points.shape[0]
+    out = np.empty((q, d))
+    rows = max(1, _SPATIAL_BLOCK // (r * (d + 1)))             # candidates per block
+    diff, norm = np.empty((d, min(rows, q), r)), np.empty((min(rows, q), r))
+    for start in range(0, q, rows):
+        c = points[start:start + rows]
+        b = c.shape[0]
+        v, w = diff[:, :b], norm[:b]
+        for j in range(d):
+            np.subtract(c[:, j, None], cols[j], out=v[j])
+        np.einsum("jbr,jbr->br", v, v, out=w)                  # squared norms
+        small = w < _TINY_SQUARE
+        if small.any():                                        # made unit vectors (or 0) here, with w = 1
+            _unit_small(v, w, small)
+        np.sqrt(w, out=w)
+        np.divide(1.0, w, out=w)
+        for j in range(d):
+            np.multiply(v[j], w, out=v[j])
+            out[start:start + b, j] = v[j].sum(axis=1)         # a contiguous row per candidate: pairwise
+    return out
+
+
+def _unit_small(v: np.ndarray, w: np.ndarray, small: np.ndarray) -> None:
+    """Differences too small to square: each divided by its largest coordinate, then by its norm; 0 stays 0."""
+    t = v[:, small]
+    top = np.abs(t).max(axis=0)
+    zero = top == 0.0                                          # the record is the candidate: S(0) = 0
+    top[zero] = 1.0
+    t /= top
+    length = np.sqrt((t * t).sum(axis=0))
+    length[zero] = 1.0
+    v[:, small] = t / length
+    w[small] = 1.0
 
 
 def spatial_from_sums(sums: np.ndarray, n: int) -> np.ndarray:

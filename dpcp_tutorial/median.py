@@ -71,7 +71,6 @@ from ._validation import (
     renamed_keywords,
 )
 from ._depth_core import (
-    CHUNK,
     halfspace_depth_directions,
     idd_exact,
     project,
@@ -467,9 +466,9 @@ def _depth_at(candidates: np.ndarray, data: np.ndarray, depth: str, directions, 
     """Depths of the candidates; with ``progress``, a tqdm bar over blocks of candidates or of directions.
 
     The values are the same with and without the bar: the blocks follow the
-    depth functions' own (spatial: rows of ``CHUNK // n`` candidates;
-    direction-based depths: blocks of directions, whose counts are exact) or
-    evaluate each candidate independently (exact 2-D halfspace, smoothed IDD).
+    depth functions' own (direction-based depths: blocks of directions, whose
+    counts are exact) or evaluate each candidate independently (spatial, exact
+    2-D halfspace, smoothed IDD).
     """
     if not progress:
         if depth == "halfspace":
@@ -501,11 +500,7 @@ def _depth_at(candidates: np.ndarray, data: np.ndarray, depth: str, directions, 
                 out[k] = np.mean(f * (1.0 - f))
                 bar.update(1)
             return out
-        if depth == "spatial":              # whole blocks of spatial_depth's own size: identical values
-            rows = max(1, CHUNK // n)
-            block = rows * max(1, -(-q // (rows * 100)))
-        else:                               # exact 2-D halfspace depth: each candidate on its own
-            block = max(1, -(-q // 100))
+        block = max(1, -(-q // 100))        # spatial and exact 2-D halfspace depth: each candidate on its own
         fn = spatial_depth if depth == "spatial" else (lambda c, x: halfspace_depth(c, x, method="exact"))
         for start in range(0, q, block):
             out[start:start + block] = fn(candidates[start:start + block], data)

@@ -1,9 +1,12 @@
 """Tests for dpcp_tutorial.depth: exactness against brute force, sensitivity audits, bad input."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import expit
 
+import dpcp_tutorial._counts as counts_module
 import dpcp_tutorial._depth_core as depth_core
 import dpcp_tutorial.depth as depth_module
 from dpcp_tutorial import (
@@ -215,8 +218,9 @@ def test_spatial_equals_loop_with_ties_and_data_points(monkeypatch):
     queries = np.vstack([data[:30], np.zeros((1, 3)), rng.standard_normal((20, 3)) * 3])
     want = np.array([brute_spatial(q, data) for q in queries])
     np.testing.assert_allclose(spatial_depth(queries, data), want, rtol=0, atol=1e-12)
-    monkeypatch.setattr(depth_module, "CHUNK", 3 * len(data))       # several blocks
-    np.testing.assert_allclose(spatial_depth(queries, data), want, rtol=0, atol=1e-12)
+    for block in (4 * 40, 4 * len(data) * 3):        # passes of 40 records; one pass, blocks of 3 candidates
+        monkeypatch.setattr(counts_module, "_SPATIAL_BLOCK", block)
+        np.testing.assert_allclose(spatial_depth(queries, data), want, rtol=0, atol=1e-12)
 
 
 def test_spatial_depth_far_from_origin_is_accurate():
@@ -352,6 +356,52 @@ def test_spatial_sensitivity_two_over_n_is_attained_in_every_dimension():
         before, after = spatial_depth(x, data)[0], spatial_depth(x, other)[0]
         assert before == pytest.approx(2 / n, abs=1e-14) and after == pytest.approx(0.0, abs=1e-14)
         assert abs(before - after) == pytest.approx(SPATIAL_SENSITIVITY / n, abs=1e-14)
+
+
+def test_spatial_sensitivity_holds_for_records_a_few_ulps_from_a_candidate():
+    """A record one or two units in the last place from a candidate (its neighbour sits exactly on it, or
+    far away): each unit vector is computed from its own record, so the depth moves by at most 2/n, in
+    memory and in the per-partition sums of the Dask path (a closed form that sums weights 1/r ~ 1e16
+    and cancels them moved it by 11/n here)."""
+    from dpcp_tutorial._counts import spatial_from_sums, spatial_sums
+    from dpcp_tutorial.median import public_grid
+
+    rng = np.random.default_rng(0)
+    n = 50
+    grid = public_grid(-2.0, 2.0, 41, 2)
+    worst = 0.0
+    for _ in range(40):
+        data = rng.normal(size=(n, 2)) * rng.choice([1.0, 10.0])
+        for c in grid[rng.choice(len(grid), 3, replace=False)]:
+            for new in (np.nextafter(c, np.inf), np.nextafter(c, -np.inf), c, np.array([1e6, -1e6])):
+                other = data.copy()
+                other[0] = new
+                x = c[None]
+                change = abs(spatial_depth(x, data)[0] - spatial_depth(x, other)[0]) * n
+                split = spatial_sums(other[:20], x) + spatial_sums(other[20:], x)        # two partitions
+                assert spatial_from_sums(split, n)[0] == pytest.approx(spatial_depth(x, other)[0], abs=1e-14)
+                worst = max(worst, change)
+    assert 1.9 < worst <= SPATIAL_SENSITIVITY + 1e-9
+    # 99 records within 1e-18 of the candidate 0 and one far away, against the same with the far record
+    # moved next to the others: the true depths at 0 are 0 and 0
+    small = np.arange(1, 100)[:, None] * 1e-20
+    far, near = np.vstack([small, [[1e6]]]), np.vstack([small, [[2e-18]]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [spatial_depth(np.zeros((1, 1)), x)[0] for x in (far, near)]
+    assert got == [0.0, 0.0]
+
+
+def test_spatial_depth_of_points_on_tiny_and_huge_scales():
+    """Differences of 1e-300 (their squares underflow) and of 1e100 (theirs overflow) give unit vectors;
+    a record equal to the point gives the zero vector, without a warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for scale in (1e-300, 1e-160, 1.0, 1e100):
+            data = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]) * scale
+            x = np.zeros((1, 2))
+            np.testing.assert_allclose(spatial_depth(x, data), [1.0 - 1.0 / 4], rtol=0, atol=1e-15)
+            np.testing.assert_allclose(spatial_depth(x, data), [brute_spatial(x[0], data / scale)], atol=1e-15)
 
 
 def test_halfspace_sensitivity_one_over_n_is_attained():

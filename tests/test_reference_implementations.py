@@ -350,6 +350,28 @@ def test_spatial_depth_refuses_bad_arrays():
     np.testing.assert_allclose(depth(good + 1.0, good), [0.0, 0.0, 0.0], atol=1e-12)
 
 
+def test_reference_spatial_depth_moves_by_at_most_two_over_n_for_near_duplicate_records():
+    """A record one unit in the last place from a candidate against its neighbour on the candidate or far
+    away: each unit vector comes from its own record, so the depth moves by at most 2/n (a closed form with
+    weights 1/r ~ 1e16 moved it by 11/n here), and it agrees with the package's."""
+    depth = MODULES["private_median"].spatial_depth
+    rng = np.random.default_rng(0)
+    n, worst = 50, 0.0
+    grid = dt.public_grid(-2.0, 2.0, 41, 2)
+    for _ in range(30):
+        data = rng.normal(size=(n, 2))
+        for c in grid[rng.choice(len(grid), 3, replace=False)]:
+            for new in (np.nextafter(c, np.inf), np.nextafter(c, -np.inf), c, np.array([1e6, -1e6])):
+                other = data.copy()
+                other[0] = new
+                a, b = depth(c[None], data)[0], depth(c[None], other)[0]
+                worst = max(worst, abs(a - b) * n)
+                assert b == pytest.approx(dt.spatial_depth(c[None], other)[0], abs=1e-14)
+    assert 1.9 < worst <= 2.0 + 1e-9
+    small = np.arange(1, 100)[:, None] * 1e-20
+    assert depth(np.zeros((1, 1)), np.vstack([small, [[1e6]]]))[0] == 0.0
+
+
 def test_non_private_conformal_quantile_accepts_any_finite_scores():
     ref = MODULES["conformal_quantile"].conformal_quantile
     assert ref([-3.0, 5.0, 7.0, 1e300], 0.5) == 7.0

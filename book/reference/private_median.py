@@ -76,8 +76,15 @@ def spatial_depth(points, data):
         SD(x) = 1 - || (1/n) sum_i S(x - X_i) ||,
         S(v) = v / ||v||,  S(0) = 0,
 
-    computed after centring at the data mean (the depth is translation
-    invariant; centring keeps the two terms of the sum small).
+    with each unit vector S(x - X_i) computed from its own record: the
+    difference, divided by its largest coordinate (no overflow, and no
+    underflow however close X_i is to x), then by its norm. So every
+    term has norm 1 (or 0), and replacing one record moves the sum by at
+    most 2, up to the rounding of the summation. (A closed form such as
+    x sum_i w_i - sum_i w_i X_i with w_i = 1/||x - X_i|| mixes the
+    records: a record a few units in the last place from x gets a weight
+    near 1e16, the two sums cancel, and the depth can move by many times
+    2/n between neighbouring data sets.)
 
     Not a release by itself: it reads the data exactly, so it refuses
     bad input freely.
@@ -115,15 +122,13 @@ def spatial_depth(points, data):
     if points.shape[1] != data.shape[1]:
         raise ValueError("points and data must have the same number d of "
                          "columns")
-    centre = data.mean(axis=0)
-    xc, qc = data - centre, points - centre
     depths = np.empty(len(points))
-    for k, q in enumerate(qc):
-        diff = q - xc
-        r = np.sqrt((diff ** 2).sum(axis=1))
-        w = np.divide(1.0, r, out=np.zeros_like(r), where=r > 0)
-        s = q * w.sum() - w @ xc              # = sum_i S(x - X_i), centred
-        depths[k] = 1.0 - np.linalg.norm(s) / len(data)
+    for k, x in enumerate(points):
+        diff = x - data                              # one record per row
+        top = np.abs(diff).max(axis=1, keepdims=True)
+        v = diff[top[:, 0] > 0] / top[top[:, 0] > 0]  # S(0) = 0: dropped
+        u = v / np.sqrt((v ** 2).sum(axis=1, keepdims=True))
+        depths[k] = 1.0 - np.linalg.norm(u.sum(axis=0)) / len(data)
     return np.clip(depths, 0.0, 1.0)
 
 
