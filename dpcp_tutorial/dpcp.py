@@ -571,7 +571,9 @@ def dpcp_quantile(scores, alpha: float, epsilon1: float, epsilon2: float, delta:
     0.929
     """
     check_sampler(sampler, rng)                   # a seed with sampler="opendp" is refused before any work
-    scores = check_scores_or_histogram(scores)    # an array, or a merged histogram (chapter 14)
+    if n is None:                                 # the number of scores is public
+        scores = check_scores_or_histogram(scores)    # an array, or a merged histogram (chapter 14)
+    # with a public n the scores are checked and brought to that size (none at all included) by private_quantile
     alpha1, _ = dpcp_levels(scores.size if n is None else n, alpha, epsilon1, epsilon2, delta, bins, variant)
     return private_quantile(scores, alpha1, epsilon2, bins=bins, rng=rng, n=n, variant=variant, sampler=sampler)
 
@@ -764,9 +766,11 @@ _DPCP_PARAMS = """
         is never used, and a data set and its neighbour are refused or released
         alike. :meth:`fit` raises ``ValueError``/``TypeError`` only from public
         inputs: infeasible levels (``n`` public, see above), bad parameters, an
-        invalid trainer, ``X``/``y`` of the wrong type or shape, or with
-        non-finite values (outside the data domain; the message is the same for
-        every such data set).
+        invalid trainer, ``X``/``y`` of the wrong type or shape, or outside the
+        data domain, with the same message for every such data set: non-finite
+        values, or no row at all (the trainer fits on the data; the
+        add/remove guarantee is between data sets of at least one row, so a
+        one-row data set and its empty neighbour are outside it).
     variant : {"tight", "original"}, default="tight"
         The private quantile: ``"tight"`` (exactly :math:`\\varepsilon_2`-DP
         under replace-one, proven finite-sample level) or ``"original"`` (the

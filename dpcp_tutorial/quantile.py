@@ -52,7 +52,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._counts import EdgeHistogram, below_above, check_unit_scores, edge_histogram, subsample_or_pad
+from ._counts import (EdgeHistogram, below_above, check_scores_or_histogram, check_unit_scores, edge_histogram,
+                      subsample_or_pad)
 from ._validation import (
     MAX_BINS,
     MAX_RECORDS,
@@ -704,7 +705,7 @@ def at_public_size(scores, n, gen, edges=None):
     that an array and its histogram give the same release for the same seed.
     """
     if n is None:
-        return scores
+        return check_scores_or_histogram(scores) if isinstance(scores, EdgeHistogram) else scores
     n = check_positive_int(n, "n", maximum=MAX_RECORDS)
     if not isinstance(scores, EdgeHistogram):
         try:

@@ -528,8 +528,8 @@ def score_histogram(scores, edges, client=None, progress: bool = False) -> _coun
     total = np.ravel(_compute(_tree_sum(parts, 8 * (2 * edges.size + 1 + _FLAGS)), client, progress))
     if total[-_FLAGS:].any():
         _raise_domain_error(total[-_FLAGS:])
-    if total[:-_FLAGS].sum() == 0:
-        raise ValueError("scores is empty; at least one value is needed")
+    # no scores at all: an empty histogram, which a release with a public n pads to that size and one without
+    # refuses (its size is then public), as in memory
     return _counts.EdgeHistogram(edges, total[:-_FLAGS])
 
 
@@ -639,6 +639,8 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
         if m != "auto":
             raise ValueError(f"m={m!r}: pass an integer >= 2 or 'auto'")
         n_public = _count(scores, client) if n is None else check_positive_int(n, "n")
+        if n_public == 0:                 # no n: the number of scores is public
+            raise ValueError(_counts.EMPTY_SCORES)
         m, _ = pps_choose_m(n_public, alpha, epsilon, variant=variant, rng=rng)
     hist = score_histogram(scores, pps_grid(m), client, progress)
     return _pps_private_quantile(hist, alpha, epsilon, m=m, gamma=gamma, variant=variant, n=n, rng=rng, **kwargs)

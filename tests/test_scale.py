@@ -429,6 +429,32 @@ def test_score_domain_messages_equal_in_memory(client, scores, message):
     assert str(at_scale.value) == str(in_memory.value)
 
 
+def test_no_scores_at_all_release_with_a_public_n_and_are_refused_without_one():
+    """With a public n the number of scores is private: none at all is padded to n, in memory and on Dask,
+    like one score (an add/remove neighbour); without n it is refused alike, with the in-memory message."""
+    import dpcp_tutorial
+
+    none, one = np.empty(0), np.array([0.3])
+    releases = {
+        "private_quantile": (lambda s, **kw: dpcp_tutorial.private_quantile(s, 0.1, 1.0, bins=100, rng=0, **kw),
+                             lambda s, **kw: scale.private_quantile(s, 0.1, 1.0, bins=100, rng=0, **kw)),
+        "dpcp_quantile": (lambda s, **kw: dpcp_tutorial.dpcp_quantile(s, 0.1, 1.0, 1.0, 1e-5, bins=100, rng=0, **kw),
+                          lambda s, **kw: scale.dpcp_quantile(s, 0.1, 1.0, 1.0, 1e-5, bins=100, rng=0, **kw)),
+        "pps_private_quantile": (lambda s, **kw: dpcp_tutorial.pps_private_quantile(s, 0.1, 1.0, rng=0, **kw),
+                                 lambda s, **kw: scale.pps_private_quantile(s, 0.1, 1.0, rng=0, **kw)),
+    }
+    with dask.config.set(scheduler="synchronous"):
+        for name, (in_memory, on_dask) in releases.items():
+            for scores in (none, one):
+                want = in_memory(scores, n=1000)
+                assert on_dask(da.from_array(scores, chunks=10), n=1000) == want, name
+            with pytest.raises(ValueError) as memory_error:
+                in_memory(none)
+            with pytest.raises(ValueError) as dask_error:
+                on_dask(da.from_array(none, chunks=10))
+            assert str(dask_error.value) == str(memory_error.value) == "scores is empty; at least one value is needed"
+
+
 def test_simulated_scores_refuses_bad_seeds_and_sizes():
     with pytest.raises(TypeError, match="seed"):
         scale.simulated_scores(seed="10", n=10**30)
