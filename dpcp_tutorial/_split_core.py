@@ -12,6 +12,8 @@ private quantile with its privacy losses. Internal to the package: the names bel
 from __future__ import annotations
 
 
+import math
+
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
@@ -187,6 +189,10 @@ def private_classification_scores(score: str, proba, y) -> np.ndarray:
       :func:`lac_score` accepts -- gives the record the worst score 1;
     * a label outside ``0..K-1`` (a class the model has no column for, so
       probability 0) gives the worst score 1, as it does for LAC and APS;
+    * so does a label that is not an integer: NaN, ``None`` or ``pd.NA`` (a
+      missing label, which turns a column of integers into floats or objects),
+      2.5, a string (:func:`integer_labels`); a label array of strings,
+      booleans or dates is refused by its dtype (the schema);
     * every other score is clipped to ``[0, 1]``.
 
     A worst score can only raise a released threshold. Only the types and
@@ -200,9 +206,11 @@ def private_classification_scores(score: str, proba, y) -> np.ndarray:
     labels = as_array(y, "y")
     if labels.ndim != 1:
         raise ValueError("y must be a 1-D array with one label per row of proba")
-    if labels.size and not np.issubdtype(labels.dtype, np.integer):
+    if labels.dtype.kind not in "iufO":           # strings, booleans, dates: the dtype is the schema (public)
         raise TypeError("y must hold integer class indices 0..n_classes-1; for other labels pass the public "
                         "label set from the codebook as classes= (never a label encoder fitted on the data)")
+    if labels.dtype.kind in "fO":     # one missing label turns integers into floats or objects: read each record
+        labels = integer_labels(labels)
     if proba.ndim != 2 or proba.shape[0] != labels.shape[0] or proba.shape[1] == 0:
         raise ValueError("the model's predict_proba must return a 2-D array with one row of class probabilities "
                          "per record and one column per class")
@@ -219,6 +227,29 @@ def private_classification_scores(score: str, proba, y) -> np.ndarray:
     else:
         value = aps_all_scores(safe)[rows, index]
     return np.where(valid & known, np.clip(value, 0.0, 1.0), 1.0)
+
+
+def integer_labels(labels: np.ndarray) -> np.ndarray:
+    """Each label as an integer class index, or -1 (the worst score) where it is not an integer.
+
+    A per-record rule: 3, ``np.int64(3)`` and 3.0 are the index 3; NaN, ``None``,
+    ``pd.NA``, 2.5, a string or ``True`` are -1, whatever the other records are.
+    """
+    if labels.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            whole = np.isfinite(labels) & (labels == np.floor(labels)) & (np.abs(labels) < 2.0**62)
+        return np.where(whole, labels, -1.0).astype(np.int64)
+    return np.array([_integer_label(v) for v in labels.tolist()], dtype=np.int64)
+
+
+def _integer_label(value) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return -1
+    if isinstance(value, (int, np.integer)):
+        return int(value) if abs(int(value)) < 2**62 else -1
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        return int(value) if abs(value) < 2.0**62 else -1
+    return -1
 
 
 BOUND_ADVICE = ("bound is the public bound B on the absolute residuals |y - prediction|, in the response's "

@@ -254,6 +254,40 @@ def real_array(values, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
 
 
+def private_responses(y, name: str = "y", *, allow_empty: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Private calibration responses read record by record: ``(values, usable)``, 1-D.
+
+    Only the dtype and shape (the schema) can be refused. An entry that is not a
+    finite real number within :data:`MAX_MAGNITUDE` -- NaN, an infinity, 1e300,
+    ``None``, ``pd.NA`` (a missing response turns a column into objects), a
+    string in an object column -- is unusable: its value is 0 and the caller
+    gives its record the worst score, whatever the other records are. The
+    messages quote no value and no size.
+    """
+    raw = as_array(y, name)
+    if raw.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got a {raw.ndim}-D array; use .ravel() if that is "
+                         "intended")
+    if raw.size == 0 and not allow_empty:
+        raise ValueError(f"{name} is empty; at least one value is needed")
+    if raw.dtype.kind == "O":
+        values = np.array([_real_or_nan(v) for v in raw.tolist()], dtype=float)
+    else:
+        values = real_array(raw, name)                      # a numeric dtype, or the schema's TypeError
+    with np.errstate(invalid="ignore"):
+        usable = np.isfinite(values) & (np.abs(values) <= MAX_MAGNITUDE)
+    return np.where(usable, values, 0.0), usable
+
+
+def _real_or_nan(value) -> float:
+    if isinstance(value, str) or not isinstance(value, (numbers.Real, np.floating, np.integer, np.bool_)):
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):       # an int beyond the float range, an odd Real subclass
+        return math.nan
+
+
 def check_array(values, name: str, *, max_ndim: int = 2) -> np.ndarray:
     """Return ``values`` as a finite float array with at most ``max_ndim`` dimensions (a scalar is 0-D)."""
     arr = real_array(values, name)
@@ -579,7 +613,9 @@ def check_features(X, owner, *, reset: bool, name: str = "X", min_rows: int = 1,
       array) is refused: its columns could only be read by position.
     * **Arrays are positional.** An array given to an estimator fitted on a
       frame is read in the fitted column order and handed to the model as a
-      frame with the fitted names.
+      frame with the fitted names. An object array (``df.to_numpy()`` of
+      mixed columns) reaches the model unconverted, like a frame: a ``None``
+      in it is the model's to handle, as a NaN is.
     * **Missing values** (``allow_nan=True``, the default): NaN and infinite
       features go to the model as they are, and the model decides (a
       ``HistGradientBoosting`` model handles them; a linear model's NaN output
@@ -635,7 +671,10 @@ def check_features(X, owner, *, reset: bool, name: str = "X", min_rows: int = 1,
             return X
         values = real_array(X.to_numpy(), name)
     else:
-        values = real_array(X, name)
+        raw = as_array(X, name)
+        # an object array (df.to_numpy() of mixed columns, a missing value as None) goes to the model as it is, as
+        # a frame does: whether a record holds None or NaN is data, not schema, and the model decides per record
+        values = raw if raw.dtype.kind == "O" and not numeric and allow_nan else real_array(raw, name)
         if values.ndim != 2:
             raise ValueError(f"{name} must be two-dimensional (n_samples, n_features), got a {values.ndim}-D "
                              "array; use x.reshape(-1, 1) for one feature or x.reshape(1, -1) for one point")

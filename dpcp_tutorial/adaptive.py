@@ -62,6 +62,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
     MAX_MAGNITUDE,
+    private_responses,
     REQUIRED,
     RandomLike,
     check_1d,
@@ -424,11 +425,15 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
     scales to :math:`[\\sigma_{\\min}, 10^{100}]`); a record whose mean or scale
     output is NaN, or that a model refuses alone (features go to the models
     as they are: :func:`~dpcp_tutorial._validation.check_features`), gets the
-    worst score 1, and at prediction the whole line. The score is computed so that it cannot fail, so
-    no branch, error or message of ``calibrate`` depends on private values
-    beyond the data-domain checks of ``X`` and ``y`` (NaN/inf, one fixed
-    message each); the :class:`~dpcp_tutorial.ReleaseWarning` depends on the
-    release only.
+    worst score 1, and at prediction the whole line. So does a calibration
+    response that is missing, non-finite or beyond :math:`10^{100}` (read
+    record by record: NaN, ``None``, ``pd.NA``). The score is computed so
+    that it cannot fail, so no branch, error or message of ``calibrate``
+    depends on private values; only the schema (types and shapes) is
+    checked, and the :class:`~dpcp_tutorial.ReleaseWarning` depends on the
+    release only. (``fit`` and ``fit_scale`` train the models: a NaN or
+    infinite value there is the trainers' data-domain check, one fixed
+    message for every such data set.)
 
     **Coverage.** Given parts 1 and 2 (hence :math:`\\hat\\mu`, :math:`\\hat\\sigma`),
     the scores of part 3 and of a test point are i.i.d., so
@@ -619,14 +624,15 @@ class PrivateNormalizedConformalRegressor(BaseEstimator):
         sampler = check_release_sampler(self.sampler, self.rng, "quantile")
         self._check_models_privacy(self._models())
         X = self._features(X, calibrating=True, min_rows=0 if n is not None else 1)
-        y = check_1d(y, "y", allow_empty=n is not None)
+        y, usable = private_responses(y, allow_empty=n is not None)      # record by record: never refused
         check_same_length(("X", X), ("y", y))
         if X.shape[0]:
             with silenced_model():          # the models' outputs on private records: no warning escapes
                 raw_mu, raw_sigma = self._mean_raw(X, private=True), self._scale_raw(X, private=True)
             scores = normalized_score(y, _clean_outputs(raw_mu, -y_bound, y_bound, 0.0), self._scale_from(raw_sigma),
                                       bound)
-            scores[np.isnan(raw_mu) | np.isnan(raw_sigma)] = 1.0     # a missing output: the worst score
+            # a missing output or an unusable response (missing, non-finite, beyond 1e100): the worst score
+            scores[np.isnan(raw_mu) | np.isnan(raw_sigma) | ~usable] = 1.0
         else:
             scores = np.empty(0)
         self.qhat_, calibration, notes = release_threshold(
@@ -919,14 +925,14 @@ class PrivateConformalizedQuantileRegressor(BaseEstimator):
         sampler = check_release_sampler(self.sampler, self.rng, "quantile")
         self._models()
         X = self._features(X, calibrating=True, min_rows=0 if n is not None else 1)
-        y = check_1d(y, "y", allow_empty=n is not None)
+        y, usable = private_responses(y, allow_empty=n is not None)      # record by record: never refused
         check_same_length(("X", X), ("y", y))
         with silenced_model():              # the models' outputs on private records: no warning escapes
             raw = self._raw_quantiles(X, private=True)
         quantiles = tuple(_clean_outputs(r, -MAX_MAGNITUDE, MAX_MAGNITUDE, 0.0) for r in raw)
         scores = cqr_score(y, *quantiles, bound) if X.shape[0] else np.empty(0)
-        if X.shape[0]:
-            scores[np.isnan(raw[0]) | np.isnan(raw[1])] = 1.0        # a missing output: the worst score
+        if X.shape[0]:      # a missing output or an unusable response: the worst score
+            scores[np.isnan(raw[0]) | np.isnan(raw[1]) | ~usable] = 1.0
         self.qhat_, calibration, notes = release_threshold(
             self, scores, alpha=alpha, epsilon=epsilon, bins=bins, n=n, rng=check_random_state(self.rng),
             sampler=sampler)

@@ -63,6 +63,7 @@ import numpy as np
 from ._validation import (
     MAX_BINS,
     MAX_RECORDS,
+    private_responses,
     real_array,
     REQUIRED,
     RandomLike,
@@ -699,13 +700,10 @@ def pps_private_quantile(scores, alpha: float, epsilon: float, m="auto", gamma="
 
 
 def _responses(y, allow_empty: bool) -> np.ndarray:
-    """Calibration responses: a 1-D array of real numbers; a NaN or infinite one gives its record the worst score."""
-    y = real_array(y, "y")
-    if y.ndim != 1:
-        raise ValueError(f"y must be one-dimensional, got a {y.ndim}-D array; use .ravel() if that is intended")
-    if y.size == 0 and not allow_empty:
-        raise ValueError("y is empty; at least one value is needed")
-    return y
+    """Calibration responses read record by record; an unusable one (missing, NaN, infinite, beyond 1e100) is NaN,
+    which gives its record the worst score."""
+    values, usable = private_responses(y, allow_empty=allow_empty)
+    return np.where(usable, values, np.nan)
 
 
 def normalized_residual_score(y_true, y_pred, bound: float) -> np.ndarray:
@@ -1258,13 +1256,17 @@ class PrivateSplitConformalClassifier(LabelSetMixin, _PrivateSplitBase):
         X, y = self._calibration_arrays(X, y, lambda v, empty: check_label_array(v, allow_empty=empty))
         model = self._fitted_estimator()
         columns = self._columns(model, classes_)          # the model object and the public classes only
+        model_classes = getattr(model, "classes_", None)
+        if model_classes is None:       # the model object decides (public), before any private record is read
+            raise TypeError(f"{type(model).__name__} has no classes_: the calibration needs the number of "
+                            "probability columns before it scores a record (a record the model refuses then gets "
+                            "the worst score); scikit-learn classifiers have classes_, and a wrapper can set "
+                            "classes_ = np.arange(K)")
         if not X.shape[0]:
             scores = np.empty(0)
         else:
-            width = len(model.classes_) if getattr(model, "classes_", None) is not None else None
             with silenced_model():
-                proba = model_outputs(model.predict_proba, X, width) if width is not None \
-                    else model.predict_proba(X)
+                proba = model_outputs(model.predict_proba, X, len(model_classes))
             if classes_ is None:
                 scores = private_classification_scores(self.score, proba, y)
             else:                                         # a label outside the public set: index -1, score 1

@@ -301,6 +301,90 @@ def test_labels_outside_the_public_set_are_never_quoted_and_never_refused():
     np.testing.assert_array_equal(releases[0][1], releases[1][1])
 
 
+def _two_class_data(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(1400, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=1400) > 0).astype(np.int64)
+    return X, y, LogisticRegression().fit(X[:400], y[:400])
+
+
+def test_integer_labels_with_a_missing_entry_are_read_record_by_record():
+    """classes=None: a missing label (NaN in a float column, <NA> in a nullable one, None in an object one)
+    or a non-integer gets the worst score, like a label outside 0..K-1; no value makes calibrate refuse."""
+    X, y, model = _two_class_data()
+    est = PrivateSplitConformalClassifier(model, alpha=0.1, epsilon=5.0, n=1000, prefit=True, rng=0)
+    Xc, yc = X[400:], y[400:]
+    outside = yc.copy()
+    outside[:5] = 7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = est.calibrate(Xc, outside).qhat_
+        assert want < 1.0 and est.calibrate(Xc, yc).qhat_ != want
+        floats = yc.astype(float)
+        floats[:5] = [np.nan, 0.5, np.inf, -1.0, 2.0]
+        nullable = pd.Series(yc, dtype="Int64").mask(np.arange(1000) < 5)
+        objects = yc.astype(object)
+        objects[:5] = [None, pd.NA, "1", True, 1.5]
+        for labels in (floats, nullable, objects):
+            assert est.calibrate(Xc, labels).qhat_ == want
+        assert est.calibrate(Xc, yc.astype(float)).qhat_ == est.calibrate(Xc, yc).qhat_       # 1.0 is label 1
+    for schema in (yc.astype(str), yc.astype(bool)):              # the dtype is the schema: refused as such
+        with pytest.raises(TypeError, match="integer class indices"):
+            est.calibrate(Xc, schema)
+
+
+class _NoClasses(BaseEstimator):
+    """A fitted probability model without ``classes_`` (a thin wrapper around a network, say)."""
+
+    def __init__(self, inner=None):
+        self.inner = inner
+
+    def fit(self, X, y):
+        self.inner_ = LogisticRegression().fit(X, y)
+        return self
+
+    def predict_proba(self, X):
+        return self.inner_.predict_proba(X)
+
+
+def test_a_model_without_classes_is_refused_before_any_record_is_scored():
+    """The number of probability columns must be known before a private record is scored (a record the model
+    refuses then gets the worst score); the model object decides, so every data set is refused alike."""
+    X, y, _ = _two_class_data()
+    est = PrivateSplitConformalClassifier(_NoClasses().fit(X[:400], y[:400]), n=1000, prefit=True, rng=0)
+    refused = X[400:].copy()
+    refused[0, 0] = np.nan                                       # LogisticRegression refuses NaN
+    messages = set()
+    for Xc in (X[400:], refused):
+        with pytest.raises(TypeError, match="has no classes_") as err:
+            est.calibrate(Xc, y[400:])
+        messages.add(str(err.value))
+    assert len(messages) == 1
+
+
+def test_an_object_array_with_none_reaches_the_model_as_a_frame_would():
+    """df.to_numpy() of mixed columns is an object array, where a missing value may be None: the model
+    receives it unconverted (an imputing pipeline reads None as NaN), so None and NaN release alike; a
+    response given as None is a missing response (the worst score), like NaN."""
+    from sklearn.impute import SimpleImputer
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(700, 2))
+    y = X @ [1.0, -0.5] + 0.3 * rng.normal(size=700)
+    model = make_pipeline(SimpleImputer(), LinearRegression()).fit(X[:400], y[:400])
+    est = PrivateSplitConformalRegressor(model, bound=3.0, epsilon=5.0, n=300, prefit=True, rng=0)
+    with_nan, with_none = X[400:].astype(object), X[400:].astype(object)
+    with_nan[0, 1], with_none[0, 1] = np.nan, None
+    y_nan, y_none = y[400:].copy(), y[400:].astype(object)
+    y_nan[3], y_none[3] = np.nan, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = est.calibrate(with_nan, y_nan).qhat_
+        assert want < 1.0
+        assert est.calibrate(with_none, y_none).qhat_ == want
+        assert est.calibrate(with_none, y_nan).qhat_ == want
+
+
 def test_split_conformal_classifier_takes_classes_in_the_callers_order():
     X, _, labels = frame(N, seed=8)
     order = ["mid", "high", "low"]
