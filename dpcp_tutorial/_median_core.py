@@ -44,8 +44,8 @@ def check_box(box, d: int | None = None) -> np.ndarray:
 def draw_candidates(prior: GaussianPrior | None, box: np.ndarray | None, n_candidates: int, d: int,
                      rng: np.random.Generator) -> np.ndarray:
     """The public candidates: prior draws, uniform draws in the box, or prior draws restricted to the box."""
-    if box is None:
-        return prior.sample(n_candidates, d, rng)
+    if box is None:     # within the data's domain +-1e100 (a prior centred near its edge draws beyond it)
+        return np.clip(prior.sample(n_candidates, d, rng), -MAX_SCALE, MAX_SCALE)
     if prior is None:
         check_candidate_memory(n_candidates, d)
         cand = box[0] + (box[1] - box[0]) * rng.random((n_candidates, d))   # uniform on the box

@@ -447,9 +447,9 @@ class MondrianPrivateConformalClassifier(SplitConformalBase):
         alpha, epsilon, bins, share, zeta = self._check_settings()
         check_model_privacy(self._fitted_estimator(), type(self).__name__)    # the model object only
         self._score_fn()                 # checks score
-        X = self._features(X, calibrating=True)
+        X = self._features(X, calibrating=True, min_rows=0)    # the class sizes are private: none at all is data
         classes_, position = self._public_order()
-        y = check_label_array(y)
+        y = check_label_array(y, allow_empty=True)
         index = label_index(y, classes_)       # each label's position in the caller's order; -1 outside the set
         check_same_length(("X", X), ("y", index))
         self.classes_ = classes_
@@ -460,7 +460,8 @@ class MondrianPrivateConformalClassifier(SplitConformalBase):
         model = self._fitted_estimator()
         width = len(model.classes_) if getattr(model, "classes_", None) is not None else n_classes
         with silenced_model():
-            proba = self._columns_in_order(model, model_outputs(model.predict_proba, X, width))
+            outputs = model_outputs(model.predict_proba, X, width) if X.shape[0] else np.empty((0, width))
+            proba = self._columns_in_order(model, outputs)
         scores = private_classification_scores(self.score, proba, index)
         counts = np.bincount(index[index >= 0], minlength=n_classes)   # counting first (no record outside the set)
         if isinstance(self.class_sizes, str):

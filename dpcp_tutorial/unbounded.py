@@ -670,7 +670,10 @@ def _two_stage(scores, beta, epsilon, lower, unit, growth, max_steps, threshold_
                                        sampler=sampler)
     if not (math.isfinite(bound) and bound > lower):   # no scale for the second stage: the trivial threshold
         return math.inf
-    clipped = np.minimum((values - lower) / (bound - lower), 1.0) if values.size else values
+    # each score clipped to the released bound, then rescaled to [0, 1]; halved first, so that no difference
+    # overflows, however large a score (an overflow would warn for one data set and not its neighbour)
+    top = np.minimum(values, bound)
+    clipped = np.minimum((top / 2.0 - lower / 2.0) / (bound / 2.0 - lower / 2.0), 1.0)
     q = private_quantile(clipped, beta, (1.0 - share) * epsilon, bins=bins, rng=rng, n=n, sampler=sampler)
     return math.inf if q >= 1.0 else float(lower + (bound - lower) * q)
 

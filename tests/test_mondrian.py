@@ -276,3 +276,27 @@ def test_the_tight_quantile_runs_at_alpha_the_others_at_alpha_minus_zeta(problem
         warnings.simplefilter("ignore", ReleaseWarning)   # small classes may get the threshold 1
         est.calibrate(X_cal, y_cal)
     assert seen and all(lvl == pytest.approx(level) for lvl in seen)
+
+
+def test_no_calibration_record_at_all_is_a_release_like_one_record():
+    """The class sizes are private (add/remove): an empty calibration set is the neighbour of a one-record set
+    and releases like it, advancing the caller's generator by the same amount."""
+    from dpcp_tutorial import ReleaseWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = MondrianPrivateConformalClassifier(LogisticRegression(), classes=[0, 1], alpha=0.1, epsilon=1.0, rng=0)
+    clf.fit(X, y)
+    Xc, yc = rng.normal(size=(1, 2)), np.array([1])
+    after = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ReleaseWarning)          # depends on the release only
+        for Xd, yd in ((Xc, yc), (Xc[:0], yc[:0]), (np.empty((0, 2)), [])):
+            gen = np.random.default_rng(5)
+            clf.set_params(rng=gen).calibrate(Xd, yd)
+            assert clf.qhat_.shape == (2,) and np.all((clf.qhat_ > 0) & (clf.qhat_ <= 1))
+            assert clf.privacy_.add_remove[0] == pytest.approx(1.0)
+            after.append(gen.integers(2**62))
+    assert len(set(after)) == 1

@@ -3,6 +3,7 @@
 import functools
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -298,6 +299,18 @@ def test_two_stage_is_the_tight_quantile_below_a_private_bound():
     with pytest.raises(TypeError, match="array, not a histogram"):
         unbounded_private_quantile(unbounded_histogram(s), 0.1, 1.0, method="two_stage", rng=2)
     assert unbounded_private_quantile([], 0.1, 1.0, method="two_stage", n=2000, rng=0) == math.inf
+
+
+def test_two_stage_says_nothing_about_a_huge_score():
+    """A score of 1e308 (valid: any real at or above lower) is clipped to the bound without an overflow
+    warning; its neighbour without it releases the same, silently too."""
+    s = np.random.default_rng(0).uniform(0.0, 0.5, 2000)
+    huge = s.copy()
+    huge[0] = 1e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        releases = {unbounded_private_quantile(x, 0.1, 1.0, method="two_stage", n=2000, rng=7) for x in (s, huge)}
+    assert len(releases) == 1
 
 
 @pytest.mark.slow
