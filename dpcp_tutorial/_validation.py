@@ -264,6 +264,9 @@ def private_responses(y, name: str = "y", *, allow_empty: bool = False) -> tuple
     gives its record the worst score, whatever the other records are. The
     messages quote no value and no size.
     """
+    if text_column(y):
+        raise TypeError(f"{name} must hold real numbers, got a column of text, categories or dates (its dtype); "
+                        "convert it with a public rule first")
     raw = as_array(y, name)
     if raw.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got a {raw.ndim}-D array; use .ravel() if that is "
@@ -277,6 +280,18 @@ def private_responses(y, name: str = "y", *, allow_empty: bool = False) -> tuple
     with np.errstate(invalid="ignore"):
         usable = np.isfinite(values) & (np.abs(values) <= MAX_MAGNITUDE)
     return np.where(usable, values, 0.0), usable
+
+
+def text_column(values) -> bool:
+    """True for a pandas column whose dtype holds text, categories or dates: the schema, public.
+
+    Converted to NumPy such a column becomes an object array, like a numeric column
+    with a missing value; its pandas dtype tells them apart without reading a value.
+    """
+    if type(values).__module__.split(".")[0] != "pandas":
+        return False
+    dtype = getattr(values, "dtype", None)
+    return type(dtype).__name__ in ("StringDtype", "CategoricalDtype") or getattr(dtype, "kind", "") in "mM"
 
 
 def _real_or_nan(value) -> float:

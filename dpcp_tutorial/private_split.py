@@ -65,6 +65,7 @@ from ._validation import (
     MAX_RECORDS,
     private_responses,
     real_array,
+    text_column,
     REQUIRED,
     RandomLike,
     check_1d,
@@ -1253,6 +1254,9 @@ class PrivateSplitConformalClassifier(LabelSetMixin, _PrivateSplitBase):
         """Release the private threshold ``qhat_`` (and ``privacy_``) from the calibration data."""
         self._score_functions()
         classes_ = self._public_classes()
+        if classes_ is None and text_column(y):           # the column's dtype (public): labels need classes=
+            raise TypeError("y must hold integer class indices 0..n_classes-1; for other labels pass the public "
+                            "label set from the codebook as classes= (never a label encoder fitted on the data)")
         X, y = self._calibration_arrays(X, y, lambda v, empty: check_label_array(v, allow_empty=empty))
         model = self._fitted_estimator()
         columns = self._columns(model, classes_)          # the model object and the public classes only

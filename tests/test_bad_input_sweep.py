@@ -802,6 +802,30 @@ LEGAL = {
     **{("PrivateSplitConformalRegressor.calibrate", "y", label): "a NaN or infinite response gives its record the "
                                                                  "worst score 1, as on Dask (documented)"
        for label in ("nan entry", "inf entry", "-inf entry", "nullable Float64 with NA")},
+    **{(row, "X", label): "an object feature array (df.to_numpy() of mixed columns) goes to the model as it is, "
+                          "like a frame: whether a record holds None or NaN is data, and the model decides per "
+                          "record (dpcp_tutorial._validation.check_features, documented)"
+       for row in ("SplitConformalRegressor.calibrate", "SplitConformalClassifier.calibrate",
+                   "PrivateSplitConformalRegressor.calibrate", "PrivateSplitConformalClassifier.calibrate",
+                   "MondrianPrivateConformalClassifier.calibrate", "PrivateNormalizedConformalRegressor.calibrate",
+                   "PrivateConformalizedQuantileRegressor.calibrate")
+       for label in ("object array with None", "object array with pd.NA")},
+    **{(row, "y", label): "a private response is read record by record: a missing, non-finite or huge one gives "
+                          "its record the worst score 1, never a refusal (dpcp_tutorial._validation."
+                          "private_responses, documented)"
+       for row in ("PrivateSplitConformalRegressor.calibrate", "PrivateNormalizedConformalRegressor.calibrate",
+                   "PrivateConformalizedQuantileRegressor.calibrate")
+       for label in ("nan entry", "inf entry", "-inf entry", "nullable Float64 with NA", "object array with None",
+                     "object array with pd.NA")},
+    **{("PrivateSplitConformalClassifier.calibrate", "y", label): "classes=None: a label that is not an integer "
+                                                                  "(missing, NaN, fractional) gives its record the "
+                                                                  "worst score, like a label outside 0..K-1; only "
+                                                                  "the dtype (schema) is refused (documented)"
+       for label in ("fractional labels", "nan entry", "inf entry", "-inf entry", "object array with None",
+                     "object array with pd.NA", "nullable Int64 with NA")},
+    ("dpcp_quantile", "scores", "empty"): "with a public n an empty calibration part is padded (documented)",
+    ("scale.score_histogram", "scores", "empty"): "an empty collection is an all-zero histogram; the release that "
+                                                  "reads it pads it to a public n or refuses it (documented)",
     **{("bounded_interval", "y_pred", label): "a NaN or infinite prediction gives the whole line (documented)"
        for label in ("nan entry", "inf entry", "-inf entry", "nullable Float64 with NA")},
     ("conformal_quantile", "scores", "inf entry"): "an infinite score is the worst score (documented)",
