@@ -175,6 +175,11 @@ def aps_all_scores(proba: np.ndarray) -> np.ndarray:
     return scores
 
 
+#: The refusal of labels whose dtype (the schema) holds no class indices, when no public label set is given.
+INTEGER_LABELS = ("y must hold integer class indices 0..n_classes-1; for other labels pass the public label set "
+                  "from the codebook as classes= (never a label encoder fitted on the data)")
+
+
 def private_classification_scores(score: str, proba, y) -> np.ndarray:
     """The classification score of private records, defined for every model output (chapters 4 and 17).
 
@@ -207,8 +212,7 @@ def private_classification_scores(score: str, proba, y) -> np.ndarray:
     if labels.ndim != 1:
         raise ValueError("y must be a 1-D array with one label per row of proba")
     if labels.dtype.kind not in "iufO":           # strings, booleans, dates: the dtype is the schema (public)
-        raise TypeError("y must hold integer class indices 0..n_classes-1; for other labels pass the public "
-                        "label set from the codebook as classes= (never a label encoder fitted on the data)")
+        raise TypeError(INTEGER_LABELS)
     if labels.dtype.kind in "fO":     # one missing label turns integers into floats or objects: read each record
         labels = integer_labels(labels)
     if proba.ndim != 2 or proba.shape[0] != labels.shape[0] or proba.shape[1] == 0:

@@ -243,8 +243,7 @@ def real_array(values, name: str) -> np.ndarray:
     if kind in "mM":
         raise TypeError(f"{name} must hold real numbers, got dates or time deltas")
     if kind == "O":
-        if not all(isinstance(v, (numbers.Real, np.floating, np.integer, np.bool_)) and not isinstance(v, str)
-                   for v in raw.ravel()):
+        if not all(_is_real_entry(v) for v in raw.ravel()):
             raise TypeError(f"{name} must be an array of real numbers (found an entry that is not a real "
                             "number -- a missing value such as None, pd.NA or NaT, a string, a nested sequence "
                             "-- or rows of different lengths); drop or impute missing values first")
@@ -288,14 +287,19 @@ def text_column(values) -> bool:
     Converted to NumPy such a column becomes an object array, like a numeric column
     with a missing value; its pandas dtype tells them apart without reading a value.
     """
-    if type(values).__module__.split(".")[0] != "pandas":
+    if not _from_pandas(values):
         return False
     dtype = getattr(values, "dtype", None)
     return type(dtype).__name__ in ("StringDtype", "CategoricalDtype") or getattr(dtype, "kind", "") in "mM"
 
 
+def _is_real_entry(value) -> bool:
+    """Whether one entry of an object array is a real number (a bool counts, a string does not)."""
+    return isinstance(value, (numbers.Real, np.floating, np.integer, np.bool_)) and not isinstance(value, str)
+
+
 def _real_or_nan(value) -> float:
-    if isinstance(value, str) or not isinstance(value, (numbers.Real, np.floating, np.integer, np.bool_)):
+    if not _is_real_entry(value):
         return math.nan
     try:
         return float(value)
@@ -577,7 +581,12 @@ def silenced_model():
 
 def is_frame(X) -> bool:
     """True for an in-memory pandas ``DataFrame`` (checked without importing pandas)."""
-    return type(X).__module__.split(".")[0] == "pandas" and hasattr(X, "columns") and hasattr(X, "iloc")
+    return _from_pandas(X) and hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def _from_pandas(obj) -> bool:
+    """True for an object of a pandas type (checked without importing pandas)."""
+    return type(obj).__module__.split(".")[0] == "pandas"
 
 
 def _frame_names(X):

@@ -87,6 +87,7 @@ from ._counts import check_scores_or_histogram, edge_histogram, round_up_counts
 from ._split_core import (
     compose_with_training,
     BOUND_ADVICE,
+    INTEGER_LABELS,
     LabelSetMixin,
     SplitConformalBase,
     check_bound,
@@ -1255,8 +1256,7 @@ class PrivateSplitConformalClassifier(LabelSetMixin, _PrivateSplitBase):
         self._score_functions()
         classes_ = self._public_classes()
         if classes_ is None and text_column(y):           # the column's dtype (public): labels need classes=
-            raise TypeError("y must hold integer class indices 0..n_classes-1; for other labels pass the public "
-                            "label set from the codebook as classes= (never a label encoder fitted on the data)")
+            raise TypeError(INTEGER_LABELS)
         X, y = self._calibration_arrays(X, y, lambda v, empty: check_label_array(v, allow_empty=empty))
         model = self._fitted_estimator()
         columns = self._columns(model, classes_)          # the model object and the public classes only
